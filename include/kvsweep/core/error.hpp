@@ -1,0 +1,44 @@
+#pragma once
+/// Recoverable failures as values: a small error kind plus a message, carried by Expected<T>.
+
+#include <expected>
+#include <string>
+#include <string_view>
+
+namespace kvsweep::core {
+
+enum class ErrorKind {
+  connect,      // could not connect (server down, refused)
+  timeout,      // no answer within the deadline
+  http_status,  // the server answered with a non-2xx status
+  parse,        // the body or a file could not be parsed
+  io,           // a file could not be read or written
+  process,      // a child process could not be started or died
+  unsupported,  // the backend cannot do what was asked
+  invalid,      // bad input (config, arguments)
+  cancelled,    // interrupted by the user
+};
+
+std::string_view to_string(ErrorKind kind);
+
+struct Error {
+  ErrorKind kind;
+  std::string message;
+  int http_status = 0;  // set for ErrorKind::http_status
+};
+
+template <class T>
+using Expected = std::expected<T, Error>;
+
+inline std::unexpected<Error> fail(ErrorKind kind, std::string message, int http_status = 0) {
+  return std::unexpected<Error>(Error{kind, std::move(message), http_status});
+}
+
+/// Thrown for configuration and fatal setup errors only; caught once in cli::main.
+struct FatalError : std::exception {
+  explicit FatalError(std::string msg) : message(std::move(msg)) {}
+  const char* what() const noexcept override { return message.c_str(); }
+  std::string message;
+};
+
+}  // namespace kvsweep::core

@@ -1,0 +1,91 @@
+#pragma once
+/// A probe: a kind of task run against every cell, split into items; each item run
+/// produces one record's worth of result.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/server/api.hpp"
+
+namespace kvsweep::probe {
+
+/// One unit of a probe inside a cell. `key` is stable across runs (it is the resume key).
+struct Item {
+  std::string key;
+  nlohmann::json spec;  // whatever the probe needs to run it; stored in the record
+};
+
+/// The cell as a probe sees it.
+struct CellInfo {
+  std::string model;       // model name from the config
+  std::string type_k;
+  std::string type_v;
+  bool is_reference = false;
+  int n_ctx = 0;
+};
+
+/// What one item produced. A failed request is an error (recorded with its class), never a zero metric.
+struct ItemResult {
+  nlohmann::json response = nullptr;   // raw text(s) the server produced
+  nlohmann::json metrics = nlohmann::json::object();
+  server::Timings timings;             // summed over the item's requests
+};
+
+/// Instruments a probe may need that are not part of the cell (the embedder).
+class Embedder {
+ public:
+  virtual ~Embedder() = default;
+  virtual core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& texts) = 0;
+  virtual nlohmann::json describe() const = 0;
+};
+
+struct Context {
+  server::Api& api;
+  const CellInfo& cell;
+  Embedder* embedder = nullptr;  // set when needs_embedder()
+  /// Results of the reference cell for the same probe, keyed by item key (for probes
+  /// that compare against it, e.g. divergence in reference mode). Empty if not yet run.
+  const std::vector<nlohmann::json>* reference_records = nullptr;
+};
+
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  virtual std::string kind() const = 0;
+  /// The probe's own name in the run (defaults to kind; two probes of one kind need distinct names).
+  virtual std::string name() const { return kind(); }
+  /// The items of this probe for one cell (same list for every cell).
+  virtual std::vector<Item> items() const = 0;
+  virtual bool needs_embedder() const { return false; }
+  /// Minimum context the probe needs (the runner uses it for -c when the config leaves it open).
+  virtual int min_context() const { return 0; }
+  /// Runs one item. An Error means the item failed (timeout and connect errors also tell the
+  /// runner about the server's state).
+  virtual core::Expected<ItemResult> run(const Item& item, Context& ctx) = 0;
+  /// Names of the numeric metrics this probe reports (for summaries and grids), with their direction.
+  struct MetricInfo {
+    std::string name;
+    bool higher_is_better = true;
+  };
+  virtual std::vector<MetricInfo> metrics() const = 0;
+};
+
+/// Where a probe's config came from, for error messages: "<file>: probes[2].<key>".
+struct ConfigSite {
+  std::string file;
+  std::string path;  // e.g. "probes[2]"
+  std::filesystem::path base_dir;  // relative files in the probe config resolve against this
+};
+
+/// Builds a probe from its config object; throws core::FatalError naming file and key.
+std::unique_ptr<Probe> make_probe(const nlohmann::json& config, const ConfigSite& site);
+
+/// All probe kinds known to this build.
+std::vector<std::string> probe_kinds();
+
+}  // namespace kvsweep::probe

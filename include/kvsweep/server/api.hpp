@@ -1,0 +1,85 @@
+#pragma once
+/// What probes ask of a running server: completions, chat, tokenization and embeddings,
+/// independent of which backend (llama-server, ollama, external) answers.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+
+namespace kvsweep::server {
+
+/// Server-reported timings (llama-server `timings`; Ollama durations converted to ms).
+struct Timings {
+  int prompt_n = 0;
+  int cache_n = 0;
+  double prompt_ms = 0;
+  int predicted_n = 0;
+  double predicted_ms = 0;
+};
+nlohmann::json to_json(const Timings& t);
+
+struct ChatMessage {
+  std::string role;  // system | user | assistant
+  std::string content;
+};
+
+/// One generation request. Every sampling field is always sent, so server defaults
+/// (GGUF metadata, CLI) never change a result.
+struct CompletionRequest {
+  std::string prompt;                  // raw completion text (used when messages is empty and tokens is empty)
+  std::vector<std::int32_t> tokens;    // token-array prompt (no BOS added by the server)
+  std::vector<ChatMessage> messages;   // chat mode when non-empty
+  int n_predict = 128;
+  double temperature = 0.0;
+  std::uint32_t seed = 42;
+  int top_k = 40;
+  double top_p = 1.0;
+  double min_p = 0.0;
+  int n_probs = 0;
+  bool cache_prompt = true;
+  std::vector<std::string> stop;
+  nlohmann::json extra = nlohmann::json::object();  // merged into the body last (e.g. chat_template_kwargs, tools)
+};
+
+struct TopLogprob {
+  std::int32_t id = -1;  // -1 when the backend gives no ids (Ollama)
+  std::string token;
+  double logprob = 0;
+};
+
+struct TokenLogprob {
+  std::int32_t id = -1;
+  std::string token;
+  double logprob = 0;
+  std::vector<TopLogprob> top;
+};
+
+struct CompletionResponse {
+  std::string content;
+  std::string reasoning;               // chat: reasoning_content, when the server split it out
+  std::vector<std::int32_t> tokens;    // generated token ids when the backend returns them
+  std::vector<TokenLogprob> probs;     // per generated token, when n_probs > 0
+  std::string stop_type;               // eos | limit | word | none (backend-normalised)
+  Timings timings;
+  nlohmann::json tool_calls = nullptr; // chat: message.tool_calls when present
+};
+
+/// The HTTP face of one running server. Implementations: llama-server and Ollama.
+class Api {
+ public:
+  virtual ~Api() = default;
+  virtual core::Expected<CompletionResponse> complete(const CompletionRequest& request) = 0;
+  virtual core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) = 0;
+  virtual core::Expected<std::string> detokenize(const std::vector<std::int32_t>& tokens) = 0;
+  /// One embedding per input, in order.
+  virtual core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) = 0;
+  /// A short description of what answers (for errors and the manifest).
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace kvsweep::server
