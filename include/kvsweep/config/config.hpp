@@ -1,0 +1,83 @@
+#pragma once
+/// The sweep configuration: structs with defaults, loaded from JSON (comments allowed)
+/// and validated before anything starts; errors name the file and the key.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kvsweep::config {
+
+/// The nine cache types llama-server accepts for -ctk/-ctv.
+const std::vector<std::string>& cache_types();
+
+struct ServerConfig {
+  std::string backend = "llama-server";  // llama-server | external
+  std::string binary = "llama-server";   // resolved against KVSWEEP_LLAMA_BIN / PATH
+  std::vector<std::string> args;         // extra args for every cell, e.g. ["-fa","on"]
+  std::vector<std::pair<std::string, std::string>> env;
+  int ctx = 0;                           // -c; 0 = from the probes' needs (at least 4096)
+  double ready_timeout_s = 300;
+  double request_timeout_s = 600;
+  double stop_grace_s = 10;
+  std::string url;                       // external: the server's base URL
+  std::string api_key_env;               // external: env var holding the API key
+};
+
+struct ModelConfig {
+  std::string name;
+  std::string path;
+};
+
+enum class Order { shuffle, as_listed };
+
+struct GridConfig {
+  std::vector<std::string> k;
+  std::vector<std::string> v;
+  bool tied = false;                    // only cells with K == V
+  std::vector<std::string> include;     // extra "k/v" cells
+  std::vector<std::string> exclude;     // "k/v" cells to drop
+  std::string reference = "f16/f16";
+  Order order = Order::shuffle;
+  std::uint64_t seed = 7;
+};
+
+struct EmbedderConfig {
+  std::string backend = "llama-server";  // llama-server | external
+  std::string model;                     // path (llama-server) or model name (external)
+  std::string pooling = "mean";
+  std::vector<std::string> args;
+  std::string url;
+  std::string api_key_env;
+};
+
+struct Config {
+  std::filesystem::path file;
+  std::filesystem::path base_dir;       // relative paths resolve against the config's directory
+  std::string name;
+  ServerConfig server;
+  std::vector<ModelConfig> models;
+  GridConfig grid;
+  nlohmann::json probes = nlohmann::json::array();  // validated by the probe factories
+  std::optional<EmbedderConfig> embedder;
+  std::string output_dir = "runs";
+  nlohmann::json raw;                   // the parsed document, for the manifest
+};
+
+/// Reads and validates a config; throws core::FatalError("file: key: what").
+Config load(const std::filesystem::path& file);
+/// Validates an already-parsed document (file is used for messages and base_dir).
+Config from_json(const nlohmann::json& doc, const std::filesystem::path& file);
+
+/// A stable hash of what determines results (the resolved config minus output_dir), hex.
+std::string config_hash(const Config& config);
+
+/// Resolved config as JSON (defaults filled in).
+nlohmann::json to_json(const Config& config);
+
+}  // namespace kvsweep::config

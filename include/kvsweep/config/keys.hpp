@@ -1,0 +1,45 @@
+#pragma once
+/// Helpers for validating JSON config objects: unknown keys with a nearest-key hint,
+/// typed getters whose errors name the file and the key.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kvsweep::config {
+
+/// Levenshtein distance (for "did you mean …?").
+std::size_t edit_distance(std::string_view a, std::string_view b);
+/// The candidate closest to `word`, if it is close enough to be a plausible typo.
+std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates);
+
+/// Where in which file a value sits; builds messages `file: path.key: what`.
+class Site {
+ public:
+  Site(std::string file, std::string path) : m_file(std::move(file)), m_path(std::move(path)) {}
+  Site child(std::string_view key) const;
+  Site index(std::size_t i) const;
+  const std::string& file() const { return m_file; }
+  const std::string& path() const { return m_path; }
+  /// Throws core::FatalError("file: path: message").
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  std::string m_file;
+  std::string m_path;
+};
+
+/// Throws if `obj` is not an object or holds a key not in `allowed` (suggesting the nearest).
+void check_keys(const nlohmann::json& obj, const std::vector<std::string>& allowed, const Site& site);
+
+std::string get_string(const nlohmann::json& obj, const std::string& key, const std::string& fallback, const Site& site);
+double get_number(const nlohmann::json& obj, const std::string& key, double fallback, const Site& site);
+long long get_int(const nlohmann::json& obj, const std::string& key, long long fallback, const Site& site);
+bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, const Site& site);
+std::vector<std::string> get_strings(const nlohmann::json& obj, const std::string& key,
+                                     const std::vector<std::string>& fallback, const Site& site);
+
+}  // namespace kvsweep::config

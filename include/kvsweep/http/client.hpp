@@ -1,0 +1,59 @@
+#pragma once
+/// The HTTP client: the only code that includes cpp-httplib. Failures are values
+/// (connect, timeout, status, parse), never exceptions.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+
+namespace kvsweep::http {
+
+struct Response {
+  int status = 0;
+  std::string body;
+};
+
+struct Timeouts {
+  std::chrono::milliseconds connect{2000};
+  std::chrono::milliseconds read{600000};   // whole-request budget for a generation
+};
+
+/// One server at a base URL ("http://127.0.0.1:8080"); keep-alive across requests.
+class Client {
+ public:
+  Client(std::string base_url, Timeouts timeouts);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Adds `Authorization: Bearer <key>` to every request. The key is never logged.
+  void set_bearer_token(std::string key);
+  void set_read_timeout(std::chrono::milliseconds read);
+
+  core::Expected<Response> get(const std::string& path);
+  core::Expected<Response> post_json(const std::string& path, const nlohmann::json& body);
+  /// POST and parse the body as JSON; a non-2xx status is an http_status error carrying
+  /// the server's own message.
+  core::Expected<nlohmann::json> post_for_json(const std::string& path, const nlohmann::json& body);
+  core::Expected<nlohmann::json> get_json(const std::string& path);
+
+  const std::string& base_url() const { return m_base_url; }
+
+ private:
+  struct Impl;
+  std::string m_base_url;
+  Timeouts m_timeouts;
+  std::string m_token;
+  std::unique_ptr<Impl> m_impl;
+};
+
+/// Extracts a readable message from a server error body ({"error":{"message":…}} or text).
+std::string error_message(const std::string& body);
+
+}  // namespace kvsweep::http

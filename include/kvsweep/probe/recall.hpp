@@ -1,0 +1,116 @@
+#pragma once
+/// The recall probe: positional verbatim recall as the published codeneedle harness runs it —
+/// the whole corpus first, then "reproduce the first N body lines of function X" — scored
+/// line by line against the function's real body.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/corpus/extract.hpp"
+#include "kvsweep/corpus/random_bodies.hpp"
+#include "kvsweep/probe/probe.hpp"
+#include "kvsweep/score/line_align.hpp"
+
+namespace kvsweep::probe {
+
+enum class RecallMode { chat, raw };
+
+/// The recall probe's config, defaults filled in, validated.
+struct RecallConfig {
+  std::string name = "recall";
+  std::vector<std::string> files;                              // corpus.files, as written in the config
+  std::optional<corpus::RandomBodiesOptions> random_bodies;    // corpus.random_bodies instead of files
+  std::filesystem::path base_dir;                              // relative files resolve against it
+  int k = 16;
+  std::int64_t seed = 42;        // the sampling seed (random.Random(seed))
+  int lines = 20;                // primary lines asked for; also the minimum body length of a target
+  int bonus_lines = 40;          // further body lines that count as bonus when produced
+  int pass_lines = 8;            // "pass_lines": an integer, or a ratio in (0, 1) of `lines` (rounded up)
+  bool relax_indent = false;
+  score::Alignment align = score::Alignment::difflib;
+  RecallMode mode = RecallMode::chat;
+  int max_tokens = 512;
+  bool prefill_no_think = true;  // chat mode: end the messages with an empty think block to continue
+  std::uint32_t sampling_seed = 42;  // the server's sampler seed (greedy decoding makes it moot)
+};
+
+/// Reads and validates a `{"kind":"recall", …}` object. Throws core::FatalError
+/// "<file>: <path>.<key>: what is wrong (did you mean …?)" on an unknown key (at any level),
+/// a wrong type or a value out of range.
+RecallConfig parse_recall_config(const nlohmann::json& config, const ConfigSite& site);
+
+/// The file name a generated random-bodies corpus is shown under.
+inline constexpr std::string_view random_bodies_file_name = "random-bodies.py";
+
+/// The corpus a config names: the files read from disk, or the generated random bodies.
+/// Throws core::FatalError (naming the config site) when a file cannot be read or the
+/// files mix languages.
+corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSite& site);
+
+/// The question that follows the corpus: reproduce the first `n` body lines of `target`.
+/// `multi_file` adds which file the function is in.
+std::string recall_task_text(const corpus::Target& target, int n, bool multi_file);
+
+/// The whole prompt: corpus text, "\n\n---\n\n", the task. The corpus comes first so the
+/// server's prefix cache serves every question after one prefill.
+std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& target, int n);
+
+/// The assistant prefill that skips thinking (the server continues this message).
+inline constexpr std::string_view no_think_prefill = "<think>\n\n</think>\n\n";
+
+/// Items: the codeneedle stratified sample of the corpus's targets (k, seed), key = function
+/// name, spec = {name, file, start_line, body_start_line, body_lines}.
+///
+/// run() asks for the item's function with temperature 0, top_k 40, top_p 1, min_p 0, a
+/// fixed sampler seed, n_predict = max_tokens and cache_prompt. Chat mode sends
+/// [user: prompt] and, with prefill_no_think, a final assistant message `no_think_prefill`;
+/// raw mode sends the prompt as is. When the cell's n_ctx is known, a preflight counts the
+/// prompt's tokens with the server's tokenizer (the corpus once per cell, the question per
+/// item) and fails the item with an `invalid` error, before any generation, when prompt plus
+/// max_tokens exceed the context. The content is scored with score::score_recall.
+///
+/// Metrics: primary_matched, bonus_matched, hallucinated (lower is better), passed (0/1),
+/// produced_lines, cut (1 when generation stopped at max_tokens; lower is better).
+/// The response is the raw content.
+class RecallProbe final : public Probe {
+ public:
+  RecallProbe(RecallConfig config, corpus::Corpus corpus);
+
+  std::string kind() const override { return "recall"; }
+  std::string name() const override { return m_config.name; }
+  std::vector<Item> items() const override;
+  /// corpus bytes / 3 (bytes × 3/4 for random bodies, which tokenize at ~1.5 bytes a token)
+  /// + max_tokens + 256 for the question and the chat template.
+  int min_context() const override;
+  core::Expected<ItemResult> run(const Item& item, Context& ctx) override;
+  std::vector<MetricInfo> metrics() const override;
+
+  const RecallConfig& config() const { return m_config; }
+  const corpus::Corpus& corpus() const { return m_corpus; }
+  /// The sampled targets, in sampling order.
+  const std::vector<corpus::Target>& sampled() const { return m_sampled; }
+  /// The request run() sends for a target.
+  server::CompletionRequest request_for(const corpus::Target& target) const;
+
+ private:
+  core::Expected<void> preflight(const corpus::Target& target, Context& ctx);
+
+  RecallConfig m_config;
+  corpus::Corpus m_corpus;
+  std::vector<corpus::Target> m_sampled;
+  std::map<std::string, int> m_corpus_tokens;  // per cell (model/type_k/type_v): tokens of the corpus text
+};
+
+/// Builds the recall probe from its config object (parse_recall_config, then the corpus).
+std::unique_ptr<Probe> make_recall_probe(const nlohmann::json& config, const ConfigSite& site);
+
+}  // namespace kvsweep::probe

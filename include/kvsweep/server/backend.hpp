@@ -1,0 +1,95 @@
+#pragma once
+/// Backends start a server for a cell (or attach to one) and hand out its Api;
+/// one interface for llama-server, Ollama and external servers.
+
+#include <atomic>
+#include <chrono>
+#include <expected>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/server/api.hpp"
+
+namespace kvsweep::server {
+
+/// Everything needed to start one cell's server.
+struct CellSpec {
+  std::string model_name;
+  std::string model_path;      // file (llama-server) or tag (ollama)
+  std::string type_k = "f16";
+  std::string type_v = "f16";
+  int n_ctx = 4096;
+  std::filesystem::path log_path;
+  std::vector<std::string> extra_args;                     // the user's server args
+  std::vector<std::pair<std::string, std::string>> env;    // the user's extra environment
+  std::chrono::milliseconds ready_timeout{300000};
+  std::chrono::milliseconds request_timeout{600000};
+  std::chrono::milliseconds stop_grace{10000};
+};
+
+/// What the server says it allocated (from its log); `found` is false when the log
+/// holds no such line (e.g. an external server).
+struct EffectiveKv {
+  bool found = false;
+  std::string type_k;
+  std::string type_v;
+  double k_mib = 0;
+  double v_mib = 0;
+  double total_mib = 0;
+  std::string flash_attn;  // enabled | disabled | auto | "" when unknown
+  bool declared = false;   // true when the user declared the types (external / attach)
+};
+nlohmann::json to_json(const EffectiveKv& e);
+
+/// Parses llama.cpp's startup log for the KV cache line and the flash-attention state.
+EffectiveKv parse_effective_kv(const std::string& log);
+
+/// Why a server could not be brought up: outcome is `unsupported`, `load_failed` or `cancelled`.
+struct StartFailure {
+  std::string outcome;
+  std::string message;
+  std::string log_tail;
+};
+
+/// A running (or attached) server.
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  virtual Api& api() = 0;
+  /// False once the server process has died (always true for attached servers).
+  virtual bool alive() = 0;
+  /// Stops the server (SIGTERM, grace, SIGKILL); no-op for attached servers.
+  virtual void stop() = 0;
+  virtual EffectiveKv effective() const = 0;
+  /// Seconds from launch to ready.
+  virtual double ready_seconds() const = 0;
+  /// Provenance: /props build_info, model path, n_ctx, etc.
+  virtual nlohmann::json info() const = 0;
+  virtual std::string log_tail(std::size_t lines = 20) const = 0;
+  /// How the process ended, when it has ("exited with code 1", "killed by signal 9").
+  virtual std::string exit_description() { return {}; }
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string kind() const = 0;
+  virtual std::expected<std::unique_ptr<Instance>, StartFailure> start(const CellSpec& spec,
+                                                                     const std::atomic<bool>& cancel) = 0;
+  /// Provenance of the server build (e.g. `llama-server --version`), once per run.
+  virtual nlohmann::json describe() = 0;
+};
+
+/// The outcome for a server that exited during load, judged from its log.
+std::string classify_load_failure(const std::string& log);
+
+/// A free TCP port on 127.0.0.1 (bind to port 0 and read it back).
+int free_port();
+
+}  // namespace kvsweep::server

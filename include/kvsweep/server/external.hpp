@@ -1,0 +1,28 @@
+#pragma once
+/// The external backend: attach to a server that is already running at a URL; nothing is
+/// launched, and the KV types are what the user declared.
+
+#include <string>
+
+#include "kvsweep/server/backend.hpp"
+
+namespace kvsweep::server {
+
+struct ExternalOptions {
+  std::string url;          // e.g. http://127.0.0.1:8080
+  std::string api_key_env;  // name of the environment variable holding the key ("" = none)
+};
+
+class ExternalBackend final : public Backend {
+ public:
+  explicit ExternalBackend(ExternalOptions options) : m_options(std::move(options)) {}
+  std::string kind() const override { return "external"; }
+  std::expected<std::unique_ptr<Instance>, StartFailure> start(const CellSpec& spec,
+                                                             const std::atomic<bool>& cancel) override;
+  nlohmann::json describe() override;
+
+ private:
+  ExternalOptions m_options;
+};
+
+}  // namespace kvsweep::server

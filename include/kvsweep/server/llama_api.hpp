@@ -1,0 +1,33 @@
+#pragma once
+/// server::Api spoken to llama-server's native endpoints (/completion, /v1/chat/completions,
+/// /tokenize, /detokenize, /v1/embeddings).
+
+#include <memory>
+
+#include "kvsweep/http/client.hpp"
+#include "kvsweep/server/api.hpp"
+
+namespace kvsweep::server {
+
+class LlamaApi final : public Api {
+ public:
+  explicit LlamaApi(std::shared_ptr<http::Client> client) : m_client(std::move(client)) {}
+
+  core::Expected<CompletionResponse> complete(const CompletionRequest& request) override;
+  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) override;
+  core::Expected<std::string> detokenize(const std::vector<std::int32_t>& tokens) override;
+  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) override;
+  std::string describe() const override { return "llama-server at " + m_client->base_url(); }
+
+  http::Client& client() { return *m_client; }
+
+ private:
+  std::shared_ptr<http::Client> m_client;
+};
+
+/// The request body LlamaApi sends for `request` (exposed for tests).
+nlohmann::json completion_body(const CompletionRequest& request);
+/// Parses a /completion or /v1/chat/completions answer (exposed for tests).
+core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, bool chat);
+
+}  // namespace kvsweep::server

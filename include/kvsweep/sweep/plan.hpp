@@ -1,0 +1,57 @@
+#pragma once
+/// The planner: turns a config's grid into the ordered list of cells, with sharding and
+/// filtering; the reference cell of each model runs first.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/config/config.hpp"
+
+namespace kvsweep::sweep {
+
+struct Cell {
+  std::string model;
+  std::string model_path;
+  std::string type_k;
+  std::string type_v;
+  bool is_reference = false;
+
+  /// "model/k/v", the human label.
+  std::string label() const { return model + "/" + type_k + "/" + type_v; }
+  /// A file-name-safe id, e.g. "tiny-q8_0-f16".
+  std::string id() const;
+  /// {"model":…, "type_k":…, "type_v":…} as it appears in records.
+  nlohmann::json to_json() const;
+};
+
+struct Shard {
+  int index = 0;  // 0-based
+  int count = 1;
+};
+/// Parses "I/N" (0 <= I < N); nullopt when malformed.
+std::optional<Shard> parse_shard(const std::string& text);
+
+/// `--only` filter: comma-separated `key=value` terms (keys: model, k, v, cell, probe),
+/// all of which must match, e.g. `cell=q8_0/f16,probe=recall`.
+struct Filter {
+  std::vector<std::pair<std::string, std::string>> terms;
+  bool matches_cell(const Cell& cell) const;
+  bool matches_probe(const std::string& probe) const;
+};
+/// Throws core::FatalError on a malformed filter.
+Filter parse_filter(const std::string& text);
+
+/// All cells of the grid in canonical order (model, then K list order, then V list order).
+std::vector<Cell> grid_cells(const config::Config& config);
+/// The cells to run: shard applied to the canonical order, then ordered (shuffled by seed
+/// or as listed) with each model's reference cell first.
+std::vector<Cell> plan_cells(const config::Config& config, const std::optional<Shard>& shard);
+
+/// A portable deterministic shuffle (splitmix64 + Fisher–Yates), same on every platform.
+void seeded_shuffle(std::vector<Cell>& cells, std::uint64_t seed);
+
+}  // namespace kvsweep::sweep

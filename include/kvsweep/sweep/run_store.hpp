@@ -1,0 +1,64 @@
+#pragma once
+/// The run store: the only code that writes a run directory — manifest.json (replaced
+/// atomically) and records.jsonl (append-only, fsync per record, torn last line repaired).
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+
+namespace kvsweep::sweep {
+
+inline constexpr int kSchemaVersion = 1;
+
+/// The resume key of a record: cell (model, K, V), probe and item.
+std::string triple_key(const nlohmann::json& cell, const std::string& probe, const std::string& item);
+std::string triple_key_of(const nlohmann::json& record);
+
+class RunStore {
+ public:
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+  RunStore(RunStore&& other) noexcept;
+  RunStore& operator=(RunStore&&) = delete;
+  ~RunStore();
+
+  /// A new run directory; fails if it already holds records (use resume).
+  static core::Expected<RunStore> create(const std::filesystem::path& dir);
+  /// An existing run directory: loads records; a torn last line (a crash mid-write) is
+  /// cut off so the next append starts on a fresh line.
+  static core::Expected<RunStore> open(const std::filesystem::path& dir);
+  /// Read-only view of a run directory's records (tolerates a torn last line).
+  static core::Expected<std::vector<nlohmann::json>> read_records(const std::filesystem::path& dir);
+  static core::Expected<nlohmann::json> read_manifest(const std::filesystem::path& dir);
+
+  const std::filesystem::path& dir() const { return m_dir; }
+  const std::vector<nlohmann::json>& records() const { return m_records; }
+  /// Bytes dropped from a torn last line when the store was opened (0 when clean).
+  std::size_t repaired_bytes() const { return m_repaired; }
+  bool has_ok(const std::string& key) const { return m_ok.contains(key); }
+
+  /// Appends one record as a JSON line and fsyncs. Refuses a second `ok` record for a triple.
+  core::Expected<void> append(const nlohmann::json& record);
+  /// Writes manifest.json atomically (temp file, fsync, rename).
+  core::Expected<void> write_manifest(const nlohmann::json& manifest);
+  std::filesystem::path log_path(const std::string& cell_id) const { return m_dir / "logs" / (cell_id + ".log"); }
+
+ private:
+  RunStore() = default;
+  static core::Expected<RunStore> open_impl(const std::filesystem::path& dir, bool must_be_empty);
+  std::filesystem::path m_dir;
+  int m_fd = -1;
+  std::vector<nlohmann::json> m_records;
+  std::set<std::string> m_ok;
+  std::size_t m_repaired = 0;
+};
+
+/// Writes `text` to `path` atomically (same directory temp file, fsync, rename).
+core::Expected<void> write_file_atomic(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace kvsweep::sweep

@@ -1,0 +1,89 @@
+#pragma once
+/// The runner: for each planned cell, start the server, verify its effective KV types,
+/// run every probe item not yet recorded, record each result, stop the server; a bad
+/// cell is recorded with its outcome and the sweep goes on.
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/config/config.hpp"
+#include "kvsweep/probe/probe.hpp"
+#include "kvsweep/server/backend.hpp"
+#include "kvsweep/sweep/plan.hpp"
+#include "kvsweep/sweep/run_store.hpp"
+
+namespace kvsweep::sweep {
+
+struct CellResult {
+  Cell cell;
+  std::string outcome = "pending";  // ok | unsupported | load_failed | crashed | wedged | config_mismatch | skipped
+  std::string message;
+  int items_ok = 0;
+  int items_failed = 0;
+  int items_skipped = 0;  // already recorded by an earlier (resumed) run
+  int restarts = 0;
+  double ready_s = 0;
+  server::EffectiveKv effective;
+};
+
+struct RunResult {
+  std::vector<CellResult> cells;
+  bool interrupted = false;
+  double wall_s = 0;
+};
+
+/// Receives progress; the CLI draws it on stderr.
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  virtual void plan(std::size_t cells, std::size_t items_total) = 0;
+  virtual void cell_started(std::size_t index, std::size_t count, const Cell& cell) = 0;
+  virtual void item_done(const Cell& cell, const std::string& probe, const std::string& item, const std::string& status,
+                         double wall_s) = 0;
+  virtual void cell_done(const CellResult& result) = 0;
+  virtual void note(const std::string& message) = 0;
+};
+
+struct RunOptions {
+  std::optional<Shard> shard;
+  Filter filter;
+};
+
+class Runner {
+ public:
+  Runner(const config::Config& config, std::vector<std::unique_ptr<probe::Probe>>& probes, server::Backend& backend,
+         RunStore& store, ProgressSink& progress, const std::atomic<bool>& cancel, RunOptions options);
+
+  /// Sets the embedding instrument (started once per run by the caller) and its provenance.
+  void set_embedder(probe::Embedder* embedder, nlohmann::json description);
+
+  RunResult run();
+
+  /// The context size every cell gets: server.ctx, or the probes' needs (at least 4096), rounded up to 256.
+  int context_size() const;
+
+ private:
+  CellResult run_cell(const Cell& cell, std::size_t index, std::size_t count);
+  nlohmann::json make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item, const std::string& status,
+                             double wall_s, int attempt) const;
+  void update_manifest(const std::vector<CellResult>& results, const std::string& status);
+  server::CellSpec cell_spec(const Cell& cell) const;
+
+  const config::Config& m_config;
+  std::vector<std::unique_ptr<probe::Probe>>& m_probes;
+  server::Backend& m_backend;
+  RunStore& m_store;
+  ProgressSink& m_progress;
+  const std::atomic<bool>& m_cancel;
+  RunOptions m_options;
+  probe::Embedder* m_embedder = nullptr;
+  nlohmann::json m_embedder_description;
+  nlohmann::json m_manifest;
+};
+
+}  // namespace kvsweep::sweep

@@ -1,0 +1,11 @@
+#include "kvsweep/cli/commands.hpp"
+
+namespace kvsweep::cli {
+
+void register_commands(CLI::App& app, Commands& commands) {
+  register_run(app, commands);
+  register_tiny_model(app, commands);
+  register_pending(app, commands);
+}
+
+}  // namespace kvsweep::cli

@@ -1,0 +1,94 @@
+#include "kvsweep/cli/progress.hpp"
+
+#include <iomanip>
+#include <sstream>
+
+namespace kvsweep::cli {
+
+namespace {
+std::string fmt_duration(double s) {
+  int t = static_cast<int>(s + 0.5);
+  char buf[32];
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%dh%02dm", t / 3600, (t / 60) % 60);
+  else std::snprintf(buf, sizeof buf, "%dm%02ds", t / 60, t % 60);
+  return buf;
+}
+}  // namespace
+
+StderrProgress::StderrProgress(bool terminal) : m_terminal(terminal) {}
+
+void StderrProgress::plan(std::size_t cells, std::size_t items_total) {
+  m_cells = cells;
+  m_items_total = items_total;
+  m_start = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "kvsweep: %zu cells, %zu items\n", cells, items_total);
+}
+
+void StderrProgress::cell_started(std::size_t index, std::size_t count, const sweep::Cell& cell) {
+  m_cell_index = index;
+  m_cell_label = cell.label();
+  if (m_terminal) redraw();
+  else std::fprintf(stderr, "[cell %zu/%zu] %s: starting server\n", index + 1, count, cell.label().c_str());
+}
+
+void StderrProgress::item_done(const sweep::Cell& cell, const std::string& probe, const std::string& item,
+                               const std::string& status, double wall_s) {
+  ++m_items_done;
+  if (m_terminal) {
+    if (status != "ok") {
+      std::fprintf(stderr, "\r\033[K%s %s/%s: %s\n", cell.label().c_str(), probe.c_str(), item.c_str(), status.c_str());
+    }
+    redraw();
+  } else {
+    std::fprintf(stderr, "  %s %s/%s %s (%.2f s)\n", cell.label().c_str(), probe.c_str(), item.c_str(), status.c_str(),
+                 wall_s);
+  }
+}
+
+void StderrProgress::cell_done(const sweep::CellResult& r) {
+  if (r.outcome == "skipped") {
+    m_items_done += static_cast<std::size_t>(r.items_skipped);
+    return;
+  }
+  m_items_done += static_cast<std::size_t>(r.items_skipped);
+  if (m_terminal) std::fprintf(stderr, "\r\033[K");
+  std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed)\n", m_cell_index + 1, m_cells, r.cell.label().c_str(),
+               r.outcome.c_str(), r.items_ok, r.items_failed);
+  if (r.outcome != "ok" && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
+}
+
+void StderrProgress::note(const std::string& message) {
+  if (m_terminal) std::fprintf(stderr, "\r\033[K");
+  std::fprintf(stderr, "note: %s\n", message.c_str());
+}
+
+void StderrProgress::redraw() {
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+  std::string eta = "?";
+  if (m_items_done > 0 && m_items_total > m_items_done)
+    eta = fmt_duration(elapsed / static_cast<double>(m_items_done) * static_cast<double>(m_items_total - m_items_done));
+  std::fprintf(stderr, "\r\033[Kcell %zu/%zu %s | items %zu/%zu | %s elapsed | ETA %s", m_cell_index + 1, m_cells,
+               m_cell_label.c_str(), m_items_done, m_items_total, fmt_duration(elapsed).c_str(), eta.c_str());
+  std::fflush(stderr);
+}
+
+std::string summary_table(const sweep::RunResult& result) {
+  std::ostringstream out;
+  out << std::left << std::setw(32) << "cell" << std::setw(17) << "outcome" << std::right << std::setw(6) << "ok"
+      << std::setw(8) << "failed" << std::setw(9) << "skipped" << std::setw(9) << "KV MiB" << std::setw(9) << "ready s"
+      << "\n";
+  for (const auto& r : result.cells) {
+    std::string label = r.cell.label() + (r.cell.is_reference ? " *" : "");
+    out << std::left << std::setw(32) << label << std::setw(17) << r.outcome << std::right << std::setw(6) << r.items_ok
+        << std::setw(8) << r.items_failed << std::setw(9) << r.items_skipped << std::setw(9) << std::fixed
+        << std::setprecision(2);
+    if (r.effective.found) out << r.effective.total_mib;
+    else out << "-";
+    out << std::setw(9) << std::setprecision(2) << r.ready_s << "\n";
+  }
+  out << "(* reference cell) wall " << std::fixed << std::setprecision(1) << result.wall_s << " s"
+      << (result.interrupted ? ", interrupted" : "") << "\n";
+  return out.str();
+}
+
+}  // namespace kvsweep::cli

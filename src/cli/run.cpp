@@ -1,0 +1,218 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "kvsweep/cli/commands.hpp"
+#include "kvsweep/cli/progress.hpp"
+#include "kvsweep/config/config.hpp"
+#include "kvsweep/core/clock.hpp"
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/core/exit_codes.hpp"
+#include "kvsweep/core/host.hpp"
+#include "kvsweep/probe/embedder.hpp"
+#include "kvsweep/process/child.hpp"
+#include "kvsweep/server/external.hpp"
+#include "kvsweep/server/llama_server.hpp"
+#include "kvsweep/sweep/runner.hpp"
+
+namespace kvsweep::cli {
+
+namespace {
+
+struct RunOpts {
+  std::string config;
+  std::string out;
+  std::string resume;
+  bool resume_flag = false;
+  bool dry_run = false;
+  bool strict = false;
+  std::string only;
+  std::string shard;
+};
+
+/// The llama-server binary: an absolute/relative path as given, else $KVSWEEP_LLAMA_BIN/<name>, else PATH.
+std::string resolve_binary(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  if (const char* dir = std::getenv("KVSWEEP_LLAMA_BIN"); dir && *dir) {
+    std::filesystem::path p = std::filesystem::path(dir) / name;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  std::string found = process::which(name);
+  if (found.empty()) {
+    throw core::FatalError("server binary '" + name +
+                           "' not found: set server.binary in the config, put it on PATH, or set "
+                           "KVSWEEP_LLAMA_BIN=$(scripts/llama-cpp)");
+  }
+  return found;
+}
+
+std::string default_run_dir(const config::Config& c) {
+  std::string stamp = core::iso8601(std::chrono::system_clock::now());
+  std::erase(stamp, ':');
+  std::filesystem::path base(c.output_dir);
+  if (base.is_relative()) base = std::filesystem::current_path() / base;
+  return (base / (c.name + "-" + stamp)).string();
+}
+
+int run_command(const RunOpts& o) {
+  std::string run_dir = o.out;
+  std::string config_path = o.config;
+  if (!o.resume.empty()) {
+    if (!run_dir.empty() && run_dir != o.resume) throw core::FatalError("--resume DIR and -o DIR disagree; give one");
+    run_dir = o.resume;
+  }
+  bool resume = o.resume_flag || !o.resume.empty();
+  if (resume && run_dir.empty()) throw core::FatalError("--resume needs the run directory (--resume DIR or -o DIR)");
+  if (resume && config_path.empty()) {
+    auto manifest = sweep::RunStore::read_manifest(run_dir);
+    if (!manifest) throw core::FatalError("--resume " + run_dir + ": " + manifest.error().message);
+    config_path = manifest->value("config_file", "");
+    if (config_path.empty()) throw core::FatalError(run_dir + "/manifest.json names no config_file; pass CONFIG");
+  }
+  if (config_path.empty()) throw core::FatalError("run: CONFIG is required (e.g. kvsweep run configs/demo.json)");
+
+  config::Config cfg = config::load(config_path);
+  std::vector<std::unique_ptr<probe::Probe>> probes;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < cfg.probes.size(); ++i) {
+    probe::ConfigSite site{cfg.file.string(), "probes[" + std::to_string(i) + "]", cfg.base_dir};
+    probes.push_back(probe::make_probe(cfg.probes[i], site));
+    for (const auto& n : names)
+      if (n == probes.back()->name())
+        throw core::FatalError(cfg.file.string() + ": probes[" + std::to_string(i) + "].name: duplicate probe name '" + n +
+                               "'; give each probe of one kind a distinct \"name\"");
+    names.push_back(probes.back()->name());
+  }
+  sweep::RunOptions ropts;
+  if (!o.shard.empty()) {
+    ropts.shard = sweep::parse_shard(o.shard);
+    if (!ropts.shard) throw core::FatalError("--shard '" + o.shard + "': expected I/N with 0 <= I < N (e.g. 0/3)");
+  }
+  if (!o.only.empty()) ropts.filter = sweep::parse_filter(o.only);
+
+  bool needs_embedder = false;
+  for (const auto& p : probes) needs_embedder = needs_embedder || p->needs_embedder();
+  if (needs_embedder && !cfg.embedder)
+    throw core::FatalError(cfg.file.string() + ": embedder: missing; a probe (telephone) needs an embedding model");
+
+  if (o.dry_run) {
+    auto cells = sweep::plan_cells(cfg, ropts.shard);
+    std::erase_if(cells, [&](const sweep::Cell& c) { return !ropts.filter.matches_cell(c); });
+    std::printf("plan for %s (config hash %s)\n", cfg.name.c_str(), config::config_hash(cfg).c_str());
+    std::printf("cells (%zu, in run order):\n", cells.size());
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      std::printf("  %2zu. %s%s\n", i + 1, cells[i].label().c_str(), cells[i].is_reference ? "  (reference)" : "");
+    std::printf("probes:\n");
+    std::size_t per_cell = 0;
+    for (const auto& p : probes) {
+      if (!ropts.filter.matches_probe(p->name())) continue;
+      auto items = p->items();
+      per_cell += items.size();
+      std::printf("  %s (%s): %zu items:", p->name().c_str(), p->kind().c_str(), items.size());
+      for (std::size_t i = 0; i < items.size() && i < 8; ++i) std::printf(" %s", items[i].key.c_str());
+      std::printf("%s\n", items.size() > 8 ? " …" : "");
+    }
+    std::printf("total: %zu items\n", per_cell * cells.size());
+    return core::exit_code::ok;
+  }
+
+  if (run_dir.empty()) run_dir = default_run_dir(cfg);
+  auto store = resume ? sweep::RunStore::open(run_dir) : sweep::RunStore::create(run_dir);
+  if (!store) throw core::FatalError(store.error().message);
+  if (resume) {
+    if (auto m = sweep::RunStore::read_manifest(run_dir)) {
+      std::string old_hash = m->value("config_hash", "");
+      if (!old_hash.empty() && old_hash != config::config_hash(cfg))
+        throw core::FatalError("--resume " + run_dir + ": the config changed since the run started (hash " + old_hash +
+                               " → " + config::config_hash(cfg) + "); start a new run instead");
+    }
+    if (store->repaired_bytes() > 0)
+      spdlog::warn("records.jsonl ended in a torn line ({} bytes); cut it off, the item will run again",
+                   store->repaired_bytes());
+  }
+  std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
+
+  std::unique_ptr<server::Backend> backend;
+  if (cfg.server.backend == "external") {
+    backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env});
+  } else {
+    backend = std::make_unique<server::LlamaServerBackend>(server::LlamaServerOptions{resolve_binary(cfg.server.binary)});
+  }
+
+  StderrProgress progress(::isatty(2) == 1);
+  sweep::Runner runner(cfg, probes, *backend, *store, progress, cancel_flag(), ropts);
+
+  // The embedder is an instrument: started once per run, the same for every cell.
+  std::unique_ptr<server::Backend> embed_backend;
+  std::unique_ptr<server::Instance> embed_instance;
+  std::unique_ptr<probe::Embedder> embedder;
+  if (needs_embedder) {
+    const auto& e = *cfg.embedder;
+    server::CellSpec spec;
+    spec.model_name = "embedder";
+    spec.model_path = e.model;
+    spec.n_ctx = 8192;
+    spec.log_path = store->log_path("embedder");
+    spec.extra_args = e.args;
+    spec.ready_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.ready_timeout_s * 1000));
+    spec.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.request_timeout_s * 1000));
+    if (e.backend == "external") {
+      embed_backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{e.url, e.api_key_env});
+    } else {
+      server::LlamaServerOptions lo{resolve_binary(cfg.server.binary), true, e.pooling};
+      embed_backend = std::make_unique<server::LlamaServerBackend>(lo);
+    }
+    auto inst = embed_backend->start(spec, cancel_flag());
+    if (!inst) throw core::FatalError("embedder failed to start: " + inst.error().message + "\n" + inst.error().log_tail);
+    embed_instance = std::move(*inst);
+    nlohmann::json desc = {{"backend", e.backend}, {"model", e.backend == "external" ? e.model : e.model},
+                           {"pooling", e.pooling}, {"url", e.url}, {"server", embed_instance->info()}};
+    if (e.backend == "llama-server") {
+      if (auto h = core::sha256_file(e.model)) desc["sha256"] = *h;
+      desc["server"]["argv"] = nullptr;  // port-specific noise
+    }
+    embedder = std::make_unique<probe::ApiEmbedder>(embed_instance->api(), desc);
+    runner.set_embedder(embedder.get(), embedder->describe());
+  }
+
+  auto result = runner.run();
+  if (embed_instance) embed_instance->stop();
+  std::printf("%s", summary_table(result).c_str());
+  std::printf("run directory: %s\n", run_dir.c_str());
+  if (result.interrupted) {
+    std::fprintf(stderr, "kvsweep: interrupted; finish with: kvsweep run --resume %s\n", run_dir.c_str());
+    return interrupted_exit_code();
+  }
+  if (o.strict) {
+    for (const auto& c : result.cells)
+      if (c.outcome != "ok" && c.outcome != "skipped") return core::exit_code::regression;
+  }
+  return core::exit_code::ok;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, Commands& commands) {
+  auto* sub = app.add_subcommand("run", "Run a sweep: one server per cell, every probe item recorded");
+  auto o = std::make_shared<RunOpts>();
+  sub->add_option("config", o->config, "Config file (JSON, comments allowed); see configs/example.jsonc");
+  sub->add_option("-o,--output", o->out, "Run directory (default: <output_dir>/<name>-<timestamp>)");
+  auto* resume = sub->add_option("--resume", o->resume,
+                                 "Continue a run, running only the missing (cell, probe, item) triples: "
+                                 "--resume DIR, or --resume with -o DIR (the config is read from the manifest "
+                                 "when CONFIG is not given)")
+                     ->expected(0, 1);
+  sub->add_flag("--dry-run", o->dry_run, "Print the plan (cells in order, items) and exit");
+  sub->add_option("--only", o->only, "Only matching cells/probes: key=value[,key=value], keys model,k,v,cell,probe");
+  sub->add_option("--shard", o->shard, "Run every N-th cell: I/N (0-based), for scale-out");
+  sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");
+  sub->callback([&commands, o, resume] {
+    o->resume_flag = resume->count() > 0;
+    commands.action = [o] { return run_command(*o); };
+  });
+}
+
+}  // namespace kvsweep::cli

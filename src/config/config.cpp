@@ -1,0 +1,243 @@
+#include "kvsweep/config/config.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "kvsweep/config/keys.hpp"
+#include "kvsweep/core/error.hpp"
+
+namespace kvsweep::config {
+
+const std::vector<std::string>& cache_types() {
+  static const std::vector<std::string> types = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
+  return types;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+void check_type(const std::string& t, const Site& site) {
+  const auto& types = cache_types();
+  if (std::find(types.begin(), types.end(), t) != types.end()) return;
+  std::string msg = "unknown cache type '" + t + "'";
+  if (auto n = nearest(t, types)) msg += " (did you mean '" + *n + "'?)";
+  site.fail(msg + "; valid types: " + join(types));
+}
+
+std::vector<std::string> type_list(const nlohmann::json& grid, const std::string& key, const Site& site) {
+  if (!grid.contains(key)) site.child(key).fail("missing (a list of cache types, or \"all\")");
+  const auto& v = grid[key];
+  if (v.is_string() && v.get<std::string>() == "all") return cache_types();
+  auto list = get_strings(grid, key, {}, site);
+  if (list.empty()) site.child(key).fail("empty list");
+  for (std::size_t i = 0; i < list.size(); ++i) check_type(list[i], site.child(key).index(i));
+  return list;
+}
+
+void check_cell_name(const std::string& cell, const Site& site) {
+  auto slash = cell.find('/');
+  if (slash == std::string::npos) site.fail("expected \"K/V\" (e.g. \"f16/f16\"), got \"" + cell + "\"");
+  check_type(cell.substr(0, slash), site);
+  check_type(cell.substr(slash + 1), site);
+}
+
+}  // namespace
+
+Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
+  Config c;
+  c.file = file;
+  c.base_dir = file.has_parent_path() ? std::filesystem::absolute(file).parent_path() : std::filesystem::current_path();
+  c.raw = doc;
+  Site root(file.string(), "");
+  check_keys(doc, {"name", "server", "models", "grid", "probes", "embedder", "output_dir", "$schema", "description"}, root);
+  c.name = get_string(doc, "name", file.stem().string(), root);
+  c.output_dir = get_string(doc, "output_dir", "runs", root);
+
+  // server
+  if (doc.contains("server")) {
+    Site s = root.child("server");
+    const auto& sj = doc["server"];
+    check_keys(sj, {"backend", "binary", "args", "env", "ctx", "ready_timeout_s", "request_timeout_s", "stop_grace_s", "url",
+                    "api_key_env"},
+               s);
+    c.server.backend = get_string(sj, "backend", c.server.backend, s);
+    static const std::vector<std::string> backends = {"llama-server", "external"};
+    if (std::find(backends.begin(), backends.end(), c.server.backend) == backends.end()) {
+      std::string msg = "unknown backend '" + c.server.backend + "'";
+      if (auto n = nearest(c.server.backend, backends)) msg += " (did you mean '" + *n + "'?)";
+      s.child("backend").fail(msg + "; valid: " + join(backends));
+    }
+    c.server.binary = get_string(sj, "binary", c.server.binary, s);
+    c.server.args = get_strings(sj, "args", {}, s);
+    if (sj.contains("env")) {
+      if (!sj["env"].is_object()) s.child("env").fail("expected an object of NAME: value");
+      for (auto it = sj["env"].begin(); it != sj["env"].end(); ++it) {
+        if (!it.value().is_string()) s.child("env").child(it.key()).fail("expected a string");
+        c.server.env.emplace_back(it.key(), it.value().get<std::string>());
+      }
+    }
+    c.server.ctx = static_cast<int>(get_int(sj, "ctx", 0, s));
+    if (c.server.ctx < 0) s.child("ctx").fail("must be >= 0");
+    c.server.ready_timeout_s = get_number(sj, "ready_timeout_s", c.server.ready_timeout_s, s);
+    c.server.request_timeout_s = get_number(sj, "request_timeout_s", c.server.request_timeout_s, s);
+    c.server.stop_grace_s = get_number(sj, "stop_grace_s", c.server.stop_grace_s, s);
+    for (auto [key, val] : {std::pair{"ready_timeout_s", c.server.ready_timeout_s},
+                            std::pair{"request_timeout_s", c.server.request_timeout_s}}) {
+      if (val <= 0) s.child(key).fail("must be > 0 seconds");
+    }
+    c.server.url = get_string(sj, "url", "", s);
+    c.server.api_key_env = get_string(sj, "api_key_env", "", s);
+    if (c.server.backend == "external" && c.server.url.empty())
+      s.child("url").fail("required for backend \"external\" (e.g. \"http://127.0.0.1:8080\")");
+    for (const auto& a : c.server.args) {
+      for (const char* owned : {"-ctk", "-ctv", "--cache-type-k", "--cache-type-v", "-m", "--model", "--port", "--host",
+                                "-np", "--parallel", "-c", "--ctx-size"}) {
+        if (a == owned)
+          s.child("args").fail("'" + a + "' is set by kvsweep per cell; use grid / server.ctx instead");
+      }
+    }
+  }
+
+  // models
+  if (!doc.contains("models") || !doc["models"].is_array() || doc["models"].empty())
+    root.child("models").fail("missing or empty: give at least one {\"name\":…, \"path\":…}");
+  for (std::size_t i = 0; i < doc["models"].size(); ++i) {
+    Site m = root.child("models").index(i);
+    const auto& mj = doc["models"][i];
+    check_keys(mj, {"name", "path"}, m);
+    ModelConfig model;
+    model.path = get_string(mj, "path", "", m);
+    if (model.path.empty()) m.child("path").fail("missing");
+    if (c.server.backend == "llama-server") {
+      std::filesystem::path p(model.path);
+      if (p.is_relative()) p = c.base_dir / p;
+      model.path = p.lexically_normal().string();
+    }
+    model.name = get_string(mj, "name", std::filesystem::path(model.path).stem().string(), m);
+    for (const auto& other : c.models)
+      if (other.name == model.name) m.child("name").fail("duplicate model name '" + model.name + "'");
+    c.models.push_back(model);
+  }
+
+  // grid
+  {
+    Site g = root.child("grid");
+    if (!doc.contains("grid")) g.fail("missing (e.g. {\"k\": [\"f16\",\"q8_0\"], \"v\": \"same-as-k\"})");
+    const auto& gj = doc["grid"];
+    check_keys(gj, {"k", "v", "include", "exclude", "reference", "order", "seed"}, g);
+    c.grid.k = type_list(gj, "k", g);
+    if (gj.contains("v") && gj["v"].is_string() && gj["v"] == "same-as-k") {
+      c.grid.v = c.grid.k;
+    } else if (gj.contains("v") && gj["v"].is_string() && gj["v"] == "tied") {
+      c.grid.v = c.grid.k;
+      c.grid.tied = true;
+    } else {
+      c.grid.v = type_list(gj, "v", g);
+    }
+    c.grid.include = get_strings(gj, "include", {}, g);
+    c.grid.exclude = get_strings(gj, "exclude", {}, g);
+    for (std::size_t i = 0; i < c.grid.include.size(); ++i) check_cell_name(c.grid.include[i], g.child("include").index(i));
+    for (std::size_t i = 0; i < c.grid.exclude.size(); ++i) check_cell_name(c.grid.exclude[i], g.child("exclude").index(i));
+    c.grid.reference = get_string(gj, "reference", "f16/f16", g);
+    check_cell_name(c.grid.reference, g.child("reference"));
+    std::string order = get_string(gj, "order", "shuffle", g);
+    if (order == "shuffle") c.grid.order = Order::shuffle;
+    else if (order == "as-listed") c.grid.order = Order::as_listed;
+    else g.child("order").fail("expected \"shuffle\" or \"as-listed\", got \"" + order + "\"");
+    c.grid.seed = static_cast<std::uint64_t>(get_int(gj, "seed", 7, g));
+  }
+
+  // probes: each factory validates its own keys
+  if (!doc.contains("probes") || !doc["probes"].is_array() || doc["probes"].empty())
+    root.child("probes").fail("missing or empty: give at least one probe, e.g. {\"kind\": \"complete\"}");
+  c.probes = doc["probes"];
+
+  if (doc.contains("embedder")) {
+    Site e = root.child("embedder");
+    const auto& ej = doc["embedder"];
+    check_keys(ej, {"backend", "model", "pooling", "args", "url", "api_key_env"}, e);
+    EmbedderConfig emb;
+    emb.backend = get_string(ej, "backend", emb.backend, e);
+    if (emb.backend != "llama-server" && emb.backend != "external")
+      e.child("backend").fail("expected \"llama-server\" or \"external\", got \"" + emb.backend + "\"");
+    emb.model = get_string(ej, "model", "", e);
+    emb.pooling = get_string(ej, "pooling", "mean", e);
+    if (emb.pooling != "mean" && emb.pooling != "last" && emb.pooling != "cls")
+      e.child("pooling").fail("expected mean, last or cls, got \"" + emb.pooling + "\"");
+    emb.args = get_strings(ej, "args", {}, e);
+    emb.url = get_string(ej, "url", "", e);
+    emb.api_key_env = get_string(ej, "api_key_env", "", e);
+    if (emb.backend == "llama-server") {
+      if (emb.model.empty()) e.child("model").fail("missing (path to an embedding GGUF)");
+      std::filesystem::path p(emb.model);
+      if (p.is_relative()) p = c.base_dir / p;
+      emb.model = p.lexically_normal().string();
+    } else if (emb.url.empty()) {
+      e.child("url").fail("required for an external embedder");
+    }
+    c.embedder = emb;
+  }
+  return c;
+}
+
+Config load(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw core::FatalError(file.string() + ": cannot open config file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(ss.str(), nullptr, true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the offset of the error; turn it into a line number.
+    std::string text = ss.str();
+    std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + std::min(e.byte, text.size()), '\n'));
+    throw core::FatalError(file.string() + ":" + std::to_string(line) + ": not valid JSON: " + e.what());
+  }
+  return from_json(doc, file);
+}
+
+nlohmann::json to_json(const Config& c) {
+  nlohmann::json server = {{"backend", c.server.backend}, {"binary", c.server.binary}, {"args", c.server.args},
+                           {"ctx", c.server.ctx},         {"ready_timeout_s", c.server.ready_timeout_s},
+                           {"request_timeout_s", c.server.request_timeout_s}, {"stop_grace_s", c.server.stop_grace_s},
+                           {"url", c.server.url},          {"api_key_env", c.server.api_key_env}};
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [k, v] : c.server.env) env[k] = v;
+  server["env"] = env;
+  nlohmann::json models = nlohmann::json::array();
+  for (const auto& m : c.models) models.push_back({{"name", m.name}, {"path", m.path}});
+  nlohmann::json grid = {{"k", c.grid.k}, {"v", c.grid.v}, {"tied", c.grid.tied}, {"include", c.grid.include},
+                         {"exclude", c.grid.exclude}, {"reference", c.grid.reference},
+                         {"order", c.grid.order == Order::shuffle ? "shuffle" : "as-listed"}, {"seed", c.grid.seed}};
+  nlohmann::json j = {{"name", c.name}, {"server", server}, {"models", models}, {"grid", grid}, {"probes", c.probes},
+                      {"output_dir", c.output_dir}};
+  if (c.embedder) {
+    j["embedder"] = {{"backend", c.embedder->backend}, {"model", c.embedder->model}, {"pooling", c.embedder->pooling},
+                     {"args", c.embedder->args}, {"url", c.embedder->url}, {"api_key_env", c.embedder->api_key_env}};
+  }
+  return j;
+}
+
+std::string config_hash(const Config& c) {
+  nlohmann::json j = to_json(c);
+  j.erase("output_dir");
+  // FNV-1a 64 over the canonical dump (keys sorted by nlohmann's std::map); enough to tell configs apart.
+  std::string s = j.dump();
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char ch : s) {
+    h ^= ch;
+    h *= 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace kvsweep::config

@@ -1,0 +1,104 @@
+#include "kvsweep/config/keys.hpp"
+
+#include <algorithm>
+
+#include "kvsweep/core/error.hpp"
+
+namespace kvsweep::config {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+Site Site::child(std::string_view key) const {
+  return Site(m_file, m_path.empty() ? std::string(key) : m_path + "." + std::string(key));
+}
+
+Site Site::index(std::size_t i) const { return Site(m_file, m_path + "[" + std::to_string(i) + "]"); }
+
+void Site::fail(const std::string& message) const {
+  std::string where = m_file;
+  if (!m_path.empty()) where += (where.empty() ? "" : ": ") + m_path;
+  throw core::FatalError(where + ": " + message);
+}
+
+void check_keys(const nlohmann::json& obj, const std::vector<std::string>& allowed, const Site& site) {
+  if (!obj.is_object()) site.fail("expected an object, got " + std::string(obj.type_name()));
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
+    std::string msg = "unknown key '" + it.key() + "'";
+    if (auto n = nearest(it.key(), allowed)) msg += " (did you mean '" + *n + "'?)";
+    else {
+      msg += " (known keys:";
+      for (const auto& a : allowed) msg += " " + a;
+      msg += ")";
+    }
+    site.fail(msg);
+  }
+}
+
+std::string get_string(const nlohmann::json& obj, const std::string& key, const std::string& fallback, const Site& site) {
+  if (!obj.contains(key)) return fallback;
+  const auto& v = obj[key];
+  if (!v.is_string()) site.child(key).fail("expected a string, got " + std::string(v.type_name()));
+  return v.get<std::string>();
+}
+
+double get_number(const nlohmann::json& obj, const std::string& key, double fallback, const Site& site) {
+  if (!obj.contains(key)) return fallback;
+  const auto& v = obj[key];
+  if (!v.is_number()) site.child(key).fail("expected a number, got " + std::string(v.type_name()));
+  return v.get<double>();
+}
+
+long long get_int(const nlohmann::json& obj, const std::string& key, long long fallback, const Site& site) {
+  if (!obj.contains(key)) return fallback;
+  const auto& v = obj[key];
+  if (!v.is_number_integer()) site.child(key).fail("expected an integer, got " + v.dump());
+  return v.get<long long>();
+}
+
+bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, const Site& site) {
+  if (!obj.contains(key)) return fallback;
+  const auto& v = obj[key];
+  if (!v.is_boolean()) site.child(key).fail("expected true or false, got " + v.dump());
+  return v.get<bool>();
+}
+
+std::vector<std::string> get_strings(const nlohmann::json& obj, const std::string& key,
+                                     const std::vector<std::string>& fallback, const Site& site) {
+  if (!obj.contains(key)) return fallback;
+  const auto& v = obj[key];
+  if (!v.is_array()) site.child(key).fail("expected an array of strings, got " + std::string(v.type_name()));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) site.child(key).index(i).fail("expected a string, got " + v[i].dump());
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace kvsweep::config

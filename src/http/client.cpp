@@ -1,0 +1,103 @@
+#include "kvsweep/http/client.hpp"
+
+#include <httplib.h>
+
+namespace kvsweep::http {
+
+struct Client::Impl {
+  explicit Impl(const std::string& url) : cli(url) {}
+  httplib::Client cli;
+};
+
+namespace {
+
+core::Error from_httplib(httplib::Error e, const std::string& what) {
+  using E = httplib::Error;
+  switch (e) {
+    case E::Connection:
+      return {core::ErrorKind::connect, what + ": connection refused or failed", 0};
+    case E::ConnectionTimeout:
+      return {core::ErrorKind::connect, what + ": connect timed out", 0};
+    case E::Read:
+      // A read timeout and a peer that closed mid-answer both land here; the
+      // caller tells them apart by checking whether the server is still alive.
+      return {core::ErrorKind::timeout, what + ": no (complete) answer: " + httplib::to_string(e), 0};
+    default:
+      return {core::ErrorKind::connect, what + ": " + httplib::to_string(e), 0};
+  }
+}
+
+}  // namespace
+
+Client::Client(std::string base_url, Timeouts timeouts)
+    : m_base_url(std::move(base_url)), m_timeouts(timeouts), m_impl(std::make_unique<Impl>(m_base_url)) {
+  auto& c = m_impl->cli;
+  c.set_keep_alive(true);
+  c.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeouts.connect));
+  c.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeouts.read));
+  c.set_write_timeout(std::chrono::seconds(60));
+}
+
+Client::~Client() = default;
+
+void Client::set_bearer_token(std::string key) {
+  m_token = std::move(key);
+  m_impl->cli.set_bearer_token_auth(m_token);
+}
+
+void Client::set_read_timeout(std::chrono::milliseconds read) {
+  m_timeouts.read = read;
+  m_impl->cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(read));
+}
+
+core::Expected<Response> Client::get(const std::string& path) {
+  auto res = m_impl->cli.Get(path);
+  if (!res) return std::unexpected(from_httplib(res.error(), "GET " + m_base_url + path));
+  return Response{res->status, res->body};
+}
+
+core::Expected<Response> Client::post_json(const std::string& path, const nlohmann::json& body) {
+  auto res = m_impl->cli.Post(path, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                              "application/json");
+  if (!res) return std::unexpected(from_httplib(res.error(), "POST " + m_base_url + path));
+  return Response{res->status, res->body};
+}
+
+namespace {
+core::Expected<nlohmann::json> to_json_result(core::Expected<Response> r, const std::string& what) {
+  if (!r) return std::unexpected(r.error());
+  if (r->status < 200 || r->status >= 300) {
+    return core::fail(core::ErrorKind::http_status,
+                      what + ": HTTP " + std::to_string(r->status) + ": " + error_message(r->body), r->status);
+  }
+  try {
+    return nlohmann::json::parse(r->body);
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::parse, what + ": body is not JSON: " + e.what());
+  }
+}
+}  // namespace
+
+core::Expected<nlohmann::json> Client::post_for_json(const std::string& path, const nlohmann::json& body) {
+  return to_json_result(post_json(path, body), "POST " + path);
+}
+
+core::Expected<nlohmann::json> Client::get_json(const std::string& path) {
+  return to_json_result(get(path), "GET " + path);
+}
+
+std::string error_message(const std::string& body) {
+  try {
+    auto j = nlohmann::json::parse(body);
+    if (j.contains("error")) {
+      const auto& e = j["error"];
+      if (e.is_object() && e.contains("message")) return e["message"].get<std::string>();
+      if (e.is_string()) return e.get<std::string>();
+    }
+  } catch (...) {
+  }
+  if (body.size() > 300) return body.substr(0, 300) + "…";
+  return body;
+}
+
+}  // namespace kvsweep::http

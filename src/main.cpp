@@ -1,0 +1,3 @@
+#include "kvsweep/cli/main.hpp"
+
+int main(int argc, char** argv) { return kvsweep::cli::main(argc, argv); }

@@ -1,0 +1,263 @@
+#include "kvsweep/model/tiny_model.hpp"
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kvsweep/model/gguf.hpp"
+
+namespace kvsweep::model {
+
+namespace {
+
+// Shape of the model: small enough to load in a blink, big enough to be a real llama with GQA.
+constexpr std::uint32_t n_layer = 2;
+constexpr std::uint32_t n_embd = 256;
+constexpr std::uint32_t n_head = 4;
+constexpr std::uint32_t n_head_kv = 2;
+constexpr std::uint32_t head_dim = n_embd / n_head;  // 64
+constexpr std::uint32_t n_ff = 512;
+constexpr float rms_eps = 1e-5f;
+constexpr float rope_freq_base = 10000.0f;
+constexpr std::uint32_t file_type_mostly_f16 = 1;  // llama_ftype LLAMA_FTYPE_MOSTLY_F16
+
+// Standard deviation of each weight, as a multiple of 1/sqrt(fan_in) (the embedding: absolute).
+// Tuned by hand against llama-server so that greedy text is the same for f32/f16/bf16/q8_0 KV
+// caches but changes with a q4_0 K cache: sharp attention (q·k) makes K errors matter, and
+// large output logits give the argmax a margin the small errors do not cross.
+struct Gains {
+  float embedding = 1.0f;
+  float q = 2.0f;
+  float k = 2.0f;
+  float v = 1.0f;
+  float attn_out = 1.0f;
+  float ffn = 1.0f;
+  float output = 4.0f;
+};
+
+constexpr Gains gains;
+
+/// splitmix64 (Steele, Lea, Flood 2014): a portable, seedable 64-bit generator.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  std::uint64_t m_state;
+};
+
+// FNV-1a, to give every tensor its own stream derived from (seed, name).
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// IEEE binary16 from binary32, round to nearest even (the weights are small normals).
+std::uint16_t to_f16(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t exp = (x >> 23) & 0xffu;
+  std::uint32_t mant = x & 0x7fffffu;
+  if (exp == 0xffu) {
+    return static_cast<std::uint16_t>(sign | 0x7c00u | (mant != 0 ? 0x200u : 0u));
+  }
+  const int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) {
+    return static_cast<std::uint16_t>(sign | 0x7c00u);
+  }
+  if (e <= 0) {
+    if (e < -10) {
+      return static_cast<std::uint16_t>(sign);
+    }
+    mant |= 0x800000u;
+    const auto shift = static_cast<std::uint32_t>(14 - e);
+    std::uint32_t half = mant >> shift;
+    const std::uint32_t rem = mant & ((1u << shift) - 1u);
+    const std::uint32_t halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (half & 1u) != 0)) {
+      ++half;
+    }
+    return static_cast<std::uint16_t>(sign | half);
+  }
+  std::uint32_t half = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
+  const std::uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u) != 0)) {
+    ++half;  // a carry into the exponent is the correct rounding
+  }
+  return static_cast<std::uint16_t>(sign | half);
+}
+
+/// One tensor of the model and how to fill it.
+struct TensorSpec {
+  std::string name;
+  std::vector<std::uint64_t> shape;  // ggml order: shape[0] is the input dimension
+  TensorType type;
+  float stddev;  // 0 for norms (all ones)
+};
+
+std::vector<TensorSpec> tensor_specs(std::uint64_t n_vocab) {
+  const auto fan = [](float gain, std::uint32_t fan_in) {
+    return gain / std::sqrt(static_cast<float>(fan_in));
+  };
+  const std::uint64_t n_embd_kv = std::uint64_t{head_dim} * n_head_kv;
+  std::vector<TensorSpec> specs;
+  specs.push_back({"token_embd.weight", {n_embd, n_vocab}, TensorType::f16, gains.embedding});
+  for (std::uint32_t i = 0; i < n_layer; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    specs.push_back({p + "attn_norm.weight", {n_embd}, TensorType::f32, 0.0f});
+    specs.push_back({p + "attn_q.weight", {n_embd, n_embd}, TensorType::f16, fan(gains.q, n_embd)});
+    specs.push_back({p + "attn_k.weight", {n_embd, n_embd_kv}, TensorType::f16, fan(gains.k, n_embd)});
+    specs.push_back({p + "attn_v.weight", {n_embd, n_embd_kv}, TensorType::f16, fan(gains.v, n_embd)});
+    specs.push_back(
+        {p + "attn_output.weight", {n_embd, n_embd}, TensorType::f16, fan(gains.attn_out, n_embd)});
+    specs.push_back({p + "ffn_norm.weight", {n_embd}, TensorType::f32, 0.0f});
+    specs.push_back({p + "ffn_gate.weight", {n_embd, n_ff}, TensorType::f16, fan(gains.ffn, n_embd)});
+    specs.push_back({p + "ffn_up.weight", {n_embd, n_ff}, TensorType::f16, fan(gains.ffn, n_embd)});
+    specs.push_back({p + "ffn_down.weight", {n_ff, n_embd}, TensorType::f16, fan(gains.ffn, n_ff)});
+  }
+  specs.push_back({"output_norm.weight", {n_embd}, TensorType::f32, 0.0f});
+  specs.push_back({"output.weight", {n_embd, n_vocab}, TensorType::f16, fan(gains.output, n_embd)});
+  return specs;
+}
+
+// Uniform on [-a, a) with a = sqrt(3)·stddev, in 4096 levels (about f16's precision): each
+// splitmix64 draw gives five 12-bit level indices, and a per-tensor table maps a level to its f16
+// bits. Level values are exact float arithmetic, so the bytes are the same on every platform;
+// the table keeps the write fast even in an unoptimised build.
+void fill_tensor(const TensorSpec& spec, std::uint64_t seed, std::string& out) {
+  std::uint64_t n = 1;
+  for (std::uint64_t d : spec.shape) {
+    n *= d;
+  }
+  if (spec.stddev == 0.0f) {
+    const std::uint32_t one = std::bit_cast<std::uint32_t>(1.0f);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      for (int b = 0; b < 4; ++b) {
+        out.push_back(static_cast<char>((one >> (8 * b)) & 0xffu));
+      }
+    }
+    return;
+  }
+  constexpr std::uint32_t level_bits = 12;
+  constexpr std::uint32_t levels = 1u << level_bits;
+  constexpr int draws_per_word = 64 / level_bits;
+  const float a = std::sqrt(3.0f) * spec.stddev;
+  const float step = 2.0f * a / static_cast<float>(levels);
+  std::array<std::uint16_t, levels> table{};
+  for (std::uint32_t k = 0; k < levels; ++k) {
+    table[k] = to_f16((static_cast<float>(k) + 0.5f) * step - a);
+  }
+
+  SplitMix64 rng(seed ^ fnv1a(spec.name));
+  const std::size_t start = out.size();
+  out.resize(start + static_cast<std::size_t>(n * 2));
+  auto* dst = reinterpret_cast<unsigned char*>(out.data() + start);
+  std::uint64_t word = 0;
+  int left = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (left == 0) {
+      word = rng.next();
+      left = draws_per_word;
+    }
+    const std::uint16_t h = table[word & (levels - 1)];
+    word >>= level_bits;
+    --left;
+    dst[2 * i] = static_cast<unsigned char>(h & 0xffu);
+    dst[2 * i + 1] = static_cast<unsigned char>(h >> 8);
+  }
+}
+
+KeyValue u32_kv(std::string key, std::uint32_t v) { return {std::move(key), Value::of_u32(v)}; }
+KeyValue f32_kv(std::string key, float v) { return {std::move(key), Value::of_f32(v)}; }
+
+}  // namespace
+
+std::filesystem::path default_vocab_path() {
+  const std::filesystem::path file = "ggml-vocab-llama-spm.gguf";
+  if (const char* src = std::getenv("KVSWEEP_LLAMA_SRC"); src != nullptr && *src != '\0') {
+    return std::filesystem::path(src) / "models" / file;
+  }
+  std::filesystem::path cache;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    cache = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    cache = std::filesystem::path(home) / ".cache";
+  } else {
+    cache = ".cache";
+  }
+  return cache / "kvsweep" / "llama.cpp-de3ff81" / "src" / "models" / file;
+}
+
+core::Expected<void> write_tiny_model(const std::filesystem::path& out, const TinyModelOptions& opts) {
+  const std::filesystem::path vocab_path = opts.vocab.empty() ? default_vocab_path() : opts.vocab;
+  auto vocab = read_gguf(vocab_path);
+  if (!vocab) {
+    return core::fail(vocab.error().kind,
+                      "tiny model vocab: " + vocab.error().message +
+                          " (set KVSWEEP_LLAMA_SRC or pass the path of ggml-vocab-llama-spm.gguf)");
+  }
+  const Value* tokens = vocab->find("tokenizer.ggml.tokens");
+  const auto* token_array = tokens != nullptr ? std::get_if<Array>(&tokens->data) : nullptr;
+  if (token_array == nullptr || token_array->type != ValueType::string || token_array->items.empty()) {
+    return core::fail(core::ErrorKind::parse,
+                      vocab_path.string() + ": tokenizer.ggml.tokens is missing or not an array of strings");
+  }
+  const auto n_vocab = static_cast<std::uint64_t>(token_array->items.size());
+  if (opts.context_length == 0) {
+    return core::fail(core::ErrorKind::invalid, "tiny model: context_length must be positive");
+  }
+
+  GgufFile file;
+  file.alignment = gguf_default_alignment;
+  file.kvs = {
+      {"general.architecture", Value::of_string("llama")},
+      {"general.name", Value::of_string("kvsweep-tiny")},
+      u32_kv("general.alignment", gguf_default_alignment),
+      u32_kv("general.file_type", file_type_mostly_f16),
+      {"general.seed", Value::of_u64(opts.seed)},
+      u32_kv("llama.vocab_size", static_cast<std::uint32_t>(n_vocab)),
+      u32_kv("llama.context_length", opts.context_length),
+      u32_kv("llama.embedding_length", n_embd),
+      u32_kv("llama.block_count", n_layer),
+      u32_kv("llama.feed_forward_length", n_ff),
+      u32_kv("llama.attention.head_count", n_head),
+      u32_kv("llama.attention.head_count_kv", n_head_kv),
+      u32_kv("llama.rope.dimension_count", head_dim),
+      f32_kv("llama.attention.layer_norm_rms_epsilon", rms_eps),
+      f32_kv("llama.rope.freq_base", rope_freq_base),
+  };
+  for (KeyValue& kv : vocab->kvs) {
+    if (kv.key.starts_with("tokenizer.")) {
+      file.kvs.push_back(std::move(kv));
+    }
+  }
+
+  const std::vector<TensorSpec> specs = tensor_specs(n_vocab);
+  for (const TensorSpec& spec : specs) {
+    file.tensors.push_back({spec.name, spec.shape, spec.type, 0});
+  }
+  auto written = write_gguf(out, std::move(file), [&specs, &opts](std::size_t index, std::string& data) {
+    fill_tensor(specs[index], opts.seed, data);
+  });
+  if (!written) {
+    return core::fail(written.error().kind, "tiny model: " + written.error().message);
+  }
+  return {};
+}
+
+}  // namespace kvsweep::model

@@ -1,0 +1,110 @@
+#include "kvsweep/probe/complete.hpp"
+
+#include <fstream>
+
+#include "kvsweep/config/keys.hpp"
+
+namespace kvsweep::probe {
+
+namespace {
+
+const std::vector<std::string> kDefaultPrompts = {
+    "Once upon a time",
+    "The capital of France is",
+    "def fibonacci(n):",
+    "Step 1: Boil water. Step 2:",
+};
+
+class CompleteProbe final : public Probe {
+ public:
+  CompleteProbe(std::string name, std::vector<std::string> prompts, int max_tokens, bool chat)
+      : m_name(std::move(name)), m_prompts(std::move(prompts)), m_max_tokens(max_tokens), m_chat(chat) {}
+
+  std::string kind() const override { return "complete"; }
+  std::string name() const override { return m_name; }
+  int min_context() const override { return 512 + m_max_tokens; }
+
+  std::vector<Item> items() const override {
+    std::vector<Item> out;
+    for (std::size_t i = 0; i < m_prompts.size(); ++i)
+      out.push_back({"p" + std::to_string(i), {{"prompt", m_prompts[i]}}});
+    return out;
+  }
+
+  std::vector<MetricInfo> metrics() const override {
+    return {{"match_reference", true}, {"common_prefix_chars", true}, {"predicted_n", true}};
+  }
+
+  core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
+    server::CompletionRequest req;
+    std::string prompt = item.spec.at("prompt").get<std::string>();
+    if (m_chat) req.messages = {{"user", prompt}};
+    else req.prompt = prompt;
+    req.n_predict = m_max_tokens;
+    req.temperature = 0.0;
+    req.top_k = 40;
+    req.top_p = 1.0;
+    req.min_p = 0.0;
+    req.seed = 42;
+    req.cache_prompt = false;
+    auto res = ctx.api.complete(req);
+    if (!res) return std::unexpected(res.error());
+    ItemResult out;
+    out.response = {{"content", res->content}, {"stop_type", res->stop_type}};
+    out.timings = res->timings;
+    out.metrics["predicted_n"] = res->timings.predicted_n;
+    // Against the reference cell's answer to the same prompt (absent on the reference itself
+    // until it has run; the reference trivially matches itself).
+    if (ctx.cell.is_reference) {
+      out.metrics["match_reference"] = 1;
+      out.metrics["common_prefix_chars"] = res->content.size();
+    } else if (ctx.reference_records) {
+      for (const auto& r : *ctx.reference_records) {
+        if (r.value("item", "") != item.key || r.value("status", "") != "ok") continue;
+        std::string ref = r["response"].value("content", "");
+        out.metrics["match_reference"] = ref == res->content ? 1 : 0;
+        out.metrics["common_prefix_chars"] = common_prefix(ref, res->content);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string m_name;
+  std::vector<std::string> m_prompts;
+  int m_max_tokens;
+  bool m_chat;
+};
+
+}  // namespace
+
+std::size_t common_prefix(std::string_view a, std::string_view b) {
+  std::size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+std::unique_ptr<Probe> make_complete_probe(const nlohmann::json& cfg, const ConfigSite& site) {
+  config::Site s(site.file, site.path);
+  config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "max_tokens", "mode"}, s);
+  std::vector<std::string> prompts = config::get_strings(cfg, "prompts", {}, s);
+  std::string file = config::get_string(cfg, "prompts_file", "", s);
+  if (!file.empty()) {
+    std::filesystem::path p(file);
+    if (p.is_relative()) p = site.base_dir / p;
+    std::ifstream in(p);
+    if (!in) s.child("prompts_file").fail("cannot open " + p.string());
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty()) prompts.push_back(line);
+  }
+  if (prompts.empty()) prompts = kDefaultPrompts;
+  int max_tokens = static_cast<int>(config::get_int(cfg, "max_tokens", 32, s));
+  if (max_tokens < 1) s.child("max_tokens").fail("must be >= 1");
+  std::string mode = config::get_string(cfg, "mode", "raw", s);
+  if (mode != "raw" && mode != "chat") s.child("mode").fail("expected \"raw\" or \"chat\", got \"" + mode + "\"");
+  return std::make_unique<CompleteProbe>(config::get_string(cfg, "name", "complete", s), prompts, max_tokens,
+                                         mode == "chat");
+}
+
+}  // namespace kvsweep::probe

@@ -1,0 +1,297 @@
+#include "kvsweep/probe/recall.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kvsweep/config/keys.hpp"
+#include "kvsweep/corpus/sample.hpp"
+#include "kvsweep/score/recall_score.hpp"
+
+namespace kvsweep::probe {
+
+namespace {
+
+const std::vector<std::string> k_keys = {"kind",  "name",         "corpus", "k",     "seed",
+                                         "lines", "bonus_lines",  "pass_lines", "relax_indent",
+                                         "align", "mode",         "max_tokens", "prefill_no_think"};
+const std::vector<std::string> k_corpus_keys = {"files", "random_bodies"};
+const std::vector<std::string> k_random_keys = {"functions", "value_len", "seed", "min_lines", "max_lines"};
+
+config::Site site_of(const ConfigSite& site) { return config::Site(site.file, site.path); }
+
+int int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
+           const config::Site& site) {
+  const long long v = config::get_int(obj, key, fallback, site);
+  if (v < lo || v > hi) {
+    site.child(key).fail("must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                         std::to_string(v));
+  }
+  return static_cast<int>(v);
+}
+
+std::string one_of(const nlohmann::json& obj, const std::string& key, const std::string& fallback,
+                   const std::vector<std::string>& allowed, const config::Site& site) {
+  const std::string v = config::get_string(obj, key, fallback, site);
+  if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
+  std::string msg = "unknown value '" + v + "'";
+  if (auto n = config::nearest(v, allowed)) msg += " (did you mean '" + *n + "'?)";
+  msg += "; one of:";
+  for (const auto& a : allowed) msg += " " + a;
+  site.child(key).fail(msg);
+}
+
+corpus::RandomBodiesOptions parse_random_bodies(const nlohmann::json& obj, const config::Site& site) {
+  config::check_keys(obj, k_random_keys, site);
+  corpus::RandomBodiesOptions o;
+  o.functions = int_in(obj, "functions", o.functions, 1, 1'000'000, site);
+  o.value_len = int_in(obj, "value_len", o.value_len, 1, 100'000, site);
+  const long long seed = config::get_int(obj, "seed", 42, site);
+  if (seed < 0) site.child("seed").fail("must not be negative, got " + std::to_string(seed));
+  o.seed = static_cast<std::uint64_t>(seed);
+  o.min_lines = int_in(obj, "min_lines", o.min_lines, 1, 100'000, site);
+  o.max_lines = int_in(obj, "max_lines", std::max(o.max_lines, o.min_lines), o.min_lines, 100'000, site);
+  return o;
+}
+
+void add(server::Timings& sum, const server::Timings& t) {
+  sum.prompt_n += t.prompt_n;
+  sum.cache_n += t.cache_n;
+  sum.prompt_ms += t.prompt_ms;
+  sum.predicted_n += t.predicted_n;
+  sum.predicted_ms += t.predicted_ms;
+}
+
+}  // namespace
+
+RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& where) {
+  const config::Site site = site_of(where);
+  config::check_keys(cfg, k_keys, site);
+  RecallConfig c;
+  c.base_dir = where.base_dir;
+  c.name = config::get_string(cfg, "name", c.name, site);
+  if (c.name.empty()) site.child("name").fail("must not be empty");
+
+  if (!cfg.contains("corpus")) site.child("corpus").fail("missing; give {\"files\": [...]} or {\"random_bodies\": {...}}");
+  const nlohmann::json& corpus_cfg = cfg["corpus"];
+  const config::Site corpus_site = site.child("corpus");
+  config::check_keys(corpus_cfg, k_corpus_keys, corpus_site);
+  const bool has_files = corpus_cfg.contains("files");
+  const bool has_random = corpus_cfg.contains("random_bodies");
+  if (has_files == has_random) corpus_site.fail("give exactly one of \"files\" and \"random_bodies\"");
+  if (has_files) {
+    c.files = config::get_strings(corpus_cfg, "files", {}, corpus_site);
+    if (c.files.empty()) corpus_site.child("files").fail("must name at least one file");
+    for (std::size_t i = 0; i < c.files.size(); ++i) {
+      auto language = corpus::language_of(c.files[i]);
+      if (!language) corpus_site.child("files").index(i).fail(language.error().message);
+    }
+  } else {
+    c.random_bodies = parse_random_bodies(corpus_cfg["random_bodies"], corpus_site.child("random_bodies"));
+  }
+
+  c.k = int_in(cfg, "k", c.k, 1, 100'000, site);
+  c.seed = config::get_int(cfg, "seed", c.seed, site);
+  c.lines = int_in(cfg, "lines", c.lines, 1, 100'000, site);
+  c.bonus_lines = int_in(cfg, "bonus_lines", c.bonus_lines, 0, 100'000, site);
+  if (cfg.contains("pass_lines")) {
+    const auto& v = cfg["pass_lines"];
+    if (v.is_number_integer()) {
+      c.pass_lines = int_in(cfg, "pass_lines", c.pass_lines, 0, c.lines, site);
+    } else if (v.is_number_float() && v.get<double>() > 0 && v.get<double>() < 1) {
+      // A ratio of the primary lines, rounded up (the tiny epsilon absorbs 0.4 * 20 = 8.000…1).
+      c.pass_lines = static_cast<int>(std::ceil(v.get<double>() * c.lines - 1e-9));
+    } else {
+      site.child("pass_lines").fail("expected an integer 0.." + std::to_string(c.lines) +
+                                    " or a ratio between 0 and 1, got " + v.dump());
+    }
+  } else {
+    c.pass_lines = std::min(c.pass_lines, c.lines);
+  }
+  c.relax_indent = config::get_bool(cfg, "relax_indent", c.relax_indent, site);
+  c.align = one_of(cfg, "align", "difflib", {"difflib", "lcs"}, site) == "lcs" ? score::Alignment::lcs
+                                                                               : score::Alignment::difflib;
+  c.mode = one_of(cfg, "mode", "chat", {"chat", "raw"}, site) == "raw" ? RecallMode::raw : RecallMode::chat;
+  c.max_tokens = int_in(cfg, "max_tokens", c.max_tokens, 1, 10'000'000, site);
+  c.prefill_no_think = config::get_bool(cfg, "prefill_no_think", c.prefill_no_think, site);
+  return c;
+}
+
+corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSite& where) {
+  const config::Site site = site_of(where).child("corpus");
+  core::Expected<corpus::Corpus> loaded;
+  if (config.random_bodies) {
+    const std::vector<corpus::SourceFile> files{
+        {std::string(random_bodies_file_name), corpus::generate_random_bodies(*config.random_bodies)}};
+    loaded = corpus::build_corpus(files, config.lines);
+  } else {
+    loaded = corpus::load_corpus(config.files, config.base_dir, config.lines);
+  }
+  if (!loaded) site.child("files").fail(loaded.error().message + " (paths are relative to the config file)");
+  if (loaded->targets.empty()) {
+    site.fail("no function in the corpus has " + std::to_string(config.lines) + " or more body lines");
+  }
+  return std::move(*loaded);
+}
+
+std::string recall_task_text(const corpus::Target& target, int n, bool multi_file) {
+  const std::string count = std::to_string(n);
+  const std::string where = multi_file && !target.file.empty() ? " in file `" + target.file + "`" : "";
+  std::string anchor;
+  std::string marker;
+  if (target.language == corpus::Language::python) {
+    anchor = "the " + count + " lines that start with the first line after the `def " + target.name +
+             "(...):` signature (a docstring, if there is one, counts as body)";
+    marker = "def " + target.name + "(";
+  } else {
+    anchor = "the " + count + " lines that start right after the line with the opening brace `{` of `" +
+             target.name + "`";
+    marker = "the opening brace `{` of `" + target.name + "`";
+  }
+  return "Task: reproduce verbatim the first " + count + " lines of the body of the function named `" +
+         target.name + "`" + where + " in the source above, that is, " + anchor +
+         ".\n"
+         "\n"
+         "Rules:\n"
+         "- Output only those lines, one per line, in their original order.\n"
+         "- Keep the original indentation and every character exactly as in the source.\n"
+         "- Do not output the function signature or the line containing " +
+         (target.language == corpus::Language::python ? "`" + marker + "`" : marker) +
+         ".\n"
+         "- Do not add commentary, line numbers or markdown code fences.\n"
+         "- Where the body has blank lines, output them as blank lines.\n";
+}
+
+std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& target, int n) {
+  return corpus.text + "\n\n---\n\n" + recall_task_text(target, n, corpus.files.size() > 1);
+}
+
+RecallProbe::RecallProbe(RecallConfig config, corpus::Corpus corpus)
+    : m_config(std::move(config)), m_corpus(std::move(corpus)) {
+  m_sampled = corpus::stratified_sample(m_corpus.targets, m_corpus.total_lines, m_config.k, m_config.seed);
+}
+
+std::vector<Item> RecallProbe::items() const {
+  std::vector<Item> out;
+  for (const corpus::Target& t : m_sampled) {
+    out.push_back(Item{t.name,
+                       {{"name", t.name},
+                        {"file", t.file},
+                        {"start_line", t.start_line},
+                        {"body_start_line", t.body_start_line},
+                        {"body_lines", t.body.size()}}});
+  }
+  return out;
+}
+
+int RecallProbe::min_context() const {
+  const auto bytes = static_cast<long long>(m_corpus.text.size());
+  const long long corpus_tokens = m_config.random_bodies ? bytes * 3 / 4 : bytes / 3;
+  const long long total = corpus_tokens + m_config.max_tokens + 256;
+  return static_cast<int>(std::min<long long>(total, 1LL << 30));
+}
+
+std::vector<Probe::MetricInfo> RecallProbe::metrics() const {
+  return {{"primary_matched", true}, {"bonus_matched", true}, {"hallucinated", false},
+          {"passed", true},          {"produced_lines", true}, {"cut", false}};
+}
+
+server::CompletionRequest RecallProbe::request_for(const corpus::Target& target) const {
+  server::CompletionRequest request;
+  const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
+  std::string prompt = recall_prompt(m_corpus, target, n);
+  if (m_config.mode == RecallMode::chat) {
+    request.messages.push_back({"user", std::move(prompt)});
+    if (m_config.prefill_no_think) request.messages.push_back({"assistant", std::string(no_think_prefill)});
+  } else {
+    request.prompt = std::move(prompt);
+  }
+  request.n_predict = m_config.max_tokens;
+  request.temperature = 0.0;
+  request.top_k = 40;
+  request.top_p = 1.0;
+  request.min_p = 0.0;
+  request.seed = m_config.sampling_seed;
+  request.cache_prompt = true;
+  return request;
+}
+
+core::Expected<void> RecallProbe::preflight(const corpus::Target& target, Context& ctx) {
+  if (ctx.cell.n_ctx <= 0) return {};
+  const std::string cell = ctx.cell.model + "/" + ctx.cell.type_k + "/" + ctx.cell.type_v;
+  auto cached = m_corpus_tokens.find(cell);
+  if (cached == m_corpus_tokens.end()) {
+    auto tokens = ctx.api.tokenize(m_corpus.text, true);
+    if (!tokens) {
+      // A backend without a tokenizer endpoint cannot be checked; the request itself will tell.
+      if (tokens.error().kind == core::ErrorKind::unsupported) return {};
+      core::Error e = tokens.error();
+      e.message = "preflight tokenize: " + e.message;
+      return std::unexpected(std::move(e));
+    }
+    cached = m_corpus_tokens.emplace(cell, static_cast<int>(tokens->size())).first;
+  }
+  const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
+  auto question = ctx.api.tokenize("\n\n---\n\n" + recall_task_text(target, n, m_corpus.files.size() > 1), false);
+  if (!question) {
+    if (question.error().kind == core::ErrorKind::unsupported) return {};
+    core::Error e = question.error();
+    e.message = "preflight tokenize: " + e.message;
+    return std::unexpected(std::move(e));
+  }
+  // A chat template adds a few dozen tokens around the messages.
+  const int overhead = m_config.mode == RecallMode::chat ? 64 : 0;
+  const long long needed =
+      static_cast<long long>(cached->second) + static_cast<long long>(question->size()) + overhead + m_config.max_tokens;
+  if (needed > ctx.cell.n_ctx) {
+    return core::fail(core::ErrorKind::invalid,
+                      "recall prompt needs about " + std::to_string(needed) + " tokens (corpus " +
+                          std::to_string(cached->second) + " + question " + std::to_string(question->size()) +
+                          " + max_tokens " + std::to_string(m_config.max_tokens) + ") but the context holds " +
+                          std::to_string(ctx.cell.n_ctx) + "; raise the server's -c or shrink the corpus");
+  }
+  return {};
+}
+
+core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
+  const auto it = std::find_if(m_sampled.begin(), m_sampled.end(),
+                               [&](const corpus::Target& t) { return t.name == item.key; });
+  if (it == m_sampled.end()) {
+    return core::fail(core::ErrorKind::invalid, "recall: no sampled function named '" + item.key + "'");
+  }
+  const corpus::Target& target = *it;
+  if (auto ok = preflight(target, ctx); !ok) return std::unexpected(ok.error());
+
+  auto reply = ctx.api.complete(request_for(target));
+  if (!reply) return std::unexpected(reply.error());
+
+  const auto lines = static_cast<std::size_t>(m_config.lines);
+  const std::span<const std::string> body(target.body);
+  const std::size_t n_primary = std::min(lines, body.size());
+  const std::size_t n_bonus = std::min(static_cast<std::size_t>(m_config.bonus_lines), body.size() - n_primary);
+  score::RecallOptions options;
+  options.relax_indent = m_config.relax_indent;
+  options.pass_lines = m_config.pass_lines;
+  options.primary_lines = m_config.lines;
+  options.align = m_config.align;
+  const score::RecallScore s =
+      score::score_recall(body.subspan(0, n_primary), body.subspan(n_primary, n_bonus), reply->content, options);
+
+  ItemResult result;
+  result.response = reply->content;
+  result.metrics = {{"primary_matched", s.primary_matched},
+                    {"bonus_matched", s.bonus_matched},
+                    {"hallucinated", s.hallucinated},
+                    {"passed", s.passed ? 1 : 0},
+                    {"produced_lines", s.produced_lines},
+                    {"cut", reply->stop_type == "limit" ? 1 : 0}};
+  add(result.timings, reply->timings);
+  return result;
+}
+
+std::unique_ptr<Probe> make_recall_probe(const nlohmann::json& config, const ConfigSite& site) {
+  RecallConfig parsed = parse_recall_config(config, site);
+  corpus::Corpus corpus = load_recall_corpus(parsed, site);
+  return std::make_unique<RecallProbe>(std::move(parsed), std::move(corpus));
+}
+
+}  // namespace kvsweep::probe

@@ -1,0 +1,84 @@
+#include "kvsweep/server/backend.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <regex>
+#include <sstream>
+
+namespace kvsweep::server {
+
+nlohmann::json to_json(const EffectiveKv& e) {
+  nlohmann::json j = {{"found", e.found}, {"declared", e.declared}, {"type_k", e.type_k}, {"type_v", e.type_v}};
+  if (e.found) {
+    j["k_mib"] = e.k_mib;
+    j["v_mib"] = e.v_mib;
+    j["kv_mib"] = e.total_mib;
+  }
+  j["flash_attn"] = e.flash_attn;
+  return j;
+}
+
+EffectiveKv parse_effective_kv(const std::string& log) {
+  // llama_kv_cache: size =   16.00 MiB (  4096 cells,   2 layers,  1/1 seqs), K (q4_0):    4.50 MiB, V (f16):   8.00 MiB
+  static const std::regex kv_re(
+      R"(llama_kv_cache[^:]*: size =\s*([0-9.]+) MiB.*K \(([a-z0-9_]+)\):\s*([0-9.]+) MiB, V \(([a-z0-9_]+)\):\s*([0-9.]+) MiB)");
+  static const std::regex fa_re(R"(llama_context: flash_attn\s*=\s*([a-z]+))");
+  EffectiveKv e;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, kv_re)) {
+      // Models with several caches (SWA) print one line each: the types must agree; sizes add up.
+      if (e.found && (e.type_k != m[2].str() || e.type_v != m[4].str())) {
+        e.type_k += "," + m[2].str();
+        e.type_v += "," + m[4].str();
+      } else {
+        e.type_k = m[2].str();
+        e.type_v = m[4].str();
+      }
+      e.total_mib += std::stod(m[1].str());
+      e.k_mib += std::stod(m[3].str());
+      e.v_mib += std::stod(m[5].str());
+      e.found = true;
+    } else if (std::regex_search(line, m, fa_re)) {
+      e.flash_attn = m[1].str();
+    }
+  }
+  return e;
+}
+
+std::string classify_load_failure(const std::string& log) {
+  static const char* kUnsupported[] = {
+      "quantized V cache requires flash_attn",
+      "requires Flash Attention",
+      "Unsupported cache type",
+      "does not divide n_embd_head",
+      "does not support different K",
+  };
+  for (const char* needle : kUnsupported) {
+    if (log.find(needle) != std::string::npos) return "unsupported";
+  }
+  return "load_failed";
+}
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    socklen_t len = sizeof addr;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+}  // namespace kvsweep::server

@@ -1,0 +1,144 @@
+#include "kvsweep/server/llama_api.hpp"
+
+namespace kvsweep::server {
+
+nlohmann::json to_json(const Timings& t) {
+  return {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"prompt_ms", t.prompt_ms},
+          {"predicted_n", t.predicted_n}, {"predicted_ms", t.predicted_ms}};
+}
+
+nlohmann::json completion_body(const CompletionRequest& r) {
+  nlohmann::json body = {
+      {"n_predict", r.n_predict},   {"temperature", r.temperature}, {"seed", r.seed},
+      {"top_k", r.top_k},           {"top_p", r.top_p},             {"min_p", r.min_p},
+      {"typical_p", 1.0},           {"repeat_penalty", 1.0},        {"repeat_last_n", 0},
+      {"presence_penalty", 0.0},    {"frequency_penalty", 0.0},     {"dry_multiplier", 0.0},
+      {"xtc_probability", 0.0},     {"top_n_sigma", -1.0},          {"mirostat", 0},
+      {"cache_prompt", r.cache_prompt}, {"stream", false},
+  };
+  if (!r.stop.empty()) body["stop"] = r.stop;
+  if (r.n_probs > 0) body["n_probs"] = r.n_probs;
+  if (!r.messages.empty()) {
+    nlohmann::json msgs = nlohmann::json::array();
+    for (const auto& m : r.messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
+    body["messages"] = msgs;
+    body["max_tokens"] = r.n_predict;
+    if (r.n_probs > 0) {
+      body["logprobs"] = true;
+      body["top_logprobs"] = r.n_probs;
+    }
+  } else if (!r.tokens.empty()) {
+    body["prompt"] = r.tokens;
+    body["return_tokens"] = true;
+  } else {
+    body["prompt"] = r.prompt;
+    body["return_tokens"] = true;
+  }
+  for (auto it = r.extra.begin(); it != r.extra.end(); ++it) body[it.key()] = it.value();
+  return body;
+}
+
+namespace {
+
+Timings parse_timings(const nlohmann::json& j) {
+  Timings t;
+  if (!j.is_object()) return t;
+  t.prompt_n = j.value("prompt_n", 0);
+  t.cache_n = j.value("cache_n", 0);
+  t.prompt_ms = j.value("prompt_ms", 0.0);
+  t.predicted_n = j.value("predicted_n", 0);
+  t.predicted_ms = j.value("predicted_ms", 0.0);
+  return t;
+}
+
+std::vector<TokenLogprob> parse_probs(const nlohmann::json& arr) {
+  std::vector<TokenLogprob> out;
+  if (!arr.is_array()) return out;
+  for (const auto& e : arr) {
+    TokenLogprob tp;
+    tp.id = e.value("id", -1);
+    tp.token = e.value("token", "");
+    tp.logprob = e.value("logprob", 0.0);
+    if (e.contains("top_logprobs")) {
+      for (const auto& t : e["top_logprobs"]) {
+        tp.top.push_back({t.value("id", -1), t.value("token", ""), t.value("logprob", 0.0)});
+      }
+    }
+    out.push_back(std::move(tp));
+  }
+  return out;
+}
+
+}  // namespace
+
+core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, bool chat) {
+  try {
+    CompletionResponse r;
+    if (chat) {
+      const auto& choice = body.at("choices").at(0);
+      const auto& msg = choice.at("message");
+      r.content = msg.contains("content") && msg["content"].is_string() ? msg["content"].get<std::string>() : "";
+      if (msg.contains("reasoning_content") && msg["reasoning_content"].is_string())
+        r.reasoning = msg["reasoning_content"].get<std::string>();
+      if (msg.contains("tool_calls")) r.tool_calls = msg["tool_calls"];
+      std::string finish = choice.value("finish_reason", "");
+      r.stop_type = finish == "length" ? "limit" : (finish.empty() ? "none" : "eos");
+      if (choice.contains("logprobs") && choice["logprobs"].is_object())
+        r.probs = parse_probs(choice["logprobs"].value("content", nlohmann::json::array()));
+    } else {
+      r.content = body.at("content").get<std::string>();
+      r.stop_type = body.value("stop_type", "");
+      if (body.contains("tokens") && body["tokens"].is_array())
+        r.tokens = body["tokens"].get<std::vector<std::int32_t>>();
+      if (body.contains("completion_probabilities")) r.probs = parse_probs(body["completion_probabilities"]);
+    }
+    if (body.contains("timings")) r.timings = parse_timings(body["timings"]);
+    if (r.tokens.empty() && !r.probs.empty()) {
+      for (const auto& p : r.probs) r.tokens.push_back(p.id);
+    }
+    return r;
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::parse, std::string("unexpected completion shape: ") + e.what());
+  }
+}
+
+core::Expected<CompletionResponse> LlamaApi::complete(const CompletionRequest& request) {
+  bool chat = !request.messages.empty();
+  auto body = m_client->post_for_json(chat ? "/v1/chat/completions" : "/completion", completion_body(request));
+  if (!body) return std::unexpected(body.error());
+  return parse_completion(*body, chat);
+}
+
+core::Expected<std::vector<std::int32_t>> LlamaApi::tokenize(const std::string& text, bool add_special) {
+  auto body = m_client->post_for_json("/tokenize", {{"content", text}, {"add_special", add_special}});
+  if (!body) return std::unexpected(body.error());
+  try {
+    return body->at("tokens").get<std::vector<std::int32_t>>();
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::parse, std::string("/tokenize: ") + e.what());
+  }
+}
+
+core::Expected<std::string> LlamaApi::detokenize(const std::vector<std::int32_t>& tokens) {
+  auto body = m_client->post_for_json("/detokenize", {{"tokens", tokens}});
+  if (!body) return std::unexpected(body.error());
+  return body->value("content", "");
+}
+
+core::Expected<std::vector<std::vector<float>>> LlamaApi::embed(const std::vector<std::string>& inputs) {
+  auto body = m_client->post_for_json("/v1/embeddings", {{"input", inputs}, {"encoding_format", "float"}});
+  if (!body) return std::unexpected(body.error());
+  try {
+    std::vector<std::vector<float>> out(inputs.size());
+    for (const auto& d : body->at("data")) {
+      auto idx = d.at("index").get<std::size_t>();
+      if (idx >= out.size()) return core::fail(core::ErrorKind::parse, "/v1/embeddings: index out of range");
+      out[idx] = d.at("embedding").get<std::vector<float>>();
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::parse, std::string("/v1/embeddings: ") + e.what());
+  }
+}
+
+}  // namespace kvsweep::server

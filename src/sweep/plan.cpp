@@ -1,0 +1,125 @@
+#include "kvsweep/sweep/plan.hpp"
+
+#include <algorithm>
+
+#include "kvsweep/core/error.hpp"
+
+namespace kvsweep::sweep {
+
+std::string Cell::id() const {
+  std::string s = model + "-" + type_k + "-" + type_v;
+  for (char& c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  }
+  return s;
+}
+
+nlohmann::json Cell::to_json() const { return {{"model", model}, {"type_k", type_k}, {"type_v", type_v}}; }
+
+std::optional<Shard> parse_shard(const std::string& text) {
+  auto slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  try {
+    std::size_t a = 0, b = 0;
+    int i = std::stoi(text.substr(0, slash), &a);
+    int n = std::stoi(text.substr(slash + 1), &b);
+    if (a != slash || b != text.size() - slash - 1 || n < 1 || i < 0 || i >= n) return std::nullopt;
+    return Shard{i, n};
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+Filter parse_filter(const std::string& text) {
+  Filter f;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string term = text.substr(start, end - start);
+    if (!term.empty()) {
+      auto eq = term.find('=');
+      std::string key = eq == std::string::npos ? "" : term.substr(0, eq);
+      if (key != "model" && key != "k" && key != "v" && key != "cell" && key != "probe")
+        throw core::FatalError("--only: '" + term + "': expected key=value with key one of model, k, v, cell, probe"
+                               " (e.g. --only cell=q8_0/f16,probe=recall)");
+      f.terms.emplace_back(key, term.substr(eq + 1));
+    }
+    start = end + 1;
+  }
+  return f;
+}
+
+bool Filter::matches_cell(const Cell& c) const {
+  for (const auto& [key, value] : terms) {
+    if (key == "model" && c.model != value) return false;
+    if (key == "k" && c.type_k != value) return false;
+    if (key == "v" && c.type_v != value) return false;
+    if (key == "cell" && c.type_k + "/" + c.type_v != value) return false;
+  }
+  return true;
+}
+
+bool Filter::matches_probe(const std::string& probe) const {
+  for (const auto& [key, value] : terms)
+    if (key == "probe" && probe != value) return false;
+  return true;
+}
+
+std::vector<Cell> grid_cells(const config::Config& c) {
+  std::vector<Cell> cells;
+  auto excluded = [&](const std::string& k, const std::string& v) {
+    return std::find(c.grid.exclude.begin(), c.grid.exclude.end(), k + "/" + v) != c.grid.exclude.end();
+  };
+  for (const auto& m : c.models) {
+    auto add = [&](const std::string& k, const std::string& v) {
+      for (const auto& e : cells)
+        if (e.model == m.name && e.type_k == k && e.type_v == v) return;
+      cells.push_back(Cell{m.name, m.path, k, v, k + "/" + v == c.grid.reference});
+    };
+    for (const auto& k : c.grid.k) {
+      for (const auto& v : c.grid.v) {
+        if (c.grid.tied && k != v) continue;
+        if (excluded(k, v)) continue;
+        add(k, v);
+      }
+    }
+    for (const auto& inc : c.grid.include) {
+      auto slash = inc.find('/');
+      add(inc.substr(0, slash), inc.substr(slash + 1));
+    }
+    // The reference cell always exists: every other cell is compared with it.
+    auto slash = c.grid.reference.find('/');
+    add(c.grid.reference.substr(0, slash), c.grid.reference.substr(slash + 1));
+  }
+  return cells;
+}
+
+void seeded_shuffle(std::vector<Cell>& cells, std::uint64_t seed) {
+  std::uint64_t state = seed;
+  auto next = [&state] {
+    // splitmix64 (Steele, Lea, Flood 2014)
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  for (std::size_t i = cells.size(); i > 1; --i) {
+    std::size_t j = static_cast<std::size_t>(next() % i);
+    std::swap(cells[i - 1], cells[j]);
+  }
+}
+
+std::vector<Cell> plan_cells(const config::Config& c, const std::optional<Shard>& shard) {
+  std::vector<Cell> all = grid_cells(c);
+  std::vector<Cell> cells;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!shard || static_cast<int>(i % static_cast<std::size_t>(shard->count)) == shard->index) cells.push_back(all[i]);
+  }
+  if (c.grid.order == config::Order::shuffle) seeded_shuffle(cells, c.grid.seed);
+  // Reference cells first: probes that compare against the reference need its records.
+  std::stable_partition(cells.begin(), cells.end(), [](const Cell& x) { return x.is_reference; });
+  return cells;
+}
+
+}  // namespace kvsweep::sweep

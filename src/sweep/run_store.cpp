@@ -1,0 +1,178 @@
+#include "kvsweep/sweep/run_store.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace kvsweep::sweep {
+
+namespace {
+
+core::Expected<std::string> slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return core::fail(core::ErrorKind::io, "cannot read " + p.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Splits complete lines; returns the byte length of the valid prefix (every line
+// terminated by '\n' and parseable). Anything after is a torn tail.
+std::size_t parse_lines(const std::string& data, std::vector<nlohmann::json>& out, std::string& error) {
+  std::size_t pos = 0, valid = 0;
+  while (pos < data.size()) {
+    std::size_t nl = data.find('\n', pos);
+    if (nl == std::string::npos) break;  // no newline: torn
+    std::string_view line(data.data() + pos, nl - pos);
+    if (!line.empty()) {
+      try {
+        out.push_back(nlohmann::json::parse(line));
+      } catch (const std::exception& e) {
+        // A bad line in the middle is corruption, not a torn tail: stop and report.
+        if (data.find('\n', nl + 1) != std::string::npos || nl + 1 < data.size()) {
+          error = "records.jsonl: line " + std::to_string(out.size() + 1) + " is not JSON: " + e.what();
+        }
+        break;
+      }
+    }
+    pos = nl + 1;
+    valid = pos;
+  }
+  return valid;
+}
+
+}  // namespace
+
+std::string triple_key(const nlohmann::json& cell, const std::string& probe, const std::string& item) {
+  return cell.value("model", "") + "\x1f" + cell.value("type_k", "") + "\x1f" + cell.value("type_v", "") + "\x1f" +
+         probe + "\x1f" + item;
+}
+
+std::string triple_key_of(const nlohmann::json& r) {
+  return triple_key(r.at("cell"), r.value("probe", ""), r.value("item", ""));
+}
+
+RunStore::RunStore(RunStore&& o) noexcept
+    : m_dir(std::move(o.m_dir)), m_fd(std::exchange(o.m_fd, -1)), m_records(std::move(o.m_records)),
+      m_ok(std::move(o.m_ok)), m_repaired(o.m_repaired) {}
+
+RunStore::~RunStore() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+core::Expected<std::vector<nlohmann::json>> RunStore::read_records(const std::filesystem::path& dir) {
+  auto path = dir / "records.jsonl";
+  std::vector<nlohmann::json> out;
+  if (!std::filesystem::exists(path)) return out;
+  auto data = slurp(path);
+  if (!data) return std::unexpected(data.error());
+  std::string error;
+  parse_lines(*data, out, error);
+  if (!error.empty()) return core::fail(core::ErrorKind::parse, path.string() + ": " + error);
+  return out;
+}
+
+core::Expected<nlohmann::json> RunStore::read_manifest(const std::filesystem::path& dir) {
+  auto data = slurp(dir / "manifest.json");
+  if (!data) return std::unexpected(data.error());
+  try {
+    return nlohmann::json::parse(*data);
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::parse, (dir / "manifest.json").string() + ": " + e.what());
+  }
+}
+
+core::Expected<RunStore> RunStore::create(const std::filesystem::path& dir) { return open_impl(dir, true); }
+core::Expected<RunStore> RunStore::open(const std::filesystem::path& dir) { return open_impl(dir, false); }
+
+core::Expected<RunStore> RunStore::open_impl(const std::filesystem::path& dir, bool must_be_empty) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir / "logs", ec);
+  if (ec) return core::fail(core::ErrorKind::io, "cannot create " + (dir / "logs").string() + ": " + ec.message());
+  RunStore store;
+  store.m_dir = dir;
+  auto path = dir / "records.jsonl";
+  if (std::filesystem::exists(path)) {
+    auto data = slurp(path);
+    if (!data) return std::unexpected(data.error());
+    if (must_be_empty && !data->empty()) {
+      return core::fail(core::ErrorKind::invalid,
+                        dir.string() + " already holds records; use --resume to continue it, or choose another -o");
+    }
+    std::string error;
+    std::size_t valid = parse_lines(*data, store.m_records, error);
+    if (!error.empty()) return core::fail(core::ErrorKind::parse, path.string() + ": " + error);
+    if (valid < data->size()) {
+      store.m_repaired = data->size() - valid;
+      if (::truncate(path.c_str(), static_cast<off_t>(valid)) != 0)
+        return core::fail(core::ErrorKind::io, "cannot repair " + path.string() + ": " + std::strerror(errno));
+    }
+  }
+  for (const auto& r : store.m_records) {
+    if (r.value("status", "") == "ok") store.m_ok.insert(triple_key_of(r));
+  }
+  store.m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (store.m_fd < 0) return core::fail(core::ErrorKind::io, "cannot open " + path.string() + ": " + std::strerror(errno));
+  return store;
+}
+
+core::Expected<void> RunStore::append(const nlohmann::json& record) {
+  std::string key = triple_key_of(record);
+  bool ok = record.value("status", "") == "ok";
+  if (ok && m_ok.contains(key)) {
+    return core::fail(core::ErrorKind::invalid, "refusing a duplicate ok record for " + record["cell"].dump() + " " +
+                                                    record.value("probe", "") + " " + record.value("item", ""));
+  }
+  std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(m_fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return core::fail(core::ErrorKind::io, "cannot append to records.jsonl: " + std::string(std::strerror(errno)));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  if (::fsync(m_fd) != 0) return core::fail(core::ErrorKind::io, "fsync records.jsonl: " + std::string(std::strerror(errno)));
+  m_records.push_back(record);
+  if (ok) m_ok.insert(key);
+  return {};
+}
+
+core::Expected<void> write_file_atomic(const std::filesystem::path& path, const std::string& text) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  auto tmp = path;
+  tmp += ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return core::fail(core::ErrorKind::io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      return core::fail(core::ErrorKind::io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return core::fail(core::ErrorKind::io, "cannot rename " + tmp.string() + ": " + ec.message());
+  return {};
+}
+
+core::Expected<void> RunStore::write_manifest(const nlohmann::json& manifest) {
+  return write_file_atomic(m_dir / "manifest.json", manifest.dump(2) + "\n");
+}
+
+}  // namespace kvsweep::sweep

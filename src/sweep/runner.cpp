@@ -1,0 +1,341 @@
+#include "kvsweep/sweep/runner.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "kvsweep/core/clock.hpp"
+#include "kvsweep/core/host.hpp"
+#include "kvsweep/core/version.hpp"
+
+namespace kvsweep::sweep {
+
+namespace {
+
+using Ms = std::chrono::milliseconds;
+
+Ms seconds_to_ms(double s) { return Ms(static_cast<long long>(s * 1000.0)); }
+
+nlohmann::json cell_result_json(const CellResult& r) {
+  nlohmann::json j = r.cell.to_json();
+  j["id"] = r.cell.id();
+  j["is_reference"] = r.cell.is_reference;
+  j["outcome"] = r.outcome;
+  j["message"] = r.message;
+  j["items_ok"] = r.items_ok;
+  j["items_failed"] = r.items_failed;
+  j["items_skipped"] = r.items_skipped;
+  j["restarts"] = r.restarts;
+  j["ready_s"] = r.ready_s;
+  j["effective"] = server::to_json(r.effective);
+  return j;
+}
+
+std::string cell_key(const nlohmann::json& c) {
+  return c.value("model", "") + "/" + c.value("type_k", "") + "/" + c.value("type_v", "");
+}
+
+}  // namespace
+
+Runner::Runner(const config::Config& config, std::vector<std::unique_ptr<probe::Probe>>& probes,
+               server::Backend& backend, RunStore& store, ProgressSink& progress, const std::atomic<bool>& cancel,
+               RunOptions options)
+    : m_config(config), m_probes(probes), m_backend(backend), m_store(store), m_progress(progress), m_cancel(cancel),
+      m_options(std::move(options)) {}
+
+void Runner::set_embedder(probe::Embedder* embedder, nlohmann::json description) {
+  m_embedder = embedder;
+  m_embedder_description = std::move(description);
+}
+
+int Runner::context_size() const {
+  int ctx = m_config.server.ctx;
+  if (ctx == 0) {
+    ctx = 4096;
+    for (const auto& p : m_probes) ctx = std::max(ctx, p->min_context());
+  }
+  return (ctx + 255) / 256 * 256;
+}
+
+server::CellSpec Runner::cell_spec(const Cell& cell) const {
+  server::CellSpec spec;
+  spec.model_name = cell.model;
+  spec.model_path = cell.model_path;
+  spec.type_k = cell.type_k;
+  spec.type_v = cell.type_v;
+  spec.n_ctx = context_size();
+  spec.log_path = m_store.log_path(cell.id());
+  spec.extra_args = m_config.server.args;
+  spec.env = m_config.server.env;
+  spec.ready_timeout = seconds_to_ms(m_config.server.ready_timeout_s);
+  spec.request_timeout = seconds_to_ms(m_config.server.request_timeout_s);
+  spec.stop_grace = seconds_to_ms(m_config.server.stop_grace_s);
+  return spec;
+}
+
+nlohmann::json Runner::make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item,
+                                   const std::string& status, double wall_s, int attempt) const {
+  return {{"schema_version", kSchemaVersion},
+          {"cell", cell.to_json()},
+          {"probe", p.name()},
+          {"kind", p.kind()},
+          {"item", item.key},
+          {"status", status},
+          {"spec", item.spec},
+          {"wall_s", wall_s},
+          {"attempt", attempt},
+          {"time", core::iso8601(std::chrono::system_clock::now())}};
+}
+
+void Runner::update_manifest(const std::vector<CellResult>& results, const std::string& status) {
+  // Keep outcomes of cells this invocation does not touch (resume, shards, --only).
+  nlohmann::json cells = m_manifest.value("cells", nlohmann::json::array());
+  for (const auto& r : results) {
+    if (r.outcome == "pending") continue;
+    nlohmann::json j = cell_result_json(r);
+    bool replaced = false;
+    for (auto& c : cells) {
+      if (cell_key(c) == cell_key(j)) {
+        // A resumed cell that only skipped items keeps its earlier outcome.
+        if (r.outcome == "skipped") {
+          replaced = true;
+          break;
+        }
+        c = j;
+        replaced = true;
+      }
+    }
+    if (!replaced && r.outcome != "skipped") cells.push_back(j);
+  }
+  m_manifest["cells"] = cells;
+  m_manifest["status"] = status;
+  m_manifest["updated_at"] = core::iso8601(std::chrono::system_clock::now());
+  if (status != "running") m_manifest["finished_at"] = m_manifest["updated_at"];
+  if (auto w = m_store.write_manifest(m_manifest); !w) spdlog::error("{}", w.error().message);
+}
+
+RunResult Runner::run() {
+  auto t0 = std::chrono::steady_clock::now();
+  auto cells = plan_cells(m_config, m_options.shard);
+  std::erase_if(cells, [&](const Cell& c) { return !m_options.filter.matches_cell(c); });
+
+  // Manifest: provenance first, so even a run that dies at once says what it was.
+  if (auto old = RunStore::read_manifest(m_store.dir())) m_manifest = *old;
+  m_manifest["schema_version"] = kSchemaVersion;
+  m_manifest["kind"] = "kvsweep-run";
+  m_manifest["name"] = m_config.name;
+  m_manifest["config"] = config::to_json(m_config);
+  m_manifest["config_file"] = std::filesystem::absolute(m_config.file).string();
+  m_manifest["config_hash"] = config::config_hash(m_config);
+  m_manifest["kvsweep"] = {{"version", core::version()}, {"git_sha", core::git_sha()}};
+  m_manifest["server"] = m_backend.describe();
+  m_manifest["host"] = core::host_info();
+  if (!m_manifest.contains("started_at")) m_manifest["started_at"] = core::iso8601(std::chrono::system_clock::now());
+  m_manifest["n_ctx"] = context_size();
+  if (m_options.shard) m_manifest["shard"] = {{"index", m_options.shard->index}, {"count", m_options.shard->count}};
+  nlohmann::json models = nlohmann::json::array();
+  for (const auto& m : m_config.models) {
+    nlohmann::json mj = {{"name", m.name}, {"path", m.path}};
+    std::error_code ec;
+    if (m_config.server.backend == "llama-server" && std::filesystem::is_regular_file(m.path, ec)) {
+      mj["size"] = std::filesystem::file_size(m.path, ec);
+      // Reuse the hash of an earlier invocation when the file is unchanged.
+      bool reused = false;
+      for (const auto& old : m_manifest.value("models", nlohmann::json::array())) {
+        if (old.value("path", "") == m.path && old.value("size", 0ULL) == mj["size"].get<std::uintmax_t>() &&
+            old.contains("sha256")) {
+          mj["sha256"] = old["sha256"];
+          reused = true;
+        }
+      }
+      if (!reused) {
+        if (auto h = core::sha256_file(m.path)) mj["sha256"] = *h;
+      }
+    }
+    models.push_back(mj);
+  }
+  m_manifest["models"] = models;
+  nlohmann::json probes = nlohmann::json::array();
+  for (const auto& p : m_probes) {
+    nlohmann::json metrics = nlohmann::json::array();
+    for (const auto& m : p->metrics()) metrics.push_back({{"name", m.name}, {"higher_is_better", m.higher_is_better}});
+    probes.push_back({{"name", p->name()}, {"kind", p->kind()}, {"items", p->items().size()}, {"metrics", metrics}});
+  }
+  m_manifest["probes"] = probes;
+  if (m_embedder) m_manifest["embedder"] = m_embedder_description;
+
+  std::size_t total_items = 0;
+  for (const auto& p : m_probes)
+    if (m_options.filter.matches_probe(p->name())) total_items += p->items().size() * cells.size();
+  m_progress.plan(cells.size(), total_items);
+
+  RunResult result;
+  std::vector<CellResult> results;
+  for (const auto& c : cells) {
+    CellResult r;
+    r.cell = c;
+    results.push_back(r);
+  }
+  update_manifest(results, "running");
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (m_cancel.load()) break;
+    results[i] = run_cell(cells[i], i, cells.size());
+    m_progress.cell_done(results[i]);
+    update_manifest(results, "running");
+  }
+  result.interrupted = m_cancel.load();
+  result.cells = results;
+  result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
+  bool all_done = !result.interrupted;
+  update_manifest(results, all_done ? "complete" : "interrupted");
+  return result;
+}
+
+CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t count) {
+  CellResult r;
+  r.cell = cell;
+  // What is left to do in this cell.
+  struct Todo {
+    probe::Probe* probe;
+    std::vector<probe::Item> items;
+  };
+  std::vector<Todo> todo;
+  for (auto& p : m_probes) {
+    if (!m_options.filter.matches_probe(p->name())) continue;
+    Todo t{p.get(), {}};
+    for (auto& item : p->items()) {
+      if (m_store.has_ok(triple_key(cell.to_json(), p->name(), item.key))) ++r.items_skipped;
+      else t.items.push_back(std::move(item));
+    }
+    if (!t.items.empty()) todo.push_back(std::move(t));
+  }
+  if (todo.empty()) {
+    r.outcome = "skipped";
+    r.message = "every item already recorded";
+    return r;
+  }
+  m_progress.cell_started(index, count, cell);
+
+  server::CellSpec spec = cell_spec(cell);
+  auto start = [&]() -> std::unique_ptr<server::Instance> {
+    auto inst = m_backend.start(spec, m_cancel);
+    if (!inst) {
+      r.outcome = inst.error().outcome == "cancelled" ? "pending" : inst.error().outcome;
+      r.message = inst.error().message;
+      if (!inst.error().log_tail.empty()) r.message += "\n" + inst.error().log_tail;
+      return nullptr;
+    }
+    return std::move(*inst);
+  };
+  auto instance = start();
+  if (!instance) return r;
+  r.ready_s = instance->ready_seconds();
+  r.effective = instance->effective();
+
+  // Effective configuration check: the server must have allocated what we asked for.
+  if (!r.effective.declared) {
+    if (!r.effective.found) {
+      m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types");
+    } else if (r.effective.type_k != cell.type_k || r.effective.type_v != cell.type_v) {
+      r.outcome = "config_mismatch";
+      r.message = "requested K=" + cell.type_k + " V=" + cell.type_v + ", the server allocated K=" +
+                  r.effective.type_k + " V=" + r.effective.type_v;
+      instance->stop();
+      return r;
+    }
+  }
+
+  probe::CellInfo info{cell.model, cell.type_k, cell.type_v, cell.is_reference, spec.n_ctx};
+  r.outcome = "ok";
+  for (auto& t : todo) {
+    // The reference cell's ok records for this probe (for probes comparing against it).
+    std::vector<nlohmann::json> reference;
+    for (const auto& rec : m_store.records()) {
+      const auto& c = rec["cell"];
+      if (rec.value("probe", "") == t.probe->name() && rec.value("status", "") == "ok" &&
+          c.value("model", "") == cell.model && c.value("type_k", "") + "/" + c.value("type_v", "") == m_config.grid.reference)
+        reference.push_back(rec);
+    }
+    for (std::size_t k = 0; k < t.items.size(); ++k) {
+      const auto& item = t.items[k];
+      if (m_cancel.load()) break;
+      probe::Context ctx{instance->api(), info, m_embedder, &reference};
+      auto t0 = std::chrono::steady_clock::now();
+      auto res = t.probe->run(item, ctx);
+      double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
+      // An interrupted item is not recorded: resume runs it again.
+      if (m_cancel.load()) break;
+      if (res) {
+        auto rec = make_record(cell, *t.probe, item, "ok", wall, r.restarts + 1);
+        rec["response"] = res->response;
+        rec["metrics"] = res->metrics;
+        rec["timings"] = server::to_json(res->timings);
+        if (auto a = m_store.append(rec); !a) {
+          spdlog::error("{}", a.error().message);
+        } else {
+          ++r.items_ok;
+        }
+        m_progress.item_done(cell, t.probe->name(), item.key, "ok", wall);
+        continue;
+      }
+      const core::Error& err = res.error();
+      // Did the server die? A killed server shows up as a connect or read error; give
+      // the kernel a moment to let us reap it before deciding.
+      bool alive = instance->alive();
+      for (int w = 0; alive && w < 10 && (err.kind == core::ErrorKind::connect || err.kind == core::ErrorKind::timeout); ++w) {
+        std::this_thread::sleep_for(Ms(20));
+        alive = instance->alive();
+      }
+      if (!alive) {
+        std::string how = instance->exit_description();
+        if (r.restarts == 0) {
+          m_progress.note(cell.label() + ": server " + how + " during " + t.probe->name() + "/" + item.key +
+                          "; restarting it once");
+          ++r.restarts;
+          instance->stop();
+          instance = start();
+          if (!instance) {
+            r.outcome = "crashed";
+            r.message = "server " + how + "; restart failed: " + r.message;
+            return r;
+          }
+          --k;  // run the same item again
+          continue;
+        }
+        auto rec = make_record(cell, *t.probe, item, "crashed", wall, r.restarts + 1);
+        rec["error"] = err.message;
+        rec["log_tail"] = instance->log_tail(20);
+        (void)m_store.append(rec);
+        ++r.items_failed;
+        m_progress.item_done(cell, t.probe->name(), item.key, "crashed", wall);
+        r.outcome = "crashed";
+        r.message = "server " + how + " again after a restart\n" + instance->log_tail(20);
+        return r;
+      }
+      if (err.kind == core::ErrorKind::timeout) {
+        auto rec = make_record(cell, *t.probe, item, "timeout", wall, r.restarts + 1);
+        rec["error"] = err.message;
+        (void)m_store.append(rec);
+        ++r.items_failed;
+        m_progress.item_done(cell, t.probe->name(), item.key, "timeout", wall);
+        r.outcome = "wedged";
+        r.message = "no answer within " + std::to_string(m_config.server.request_timeout_s) + " s (" + err.message +
+                    "); server killed";
+        instance->stop();
+        return r;
+      }
+      auto rec = make_record(cell, *t.probe, item, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
+      rec["error"] = err.message;
+      if (err.http_status) rec["http_status"] = err.http_status;
+      (void)m_store.append(rec);
+      ++r.items_failed;
+      m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
+    }
+    if (m_cancel.load()) break;
+  }
+  instance->stop();
+  if (m_cancel.load()) r.outcome = "pending";
+  return r;
+}
+
+}  // namespace kvsweep::sweep

@@ -1,0 +1,756 @@
+// The telephone probe and the ApiEmbedder, against a scripted fake server::Api (canned
+// paraphrases; bag-of-letters embeddings) and a fake Embedder.
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/embedder.hpp"
+#include "kvsweep/probe/probe.hpp"
+#include "kvsweep/probe/telephone.hpp"
+#include "kvsweep/server/api.hpp"
+
+namespace {
+
+using kvsweep::core::ErrorKind;
+using kvsweep::core::Expected;
+using kvsweep::core::FatalError;
+using kvsweep::probe::ApiEmbedder;
+using kvsweep::probe::ConfigSite;
+using kvsweep::probe::Context;
+using kvsweep::probe::Embedder;
+using kvsweep::probe::Item;
+using kvsweep::probe::ItemResult;
+using kvsweep::probe::TelephoneProbe;
+using kvsweep::server::CompletionRequest;
+using kvsweep::server::CompletionResponse;
+using nlohmann::json;
+
+constexpr std::string_view prefix = "Paraphrase this to the next agent: ";
+
+/// 26 counts, one per letter a–z (case-folded); everything else ignored.
+std::vector<float> bag_of_letters(const std::string& text) {
+  std::vector<float> v(26, 0.0f);
+  for (char c : text) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (l >= 'a' && l <= 'z') v[static_cast<std::size_t>(l - 'a')] += 1.0f;
+  }
+  return v;
+}
+
+/// The message inside a request made with the default template.
+std::string message_of(const CompletionRequest& r) {
+  std::string content = r.messages.empty() ? r.prompt : r.messages.back().content;
+  if (content.starts_with(prefix)) content.erase(0, prefix.size());
+  return content;
+}
+
+std::string drop_last_word(const std::string& s) {
+  const auto space = s.rfind(' ');
+  return space == std::string::npos ? std::string() : s.substr(0, space);
+}
+
+CompletionResponse answer(std::string content, std::string stop_type = "eos") {
+  CompletionResponse r;
+  r.content = std::move(content);
+  r.stop_type = std::move(stop_type);
+  r.timings.prompt_n = 10;
+  r.timings.cache_n = 4;
+  r.timings.prompt_ms = 1.5;
+  r.timings.predicted_n = 3;
+  r.timings.predicted_ms = 2.25;
+  return r;
+}
+
+/// A server that answers from a script and records every request; embed() gives
+/// bag-of-letters vectors and records every batch.
+class FakeApi final : public kvsweep::server::Api {
+ public:
+  using Script = std::function<Expected<CompletionResponse>(const CompletionRequest&, int call)>;
+
+  FakeApi() = default;
+  explicit FakeApi(Script script) : m_script(std::move(script)) {}
+
+  Expected<CompletionResponse> complete(const CompletionRequest& request) override {
+    requests.push_back(request);
+    return m_script(request, static_cast<int>(requests.size()));
+  }
+  Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override {
+    return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
+  }
+  Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
+    return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
+  }
+  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) override {
+    batches.push_back(inputs);
+    if (embed_error) return std::unexpected(*embed_error);
+    std::vector<std::vector<float>> out;
+    for (const auto& text : inputs) out.push_back(bag_of_letters(text));
+    if (extra_vector) out.push_back(bag_of_letters("x"));
+    if (dimension_override && !out.empty()) out.back().resize(*dimension_override, 1.0f);
+    return out;
+  }
+  std::string describe() const override { return "fake"; }
+
+  int times_embedded(const std::string& text) const {
+    int n = 0;
+    for (const auto& batch : batches) n += static_cast<int>(std::count(batch.begin(), batch.end(), text));
+    return n;
+  }
+
+  std::vector<CompletionRequest> requests;
+  std::vector<std::vector<std::string>> batches;
+  std::optional<kvsweep::core::Error> embed_error;
+  bool extra_vector = false;
+  std::optional<std::size_t> dimension_override;
+
+ private:
+  Script m_script = [](const CompletionRequest& r, int) -> Expected<CompletionResponse> {
+    return answer(drop_last_word(message_of(r)));
+  };
+};
+
+/// An embedder without a server: bag-of-letters, with an error or a zero vector on demand.
+class FakeEmbedder final : public Embedder {
+ public:
+  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& texts) override {
+    ++calls;
+    if (fail_on_call == calls) return kvsweep::core::fail(ErrorKind::connect, "embedding server down");
+    std::vector<std::vector<float>> out;
+    for (const auto& t : texts) {
+      out.push_back(zero_for == t ? std::vector<float>(26, 0.0f) : bag_of_letters(t));
+      if (nan_for == t) out.back()[0] = std::nanf("");
+    }
+    return out;
+  }
+  json describe() const override { return {{"model", "fake"}}; }
+
+  int calls = 0;
+  int fail_on_call = 0;
+  std::string zero_for;
+  std::string nan_for;
+};
+
+ConfigSite site(std::filesystem::path base = {}) { return ConfigSite{"cfg.json", "probes[0]", std::move(base)}; }
+
+TelephoneProbe probe_from(json config) {
+  config["kind"] = "telephone";
+  return TelephoneProbe(kvsweep::probe::parse_telephone_config(config, site()));
+}
+
+/// Runs the first item of `probe` against `api`, embedding through a second fake server.
+struct Harness {
+  FakeApi embedding_server;
+  ApiEmbedder embedder{embedding_server, json{{"model", "bag-of-letters"}}};
+  kvsweep::probe::CellInfo cell;
+
+  Expected<ItemResult> run(TelephoneProbe& probe, FakeApi& api, std::size_t item = 0) {
+    Context ctx{api, cell, &embedder, nullptr};
+    return probe.run(probe.items().at(item), ctx);
+  }
+};
+
+std::string config_error(const json& config, const ConfigSite& where = site()) {
+  try {
+    (void)kvsweep::probe::parse_telephone_config(config, where);
+  } catch (const FatalError& e) {
+    return e.message;
+  }
+  return "(no error)";
+}
+
+const double r2 = std::sqrt(2.0);
+const double r3 = std::sqrt(3.0);
+
+// ---------------------------------------------------------------------------------------
+// Chains
+// ---------------------------------------------------------------------------------------
+
+// "a b c d" → "a b c" → "a b" → "a". With one count per letter, cos(x, y) = |x∩y| / √(|x||y|):
+// to the original 3/√12 = √3/2, 2/√8 = √2/2, 1/√4 = 1/2; to the previous hop √3/2,
+// 2/√6 = √(2/3), 1/√2.
+TEST(TelephoneProbe, ThreeHopChainScoresEveryHopByHand) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.8}});
+  FakeApi api;
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+
+  const json& hops = result->response["hops"];
+  ASSERT_EQ(hops.size(), 3u);
+  EXPECT_EQ(hops[0]["text"], "a b c");
+  EXPECT_EQ(hops[1]["text"], "a b");
+  EXPECT_EQ(hops[2]["text"], "a");
+  EXPECT_NEAR(hops[0]["sim_original"].get<double>(), r3 / 2, 1e-9);
+  EXPECT_NEAR(hops[1]["sim_original"].get<double>(), r2 / 2, 1e-9);
+  EXPECT_NEAR(hops[2]["sim_original"].get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(hops[0]["sim_previous"].get<double>(), r3 / 2, 1e-9);
+  EXPECT_NEAR(hops[1]["sim_previous"].get<double>(), std::sqrt(2.0 / 3.0), 1e-9);
+  EXPECT_NEAR(hops[2]["sim_previous"].get<double>(), 1 / r2, 1e-9);
+  for (const auto& hop : hops) {
+    EXPECT_FALSE(hop["empty"].get<bool>());
+    EXPECT_FALSE(hop["cut"].get<bool>());
+  }
+  EXPECT_EQ(result->response["completed_hops"], 3);
+  EXPECT_FALSE(result->response.contains("failed_at_hop"));
+
+  const json& m = result->metrics;
+  EXPECT_NEAR(m["final_similarity"].get<double>(), 0.5, 1e-9);
+  EXPECT_NEAR(m["mean_similarity"].get<double>(), (r3 / 2 + r2 / 2 + 0.5) / 3, 1e-9);
+  EXPECT_NEAR(m["min_similarity"].get<double>(), 0.5, 1e-9);
+  EXPECT_EQ(m["first_below_threshold"], 2);  // 0.707 < 0.8 at hop 2
+  EXPECT_EQ(m["empty_hops"], 0);
+  EXPECT_EQ(m["cut_hops"], 0);
+
+  // Timings summed over the three hops.
+  EXPECT_EQ(result->timings.prompt_n, 30);
+  EXPECT_EQ(result->timings.cache_n, 12);
+  EXPECT_DOUBLE_EQ(result->timings.prompt_ms, 4.5);
+  EXPECT_EQ(result->timings.predicted_n, 9);
+  EXPECT_DOUBLE_EQ(result->timings.predicted_ms, 6.75);
+
+  // The original went to the embedding server once, each hop's output once.
+  ASSERT_EQ(h.embedding_server.batches.size(), 4u);
+  EXPECT_EQ(h.embedding_server.batches[0], std::vector<std::string>{"a b c d"});
+  EXPECT_EQ(h.embedding_server.batches[3], std::vector<std::string>{"a"});
+}
+
+TEST(TelephoneProbe, NeverBelowThresholdIsHopsPlusOne) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.4}});
+  FakeApi api;
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->metrics["first_below_threshold"], 4);
+}
+
+TEST(TelephoneProbe, IdenticalOutputHasSimilarityOneToPreviousHop) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
+  FakeApi echo([](const CompletionRequest& r, int) -> Expected<CompletionResponse> { return answer(message_of(r)); });
+  Harness h;
+  auto result = h.run(probe, echo);
+  ASSERT_TRUE(result.has_value());
+  for (const auto& hop : result->response["hops"]) {
+    EXPECT_EQ(hop["text"], "a b c d");
+    EXPECT_NEAR(hop["sim_previous"].get<double>(), 1.0, 1e-12);
+    EXPECT_NEAR(hop["sim_original"].get<double>(), 1.0, 1e-12);
+  }
+  EXPECT_EQ(result->metrics["first_below_threshold"], 4);
+  // A message seen again comes from the cache.
+  EXPECT_EQ(h.embedding_server.times_embedded("a b c d"), 1);
+}
+
+TEST(TelephoneProbe, EmptyOutputKeepsPreviousMessageAndIsCounted) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
+  FakeApi api([](const CompletionRequest& r, int call) -> Expected<CompletionResponse> {
+    if (call == 2) return answer(" \n\t");  // whitespace only counts as empty
+    return answer(drop_last_word(message_of(r)));
+  });
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+
+  const json& hops = result->response["hops"];
+  ASSERT_EQ(hops.size(), 3u);
+  EXPECT_TRUE(hops[1]["empty"].get<bool>());
+  EXPECT_EQ(hops[1]["text"], "");
+  EXPECT_NEAR(hops[1]["sim_original"].get<double>(), r3 / 2, 1e-9);  // the kept message "a b c"
+  EXPECT_NEAR(hops[1]["sim_previous"].get<double>(), 1.0, 1e-12);
+  // Hop 3 was asked to paraphrase the kept message.
+  ASSERT_EQ(api.requests.size(), 3u);
+  EXPECT_EQ(message_of(api.requests[2]), "a b c");
+  EXPECT_EQ(hops[2]["text"], "a b");
+  EXPECT_EQ(result->metrics["empty_hops"], 1);
+  EXPECT_EQ(result->response["empty_hops"], 1);
+  EXPECT_NEAR(result->metrics["final_similarity"].get<double>(), r2 / 2, 1e-9);
+}
+
+TEST(TelephoneProbe, EmptyFirstHopKeepsTheOriginal) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {42}}});
+  FakeApi api([](const CompletionRequest& r, int call) -> Expected<CompletionResponse> {
+    if (call == 1) return answer("");
+    return answer(drop_last_word(message_of(r)));
+  });
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_NEAR(result->response["hops"][0]["sim_original"].get<double>(), 1.0, 1e-12);
+  EXPECT_EQ(message_of(api.requests[1]), "a b c d");
+}
+
+TEST(TelephoneProbe, LeadingThinkBlockIsStrippedAndRawKept) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 1}, {"seeds", {42}}});
+  FakeApi api([](const CompletionRequest&, int) -> Expected<CompletionResponse> {
+    return answer("<think>\nlet me think\n</think>\n\na b c\n");
+  });
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value());
+  const json& hop = result->response["hops"][0];
+  EXPECT_EQ(hop["text"], "a b c");
+  EXPECT_EQ(hop["raw"], "<think>\nlet me think\n</think>\n\na b c\n");
+  EXPECT_EQ(h.embedding_server.times_embedded("a b c"), 1);
+}
+
+TEST(TelephoneProbe, StripThinkBlock) {
+  using kvsweep::probe::strip_think_block;
+  EXPECT_EQ(strip_think_block("<think>\n\n</think>\n\nHello."), "Hello.");
+  EXPECT_EQ(strip_think_block("  Hello <think>x</think>"), "Hello <think>x</think>");
+  EXPECT_EQ(strip_think_block("<think>cut off mid-thought"), "");
+  EXPECT_EQ(strip_think_block("\n plain \n"), "plain");
+}
+
+TEST(TelephoneProbe, HopAtTokenLimitIsFlaggedCut) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {42}}});
+  FakeApi api([](const CompletionRequest& r, int call) -> Expected<CompletionResponse> {
+    return answer(drop_last_word(message_of(r)), call == 1 ? "limit" : "eos");
+  });
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(result->response["hops"][0]["cut"].get<bool>());
+  EXPECT_FALSE(result->response["hops"][1]["cut"].get<bool>());
+  EXPECT_EQ(result->metrics["cut_hops"], 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// Failures
+// ---------------------------------------------------------------------------------------
+
+TEST(TelephoneProbe, ErrorAtHopTwoIsRecordedNotScoredAsZero) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.8}});
+  FakeApi api([](const CompletionRequest& r, int call) -> Expected<CompletionResponse> {
+    if (call == 2) return kvsweep::core::fail(ErrorKind::http_status, "500 Internal Server Error", 500);
+    return answer(drop_last_word(message_of(r)));
+  });
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+
+  const json& r = result->response;
+  EXPECT_EQ(r["hops"].size(), 1u);
+  EXPECT_EQ(r["failed_at_hop"], 2);
+  EXPECT_EQ(r["completed_hops"], 1);
+  EXPECT_EQ(r["error"]["kind"], "http_status");
+  EXPECT_EQ(r["error"]["http_status"], 500);
+  EXPECT_NE(r["error"]["message"].get<std::string>().find("500 Internal Server Error"), std::string::npos);
+  EXPECT_EQ(api.requests.size(), 2u);  // the chain stopped
+
+  // Metrics over hop 1 only: nothing is 0.
+  EXPECT_NEAR(result->metrics["final_similarity"].get<double>(), r3 / 2, 1e-9);
+  EXPECT_NEAR(result->metrics["mean_similarity"].get<double>(), r3 / 2, 1e-9);
+  EXPECT_NEAR(result->metrics["min_similarity"].get<double>(), r3 / 2, 1e-9);
+  EXPECT_EQ(result->metrics["first_below_threshold"], 2);  // completed hops + 1
+  EXPECT_EQ(result->timings.prompt_n, 10);
+}
+
+TEST(TelephoneProbe, ErrorAtHopOneFailsTheItem) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
+  FakeApi api([](const CompletionRequest&, int) -> Expected<CompletionResponse> {
+    return kvsweep::core::fail(ErrorKind::http_status, "400 bad request", 400);
+  });
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::http_status);
+  EXPECT_EQ(result.error().http_status, 400);
+  EXPECT_NE(result.error().message.find("hop 1/3"), std::string::npos);
+}
+
+TEST(TelephoneProbe, ConnectAndTimeoutErrorsAreReturnedEvenMidChain) {
+  for (ErrorKind kind : {ErrorKind::connect, ErrorKind::timeout, ErrorKind::cancelled}) {
+    auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
+    FakeApi api([kind](const CompletionRequest& r, int call) -> Expected<CompletionResponse> {
+      if (call == 2) return kvsweep::core::fail(kind, "server gone");
+      return answer(drop_last_word(message_of(r)));
+    });
+    Harness h;
+    auto result = h.run(probe, api);
+    ASSERT_FALSE(result.has_value()) << kvsweep::core::to_string(kind);
+    EXPECT_EQ(result.error().kind, kind);
+    EXPECT_NE(result.error().message.find("hop 2/3: server gone"), std::string::npos);
+  }
+}
+
+TEST(TelephoneProbe, EmbedderFailureFailsTheItem) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
+  FakeApi api;
+  FakeEmbedder embedder;
+  embedder.fail_on_call = 2;  // the first hop's output
+  kvsweep::probe::CellInfo cell;
+  Context ctx{api, cell, &embedder, nullptr};
+  auto result = probe.run(probe.items()[0], ctx);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::connect);
+  EXPECT_NE(result.error().message.find("embedder: embedding server down"), std::string::npos);
+}
+
+TEST(TelephoneProbe, ZeroNormEmbeddingIsAnErrorNotASimilarity) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
+  FakeApi api;
+  FakeEmbedder embedder;
+  embedder.zero_for = "a b";
+  kvsweep::probe::CellInfo cell;
+  Context ctx{api, cell, &embedder, nullptr};
+  auto result = probe.run(probe.items()[0], ctx);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_NE(result.error().message.find("zero-norm"), std::string::npos);
+  EXPECT_NE(result.error().message.find("hop 2/3"), std::string::npos);
+}
+
+TEST(TelephoneProbe, NonFiniteEmbeddingIsAnError) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
+  FakeApi api;
+  FakeEmbedder embedder;
+  embedder.nan_for = "a b c";
+  kvsweep::probe::CellInfo cell;
+  Context ctx{api, cell, &embedder, nullptr};
+  auto result = probe.run(probe.items()[0], ctx);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_NE(result.error().message.find("hop 1/3: cannot score: embedding holds a NaN"), std::string::npos)
+      << result.error().message;
+}
+
+TEST(TelephoneProbe, NoEmbedderIsAnError) {
+  auto probe = probe_from({{"hops", 1}});
+  FakeApi api;
+  kvsweep::probe::CellInfo cell;
+  Context ctx{api, cell, nullptr, nullptr};
+  auto result = probe.run(probe.items()[0], ctx);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::invalid);
+}
+
+// ---------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------
+
+TEST(TelephoneProbe, HopSeedRule) {
+  using kvsweep::probe::telephone_hop_seed;
+  EXPECT_EQ(telephone_hop_seed(42, 1), 42u);
+  EXPECT_EQ(telephone_hop_seed(42, 2), 43u);
+  EXPECT_EQ(telephone_hop_seed(42, 30), 71u);
+  EXPECT_EQ(telephone_hop_seed(0xFFFFFFFEu, 1), 0xFFFFFFFEu);
+  EXPECT_EQ(telephone_hop_seed(0xFFFFFFFEu, 2), 0u);  // skips 0xFFFFFFFF ("random" to llama-server)
+}
+
+TEST(TelephoneProbe, ChatRequestSetsEverySamplingFieldAndPerHopSeed) {
+  auto probe = probe_from({{"texts", {"a b c d"}},
+                           {"hops", 3},
+                           {"seeds", {7, 9}},
+                           {"temperature", 0.5},
+                           {"top_k", 20},
+                           {"top_p", 0.9},
+                           {"min_p", 0.05},
+                           {"max_tokens", 64},
+                           {"system", "Be brief."}});
+  FakeApi api;
+  Harness h;
+  auto result = h.run(probe, api, 1);  // item t0-s9
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  ASSERT_EQ(api.requests.size(), 3u);
+  const std::vector<std::string> messages{"a b c d", "a b c", "a b"};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& r = api.requests[i];
+    EXPECT_EQ(r.seed, 9u + i);
+    EXPECT_EQ(r.n_predict, 64);
+    EXPECT_DOUBLE_EQ(r.temperature, 0.5);
+    EXPECT_EQ(r.top_k, 20);
+    EXPECT_DOUBLE_EQ(r.top_p, 0.9);
+    EXPECT_DOUBLE_EQ(r.min_p, 0.05);
+    EXPECT_EQ(r.n_probs, 0);
+    EXPECT_TRUE(r.cache_prompt);
+    EXPECT_TRUE(r.prompt.empty());
+    ASSERT_EQ(r.messages.size(), 2u);
+    EXPECT_EQ(r.messages[0].role, "system");
+    EXPECT_EQ(r.messages[0].content, "Be brief.");
+    EXPECT_EQ(r.messages[1].role, "user");
+    EXPECT_EQ(r.messages[1].content, "Paraphrase this to the next agent: " + messages[i]);
+    // A JSON boolean: llama-server rejects the string "false".
+    EXPECT_EQ(r.extra, (json{{"chat_template_kwargs", {{"enable_thinking", false}}}}));
+    EXPECT_EQ(result->response["hops"][i]["seed"], r.seed);
+  }
+}
+
+TEST(TelephoneProbe, ChatWithoutSystemOrThinkingSuppression) {
+  auto probe = probe_from({{"texts", {"a b"}}, {"hops", 1}, {"seeds", {42}}, {"suppress_thinking", false}});
+  FakeApi api;
+  Harness h;
+  ASSERT_TRUE(h.run(probe, api).has_value());
+  ASSERT_EQ(api.requests[0].messages.size(), 1u);
+  EXPECT_EQ(api.requests[0].messages[0].role, "user");
+  EXPECT_FALSE(api.requests[0].extra.contains("chat_template_kwargs"));
+}
+
+TEST(TelephoneProbe, RawModeSendsTheRenderedTemplateAsPrompt) {
+  auto probe = probe_from({{"texts", {"a b c"}},
+                           {"hops", 2},
+                           {"seeds", {5}},
+                           {"mode", "raw"},
+                           {"template", "Q: say it again: {message}\nA:"}});
+  FakeApi api([](const CompletionRequest& r, int) -> Expected<CompletionResponse> {
+    const std::string body = r.prompt.substr(std::string("Q: say it again: ").size());
+    return answer(drop_last_word(body.substr(0, body.size() - std::string("\nA:").size())));
+  });
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  ASSERT_EQ(api.requests.size(), 2u);
+  EXPECT_EQ(api.requests[0].prompt, "Q: say it again: a b c\nA:");
+  EXPECT_EQ(api.requests[1].prompt, "Q: say it again: a b\nA:");
+  EXPECT_TRUE(api.requests[0].messages.empty());
+  EXPECT_FALSE(api.requests[0].extra.contains("chat_template_kwargs"));
+  EXPECT_EQ(api.requests[1].seed, 6u);
+}
+
+TEST(TelephoneProbe, TemplateSubstitution) {
+  using kvsweep::probe::render_template;
+  EXPECT_EQ(render_template("<{message}|{message}>", "x"), "<x|x>");
+  EXPECT_EQ(render_template("no placeholder", "x"), "no placeholder");
+  // The message is inserted verbatim, never expanded again.
+  EXPECT_EQ(render_template("A {message}", "{message} {other}"), "A {message} {other}");
+  EXPECT_EQ(render_template("{message}", ""), "");
+}
+
+TEST(TelephoneProbe, PresetsRenderAroundTheMessage) {
+  auto names = kvsweep::probe::telephone_preset_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"published", "perez2025", "mohamed2025"}));
+  for (const auto& name : names) {
+    auto text = kvsweep::probe::telephone_preset(name);
+    ASSERT_TRUE(text.has_value());
+    EXPECT_NE(text->find("{message}"), std::string::npos) << name;
+  }
+  EXPECT_EQ(*kvsweep::probe::telephone_preset("published"), "Paraphrase this to the next agent: {message}");
+
+  auto probe = probe_from({{"texts", {"a b"}}, {"hops", 1}, {"seeds", {42}}, {"preset", "mohamed2025"}});
+  FakeApi api([](const CompletionRequest&, int) -> Expected<CompletionResponse> { return answer("a"); });
+  Harness h;
+  ASSERT_TRUE(h.run(probe, api).has_value());
+  const std::string& content = api.requests[0].messages.back().content;
+  EXPECT_TRUE(content.starts_with("Given a passage, rephrase it")) << content;
+  EXPECT_TRUE(content.ends_with("Rephrase the following text: a b")) << content;
+  EXPECT_EQ(probe.config().preset, "mohamed2025");
+}
+
+// ---------------------------------------------------------------------------------------
+// Config
+// ---------------------------------------------------------------------------------------
+
+TEST(TelephoneConfig, DefaultsReproduceSeed000) {
+  auto config = kvsweep::probe::parse_telephone_config(json{{"kind", "telephone"}}, site());
+  ASSERT_EQ(config.texts.size(), 1u);
+  EXPECT_EQ(config.texts[0], "Step 1: Boil water. Step 2: Add pasta for 8 minutes. Step 3: Drain and serve with sauce.");
+  EXPECT_EQ(config.template_text, "Paraphrase this to the next agent: {message}");
+  EXPECT_EQ(config.hops, 30);
+  EXPECT_DOUBLE_EQ(config.temperature, 0.7);
+  EXPECT_EQ(config.seeds, (std::vector<std::uint32_t>{42, 137, 256, 512, 1024}));
+  EXPECT_EQ(config.max_tokens, 256);
+  EXPECT_EQ(config.mode, kvsweep::probe::TelephoneMode::chat);
+  EXPECT_FALSE(config.system.has_value());
+  EXPECT_TRUE(config.suppress_thinking);
+  EXPECT_DOUBLE_EQ(config.threshold, 0.8);
+  EXPECT_EQ(config.top_k, 40);
+  EXPECT_DOUBLE_EQ(config.top_p, 1.0);
+  EXPECT_DOUBLE_EQ(config.min_p, 0.0);
+  EXPECT_EQ(config.name, "telephone");
+}
+
+TEST(TelephoneConfig, UnknownKeySuggestsTheNearest) {
+  const std::string e = config_error({{"kind", "telephone"}, {"hopz", 3}});
+  EXPECT_NE(e.find("cfg.json: probes[0].hopz: unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find("(did you mean \"hops\"?)"), std::string::npos) << e;
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"temprature", 0.1}}).find("did you mean \"temperature\""),
+            std::string::npos);
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"suppress_think", true}}).find("did you mean \"suppress_thinking\""),
+            std::string::npos);
+  // Nothing close: the valid keys are listed instead.
+  const std::string far = config_error({{"kind", "telephone"}, {"zzzzzzzzzz", 1}});
+  EXPECT_NE(far.find("one of: kind, name, texts"), std::string::npos) << far;
+}
+
+TEST(TelephoneConfig, WrongTypesNameTheKey) {
+  const std::string e = config_error({{"kind", "telephone"}, {"hops", "30"}});
+  EXPECT_NE(e.find("cfg.json: probes[0].hops: expected an integer, got string \"30\""), std::string::npos) << e;
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"hops", 2.5}}).find("probes[0].hops: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"temperature", "hot"}}).find("probes[0].temperature: expected a number"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"texts", "one"}}).find("probes[0].texts: expected an array"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"texts", {"ok", 1}}}).find("probes[0].texts[1]: expected a string"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"suppress_thinking", "false"}})
+                .find("probes[0].suppress_thinking: expected true or false"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"system", 3}}).find("probes[0].system: expected a string"),
+            std::string::npos);
+  EXPECT_NE(config_error({{"kind", "telephone"}, {"seeds", {42, "x"}}}).find("probes[0].seeds[1]"), std::string::npos);
+}
+
+TEST(TelephoneConfig, ValuesOutOfRangeOrInConflict) {
+  auto has = [](const json& config, std::string_view what) {
+    json c = config;
+    c["kind"] = "telephone";
+    const std::string e = config_error(c);
+    return e.find(what) != std::string::npos ? ::testing::AssertionSuccess()
+                                             : ::testing::AssertionFailure() << e;
+  };
+  EXPECT_TRUE(has({{"hops", 0}}, "probes[0].hops: must be between 1"));
+  EXPECT_TRUE(has({{"seeds", json::array()}}, "probes[0].seeds: must hold at least one seed"));
+  EXPECT_TRUE(has({{"seeds", {42, 42}}}, "probes[0].seeds[1]: seed 42 is listed twice"));
+  EXPECT_TRUE(has({{"seeds", {-1}}}, "probes[0].seeds[0]: expected an integer from 0 to 4294967294"));
+  EXPECT_TRUE(has({{"seeds", {4294967295u}}}, "probes[0].seeds[0]"));
+  EXPECT_TRUE(has({{"template", "Paraphrase: {msg}"}}, "probes[0].template: must contain {message}"));
+  EXPECT_TRUE(has({{"template", "{message}"}, {"preset", "published"}}, "not both"));
+  EXPECT_TRUE(has({{"preset", "perez"}}, "probes[0].preset: unknown preset \"perez\" (did you mean \"perez2025\"?)"));
+  EXPECT_TRUE(has({{"mode", "chta"}}, "probes[0].mode: unknown mode \"chta\" (did you mean \"chat\"?)"));
+  EXPECT_TRUE(has({{"mode", "raw"}, {"system", "x"}}, "probes[0].system: applies to \"mode\": \"chat\" only"));
+  EXPECT_TRUE(has({{"top_p", 0.0}}, "probes[0].top_p: must be greater than 0"));
+  EXPECT_TRUE(has({{"threshold", 1.5}}, "probes[0].threshold"));
+  EXPECT_TRUE(has({{"texts", json::array()}}, "probes[0].texts: must hold at least one text"));
+  EXPECT_TRUE(has({{"texts", {""}}}, "probes[0].texts[0]: must not be empty"));
+  EXPECT_TRUE(has({{"texts", {"a"}}, {"texts_file", "t.txt"}}, "not both"));
+  EXPECT_TRUE(has({{"max_tokens", 0}}, "probes[0].max_tokens"));
+  EXPECT_NE(config_error({{"kind", "recall"}}).find("probes[0].kind: expected \"telephone\""), std::string::npos);
+  EXPECT_NE(config_error(json::array()).find("cfg.json: probes[0]: expected a probe object"), std::string::npos);
+}
+
+TEST(TelephoneConfig, TextsFileLinesAndJsonlResolveAgainstBaseDir) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("kvsweep_telephone_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "texts.txt") << "first text\n\n  \nsecond text\r\n";
+    std::ofstream(dir / "texts.jsonl") << "{\"text\": \"one\"}\n\n{\"text\": \"two\", \"id\": 7}\n";
+    std::ofstream(dir / "bad.jsonl") << "{\"text\": \"one\"}\n{\"body\": \"two\"}\n";
+  }
+  auto lines = kvsweep::probe::parse_telephone_config({{"kind", "telephone"}, {"texts_file", "texts.txt"}}, site(dir));
+  EXPECT_EQ(lines.texts, (std::vector<std::string>{"first text", "second text"}));
+  auto jsonl = kvsweep::probe::parse_telephone_config({{"kind", "telephone"}, {"texts_file", "texts.jsonl"}}, site(dir));
+  EXPECT_EQ(jsonl.texts, (std::vector<std::string>{"one", "two"}));
+
+  const std::string bad = config_error({{"kind", "telephone"}, {"texts_file", "bad.jsonl"}}, site(dir));
+  EXPECT_NE(bad.find("probes[0].texts_file: "), std::string::npos) << bad;
+  EXPECT_NE(bad.find("bad.jsonl:2: expected an object with a string \"text\""), std::string::npos) << bad;
+  const std::string missing = config_error({{"kind", "telephone"}, {"texts_file", "nope.txt"}}, site(dir));
+  EXPECT_NE(missing.find("probes[0].texts_file: cannot read " + (dir / "nope.txt").string()), std::string::npos)
+      << missing;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TelephoneProbe, ItemKeysAreStable) {
+  const json config{{"kind", "telephone"}, {"texts", {"first", "second"}}, {"seeds", {42, 137}}, {"name", "tel-a"}};
+  auto a = kvsweep::probe::make_telephone_probe(config, site());
+  auto b = kvsweep::probe::make_telephone_probe(config, site());
+  std::vector<std::string> keys;
+  for (const auto& item : a->items()) keys.push_back(item.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"t0-s42", "t0-s137", "t1-s42", "t1-s137"}));
+  ASSERT_EQ(b->items().size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(a->items()[i].key, b->items()[i].key);
+    EXPECT_EQ(a->items()[i].spec, b->items()[i].spec);
+  }
+  EXPECT_EQ(a->items()[3].spec, (json{{"text", "second"}, {"seed", 137}}));
+  EXPECT_EQ(a->kind(), "telephone");
+  EXPECT_EQ(a->name(), "tel-a");
+  EXPECT_TRUE(a->needs_embedder());
+  EXPECT_GT(a->min_context(), 2 * 256);
+}
+
+TEST(TelephoneProbe, MetricsAndTheirDirections) {
+  auto probe = probe_from({});
+  std::vector<std::pair<std::string, bool>> got;
+  for (const auto& m : probe.metrics()) got.emplace_back(m.name, m.higher_is_better);
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, bool>>{{"final_similarity", true},
+                                                            {"mean_similarity", true},
+                                                            {"min_similarity", true},
+                                                            {"first_below_threshold", true},
+                                                            {"empty_hops", false},
+                                                            {"cut_hops", false}}));
+}
+
+// ---------------------------------------------------------------------------------------
+// ApiEmbedder
+// ---------------------------------------------------------------------------------------
+
+TEST(ApiEmbedder, OriginalTextIsEmbeddedOncePerRun) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {42, 137}}});
+  FakeApi api;
+  Harness h;
+  ASSERT_TRUE(h.run(probe, api, 0).has_value());
+  ASSERT_TRUE(h.run(probe, api, 1).has_value());
+  EXPECT_EQ(h.embedding_server.times_embedded("a b c d"), 1);
+  EXPECT_GE(h.embedder.cache_hits(), 1u);
+}
+
+TEST(ApiEmbedder, BatchesDistinctMissesInOrderAndDescribes) {
+  FakeApi server;
+  ApiEmbedder embedder(server, json{{"model", "/m/embed.gguf"}, {"sha256", "abc"}, {"backend", "llama-server"}});
+  auto first = embedder.embed({"ab", "b", "ab"});
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(server.batches.size(), 1u);
+  EXPECT_EQ(server.batches[0], (std::vector<std::string>{"ab", "b"}));
+  ASSERT_EQ(first->size(), 3u);
+  EXPECT_EQ((*first)[0], bag_of_letters("ab"));
+  EXPECT_EQ((*first)[1], bag_of_letters("b"));
+  EXPECT_EQ((*first)[2], bag_of_letters("ab"));
+
+  auto second = embedder.embed({"b", "c"});
+  ASSERT_TRUE(second.has_value());
+  ASSERT_EQ(server.batches.size(), 2u);
+  EXPECT_EQ(server.batches[1], std::vector<std::string>{"c"});
+  EXPECT_EQ((*second)[0], bag_of_letters("b"));
+  EXPECT_EQ(embedder.requests_sent(), 2u);
+  EXPECT_EQ(embedder.texts_sent(), 3u);
+  EXPECT_EQ(embedder.describe()["sha256"], "abc");
+}
+
+TEST(ApiEmbedder, TextAskedForTwiceSurvivesAStreamOfOneOffs) {
+  FakeApi server;
+  ApiEmbedder embedder(server, json::object(), /*capacity=*/8);  // 2 protected, 6 probation
+  ASSERT_TRUE(embedder.embed({"original"}).has_value());
+  ASSERT_TRUE(embedder.embed({"original"}).has_value());  // promoted
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(embedder.embed({"hop " + std::to_string(i)}).has_value());
+  ASSERT_TRUE(embedder.embed({"original"}).has_value());
+  EXPECT_EQ(server.times_embedded("original"), 1);
+  EXPECT_LE(embedder.cached(), 8u);
+  // A one-off from long ago was evicted and is fetched again.
+  ASSERT_TRUE(embedder.embed({"hop 0"}).has_value());
+  EXPECT_EQ(server.times_embedded("hop 0"), 2);
+}
+
+TEST(ApiEmbedder, ServerErrorsAndMalformedRepliesAreErrors) {
+  FakeApi server;
+  ApiEmbedder embedder(server, json::object());
+  server.embed_error = kvsweep::core::Error{ErrorKind::connect, "refused", 0};
+  auto down = embedder.embed({"a"});
+  ASSERT_FALSE(down.has_value());
+  EXPECT_EQ(down.error().kind, ErrorKind::connect);
+  server.embed_error.reset();
+
+  server.extra_vector = true;
+  auto too_many = embedder.embed({"a"});
+  ASSERT_FALSE(too_many.has_value());
+  EXPECT_EQ(too_many.error().kind, ErrorKind::parse);
+  server.extra_vector = false;
+
+  ASSERT_TRUE(embedder.embed({"a"}).has_value());  // 26 dimensions from now on
+  server.dimension_override = 10;
+  auto other_dims = embedder.embed({"b"});
+  ASSERT_FALSE(other_dims.has_value());
+  EXPECT_NE(other_dims.error().message.find("10 dimensions after 26"), std::string::npos);
+  EXPECT_EQ(embedder.cached(), 1u);  // nothing from a bad reply is cached
+}
+
+}  // namespace

@@ -1,0 +1,247 @@
+#include "kvsweep/model/tiny_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "kvsweep/model/gguf.hpp"
+
+namespace kvsweep::model {
+namespace {
+
+constexpr std::uint32_t fake_vocab_size = 64;
+
+std::filesystem::path temp_file(const std::string& suffix) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::filesystem::path(::testing::TempDir()) /
+         (std::string("kvsweep_") + info->test_suite_name() + "_" + info->name() + suffix);
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string content(static_cast<std::size_t>(std::filesystem::file_size(path)), '\0');
+  in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  return content;
+}
+
+/// A vocab GGUF shaped like ggml-vocab-llama-spm.gguf (metadata only), with a 64-token vocabulary.
+GgufFile fake_vocab() {
+  Array tokens{ValueType::string, {}};
+  Array scores{ValueType::f32, {}};
+  Array types{ValueType::i32, {}};
+  for (std::uint32_t i = 0; i < fake_vocab_size; ++i) {
+    tokens.items.push_back(Value::of_string(i == 0 ? "<unk>" : "tok" + std::to_string(i)));
+    scores.items.push_back(Value::of_f32(-static_cast<float>(i)));
+    types.items.push_back(Value::of_i32(i < 3 ? 3 : 1));
+  }
+  GgufFile file;
+  file.kvs = {
+      {"general.architecture", Value::of_string("llama")},
+      {"llama.embedding_length", Value::of_u32(4096)},  // must not leak into the tiny model
+      {"tokenizer.ggml.model", Value::of_string("llama")},
+      {"tokenizer.ggml.tokens", Value::of_array(std::move(tokens))},
+      {"tokenizer.ggml.scores", Value::of_array(std::move(scores))},
+      {"tokenizer.ggml.token_type", Value::of_array(std::move(types))},
+      {"tokenizer.ggml.bos_token_id", Value::of_u32(1)},
+      {"tokenizer.ggml.add_bos_token", Value::of_bool(true)},
+  };
+  return file;
+}
+
+class TinyModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_vocab = temp_file(".vocab.gguf");
+    auto written = write_gguf(m_vocab, fake_vocab(), nullptr);
+    ASSERT_TRUE(written) << written.error().message;
+  }
+  void TearDown() override {
+    std::filesystem::remove(m_vocab);
+    for (const auto& p : m_outputs) {
+      std::filesystem::remove(p);
+    }
+  }
+
+  // Writes a tiny model with `seed` and returns its bytes.
+  std::string build(std::uint64_t seed, const std::string& suffix, std::uint32_t context_length = 131072) {
+    const auto out = temp_file(suffix);
+    m_outputs.push_back(out);
+    TinyModelOptions opts;
+    opts.seed = seed;
+    opts.vocab = m_vocab;
+    opts.context_length = context_length;
+    auto written = write_tiny_model(out, opts);
+    EXPECT_TRUE(written) << written.error().message;
+    return slurp(out);
+  }
+
+  std::filesystem::path m_vocab;
+  std::vector<std::filesystem::path> m_outputs;
+};
+
+std::optional<std::uint32_t> u32_of(const GgufFile& file, std::string_view key) {
+  const Value* v = file.find(key);
+  if (v == nullptr || v->type() != ValueType::u32) {
+    return std::nullopt;
+  }
+  return std::get<std::uint32_t>(v->data);
+}
+
+const TensorInfo* tensor_named(const GgufFile& file, std::string_view name) {
+  for (const TensorInfo& t : file.tensors) {
+    if (t.name == name) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+TEST_F(TinyModelTest, SameSeedSameBytes) {
+  const std::string a = build(1, ".a.gguf");
+  const std::string b = build(1, ".b.gguf");
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b);
+}
+
+TEST_F(TinyModelTest, OtherSeedOtherWeights) {
+  const std::string a = build(1, ".a.gguf");
+  const std::string b = build(2, ".b.gguf");
+  ASSERT_EQ(a.size(), b.size());
+  auto meta = read_gguf(m_outputs[0]);
+  ASSERT_TRUE(meta) << meta.error().message;
+  // Not only the header: every random tensor's data differs between seeds.
+  for (const TensorInfo& t : meta->tensors) {
+    if (t.name.find("norm") != std::string::npos) {
+      continue;
+    }
+    const auto bytes = tensor_bytes(t.type, t.shape).value();
+    const auto at = meta->data_offset + t.offset;
+    EXPECT_NE(a.compare(at, bytes, b, at, bytes), 0) << t.name;
+  }
+}
+
+TEST_F(TinyModelTest, MetadataDescribesA2LayerGqaLlama) {
+  build(7, ".gguf", 4096);
+  auto meta = read_gguf(m_outputs[0]);
+  ASSERT_TRUE(meta) << meta.error().message;
+  EXPECT_EQ(meta->alignment, 32u);
+  EXPECT_EQ(meta->find("general.architecture")->data, Value::of_string("llama").data);
+  EXPECT_EQ(u32_of(*meta, "general.alignment"), 32u);
+  EXPECT_EQ(u32_of(*meta, "llama.block_count"), 2u);
+  EXPECT_EQ(u32_of(*meta, "llama.embedding_length"), 256u);
+  EXPECT_EQ(u32_of(*meta, "llama.attention.head_count"), 4u);
+  EXPECT_EQ(u32_of(*meta, "llama.attention.head_count_kv"), 2u);
+  EXPECT_EQ(u32_of(*meta, "llama.rope.dimension_count"), 64u);
+  EXPECT_EQ(u32_of(*meta, "llama.context_length"), 4096u);
+  EXPECT_EQ(u32_of(*meta, "llama.vocab_size"), fake_vocab_size);
+  EXPECT_EQ(meta->find("llama.attention.layer_norm_rms_epsilon")->data, Value::of_f32(1e-5f).data);
+  EXPECT_EQ(meta->find("llama.rope.freq_base")->data, Value::of_f32(10000.0f).data);
+
+  // Every tokenizer.* key is copied verbatim, in order; nothing else from the vocab file.
+  const GgufFile vocab = fake_vocab();
+  std::vector<KeyValue> copied;
+  for (const KeyValue& kv : meta->kvs) {
+    if (kv.key.starts_with("tokenizer.")) {
+      copied.push_back(kv);
+    }
+  }
+  EXPECT_EQ(copied, std::vector<KeyValue>(vocab.kvs.begin() + 2, vocab.kvs.end()));
+}
+
+TEST_F(TinyModelTest, TensorShapesFollowGgmlOrder) {
+  build(1, ".gguf");
+  auto meta = read_gguf(m_outputs[0]);
+  ASSERT_TRUE(meta) << meta.error().message;
+  EXPECT_EQ(meta->tensors.size(), 3u + 2u * 9u);
+  const auto shape = [&](std::string_view name) {
+    const TensorInfo* t = tensor_named(*meta, name);
+    return t != nullptr ? t->shape : std::vector<std::uint64_t>{};
+  };
+  using Shape = std::vector<std::uint64_t>;
+  EXPECT_EQ(shape("token_embd.weight"), (Shape{256, fake_vocab_size}));
+  EXPECT_EQ(shape("output.weight"), (Shape{256, fake_vocab_size}));
+  EXPECT_EQ(shape("output_norm.weight"), (Shape{256}));
+  for (const std::string p : {"blk.0.", "blk.1."}) {
+    EXPECT_EQ(shape(p + "attn_norm.weight"), (Shape{256}));
+    EXPECT_EQ(shape(p + "attn_q.weight"), (Shape{256, 256}));
+    EXPECT_EQ(shape(p + "attn_k.weight"), (Shape{256, 128}));  // 2 KV heads x 64
+    EXPECT_EQ(shape(p + "attn_v.weight"), (Shape{256, 128}));
+    EXPECT_EQ(shape(p + "attn_output.weight"), (Shape{256, 256}));
+    EXPECT_EQ(shape(p + "ffn_norm.weight"), (Shape{256}));
+    EXPECT_EQ(shape(p + "ffn_gate.weight"), (Shape{256, 512}));
+    EXPECT_EQ(shape(p + "ffn_up.weight"), (Shape{256, 512}));
+    EXPECT_EQ(shape(p + "ffn_down.weight"), (Shape{512, 256}));
+  }
+  // Norms are f32 ones.
+  const TensorInfo* norm = tensor_named(*meta, "output_norm.weight");
+  ASSERT_NE(norm, nullptr);
+  EXPECT_EQ(norm->type, TensorType::f32);
+  const std::string content = slurp(m_outputs[0]);
+  float first = 0.0f;
+  std::memcpy(&first, content.data() + meta->data_offset + norm->offset, sizeof first);
+  EXPECT_EQ(first, 1.0f);
+}
+
+TEST_F(TinyModelTest, WeightsArePortable) {
+  // The generator is our own splitmix64 + exact float arithmetic, so these bytes hold on any
+  // platform; if they change, every published demo number changes with them.
+  const std::string content = build(1, ".gguf");
+  auto meta = read_gguf(m_outputs[0]);
+  ASSERT_TRUE(meta) << meta.error().message;
+  const TensorInfo* embd = tensor_named(*meta, "token_embd.weight");
+  ASSERT_NE(embd, nullptr);
+  EXPECT_EQ(embd->type, TensorType::f16);
+  const std::string first = content.substr(meta->data_offset + embd->offset, 8);
+  EXPECT_EQ(first, std::string("GOLDEN", 6));
+}
+
+TEST_F(TinyModelTest, VocabWithoutTokensIsAnError) {
+  GgufFile bad;
+  bad.kvs = {{"tokenizer.ggml.model", Value::of_string("llama")}};
+  ASSERT_TRUE(write_gguf(m_vocab, bad, nullptr));
+  TinyModelOptions opts;
+  opts.vocab = m_vocab;
+  auto r = write_tiny_model(temp_file(".gguf"), opts);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, core::ErrorKind::parse);
+  EXPECT_NE(r.error().message.find("tokenizer.ggml.tokens"), std::string::npos);
+}
+
+TEST_F(TinyModelTest, MissingVocabNamesThePath) {
+  TinyModelOptions opts;
+  opts.vocab = temp_file(".missing.gguf");
+  auto r = write_tiny_model(temp_file(".gguf"), opts);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, core::ErrorKind::io);
+  EXPECT_NE(r.error().message.find(".missing.gguf"), std::string::npos);
+}
+
+TEST(TinyModelVocabPath, FollowsEnvironment) {
+  const char* saved = std::getenv("KVSWEEP_LLAMA_SRC");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  ::setenv("KVSWEEP_LLAMA_SRC", "/opt/llama", 1);
+  EXPECT_EQ(default_vocab_path(), std::filesystem::path("/opt/llama/models/ggml-vocab-llama-spm.gguf"));
+  ::unsetenv("KVSWEEP_LLAMA_SRC");
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string xdg_value = xdg != nullptr ? xdg : "";
+  ::setenv("XDG_CACHE_HOME", "/var/cache", 1);
+  EXPECT_EQ(default_vocab_path(),
+            std::filesystem::path("/var/cache/kvsweep/llama.cpp-de3ff81/src/models/ggml-vocab-llama-spm.gguf"));
+  if (xdg != nullptr) {
+    ::setenv("XDG_CACHE_HOME", xdg_value.c_str(), 1);
+  } else {
+    ::unsetenv("XDG_CACHE_HOME");
+  }
+  if (saved != nullptr) {
+    ::setenv("KVSWEEP_LLAMA_SRC", saved_value.c_str(), 1);
+  }
+}
+
+}  // namespace
+}  // namespace kvsweep::model
