@@ -5,6 +5,7 @@ namespace kvsweep::cli {
 void register_commands(CLI::App& app, Commands& commands) {
   register_run(app, commands);
   register_tiny_model(app, commands);
+  register_report(app, commands);
   register_pending(app, commands);
 }
 

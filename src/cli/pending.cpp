@@ -13,8 +13,6 @@ void register_pending(CLI::App& app, Commands& commands) {
     const char* issue;
   };
   static const Pending pending[] = {
-      {"report", "Write grids, Markdown, CSV, JSON and SVG for a run (not built yet)", "issue 7"},
-      {"compare", "Compare a run with a baseline; exit 1 on regression (not built yet)", "issue 7"},
       {"merge", "Join shard run directories into one (not built yet)", "issue 9"},
       {"corpus", "Generate corpora, e.g. `corpus random-bodies` (not built yet)", "issue 5"},
       {"extract", "List named functions with their body lines (not built yet)", "issue 5"},

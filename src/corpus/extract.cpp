@@ -426,6 +426,7 @@ class JsLexer {
     if (js_ident_start(c)) {
       const int line = m_line;
       const std::size_t start = m_pos;
+      advance();  // the first character may be `#` (a private name), which js_ident_char refuses
       while (m_pos < m_src.size() && js_ident_char(at())) advance();
       return push(JsKind::ident, std::string(m_src.substr(start, m_pos - start)), line);
     }
@@ -572,6 +573,21 @@ class JsScanner {
         }
       }
     }
+    // A class body is the first `{` after `class` inside the same brackets (an `extends`
+    // expression keeps its own braces inside parentheses).
+    m_class_body.assign(m_tok.size(), false);
+    for (std::size_t i = 0; i < m_tok.size(); ++i) {
+      if (m_tok[i].kind != JsKind::ident || m_tok[i].text != "class") continue;
+      if (i > 0 && (is_punct(m_tok[i - 1], ".") || is_punct(m_tok[i - 1], "?."))) continue;
+      if (i + 1 < m_tok.size() && is_punct(m_tok[i + 1], ":")) continue;
+      for (std::size_t j = i + 1; j < m_tok.size(); ++j) {
+        if (m_parent[j] == m_parent[i] && is_punct(m_tok[j], "{")) {
+          m_class_body[j] = true;
+          break;
+        }
+        if (m_parent[j] == m_parent[i] && (is_punct(m_tok[j], ";") || is_punct(m_tok[j], "}"))) break;
+      }
+    }
   }
 
   struct Found {
@@ -604,10 +620,20 @@ class JsScanner {
   bool punct_at(long i, std::string_view p) const { return tok(i) != nullptr && is_punct(*tok(i), p); }
   bool ident_at(long i) const { return tok(i) != nullptr && tok(i)->kind == JsKind::ident; }
 
-  // The name esprima's walk would hand down to a function starting at token s.
-  std::string hint_before(long s) const {
+  // The name esprima's walk would hand down to a function spanning tokens s..end.
+  std::string hint_before(long s, long end) const {
     const JsToken* t = tok(s - 1);
     if (t == nullptr) return {};
+    // `x = (function () {…})`: esprima has no node for parentheses, so the function is still
+    // the direct child — unless the parenthesised function is called or used further.
+    if (is_punct(*t, "(") && m_match[static_cast<std::size_t>(s - 1)] == end + 1) {
+      const JsToken* after = tok(end + 2);
+      const bool ends_expression = after == nullptr || is_punct(*after, ";") || is_punct(*after, ",") ||
+                                   is_punct(*after, ")") || is_punct(*after, "]") || is_punct(*after, "}") ||
+                                   (after->line > m_tok[static_cast<std::size_t>(end + 1)].line &&
+                                    after->kind != JsKind::punct && after->kind != JsKind::templ);
+      return ends_expression ? hint_before(s - 1, end + 1) : std::string();
+    }
     if (is_assign_op(*t)) {
       // A default value in a parameter list is an AssignmentPattern: no name.
       const int parent = m_parent[static_cast<std::size_t>(s - 1)];
@@ -615,6 +641,8 @@ class JsScanner {
         const long close = m_match[static_cast<std::size_t>(parent)];
         if (close >= 0 && (punct_at(close + 1, "{") || punct_at(close + 1, "=>"))) return {};
       }
+      // A class field (`x = () => {…}`) is a PropertyDefinition, which esprima's walk does not name.
+      if (is_class_body(m_parent[static_cast<std::size_t>(s - 1)])) return {};
       if (ident_at(s - 2) && !is_js_keyword(tok(s - 2)->text)) return tok(s - 2)->text;
       // a[b] = … : a computed member whose property is an identifier.
       if (punct_at(s - 2, "]") && ident_at(s - 3) && punct_at(s - 4, "[")) return tok(s - 3)->text;
@@ -653,38 +681,52 @@ class JsScanner {
     if (!punct_at(p, "(")) return;
     const int close = m_match[static_cast<std::size_t>(p)];
     if (close < 0) return;
-    if (name.empty()) name = hint_before(start);
+    if (name.empty() && punct_at(close + 1, "{")) name = hint_before(start, m_match[static_cast<std::size_t>(close + 1)]);
     emit(std::move(name), start, close + 1, found);
   }
 
   // `key(params) {` in a class body or object literal: a method named by its key.
   void method_at(std::size_t i, std::vector<Found>& found) {
-    const long k = static_cast<long>(i) - 1;
+    const int close = m_match[i];
+    if (close < 0 || !punct_at(close + 1, "{")) return;
+    long k = static_cast<long>(i) - 1;  // the key's first token
     const JsToken* key = tok(k);
     if (key == nullptr) return;
+    std::string name;
     if (key->kind == JsKind::ident) {
       static const std::unordered_set<std::string_view> not_methods = {
           "if",   "for",    "while", "switch", "catch",  "with",  "function", "return", "typeof",
           "new",  "delete", "void",  "throw",  "await",  "yield", "super",    "import", "do",
           "else", "try",    "finally", "in",   "of",     "instanceof", "async"};
       if (not_methods.contains(key->text)) return;
-    } else if (key->kind != JsKind::string && key->kind != JsKind::number) {
+      name = key->text;
+    } else if (key->kind == JsKind::string || key->kind == JsKind::number) {
+      name = key->text;
+    } else if (is_punct(*key, "]") && ident_at(k - 1) && punct_at(k - 2, "[")) {
+      name = tok(k - 1)->text;  // [key]() {…}: a computed key that is an identifier
+      k -= 2;
+    } else {
       return;
     }
-    const int close = m_match[i];
-    if (close < 0 || !punct_at(close + 1, "{")) return;
     long before = k - 1;
     while (before >= 0 && ((ident_at(before) && (tok(before)->text == "async" || tok(before)->text == "get" ||
                                                   tok(before)->text == "set" || tok(before)->text == "static")) ||
                            punct_at(before, "*"))) {
       --before;
     }
-    if (before >= 0 && !(punct_at(before, "{") || punct_at(before, ",") || punct_at(before, ";") ||
-                         punct_at(before, "}"))) {
-      return;
-    }
     if (before < 0) return;
-    emit(key_name(*key), k, close + 1, found);
+    const bool in_class = is_class_body(m_parent[static_cast<std::size_t>(k)]);
+    const bool member_start =
+        punct_at(before, "{") || (!in_class && punct_at(before, ",")) ||
+        (in_class && (punct_at(before, ";") || punct_at(before, "}") || tok(before)->line < tok(k)->line));
+    if (!member_start) return;
+    // esprima names methods by Identifier keys only: a #private key (PrivateIdentifier) is not one.
+    if (name.starts_with("#")) name.clear();
+    emit(std::move(name), k, close + 1, found);
+  }
+
+  bool is_class_body(int brace) const {
+    return brace >= 0 && m_class_body[static_cast<std::size_t>(brace)];
   }
 
   // `(params) => {` or `x => {`, optionally `async`, named by what it is assigned to.
@@ -698,12 +740,14 @@ class JsScanner {
     }
     if (start < 0) return;
     if (ident_at(start - 1) && tok(start - 1)->text == "async") --start;
-    emit(hint_before(start), start, arrow + 1, found);
+    if (!punct_at(arrow + 1, "{")) return;
+    emit(hint_before(start, m_match[static_cast<std::size_t>(arrow + 1)]), start, arrow + 1, found);
   }
 
   std::vector<JsToken> m_tok;
   std::vector<int> m_match;
   std::vector<int> m_parent;
+  std::vector<bool> m_class_body;  // per token: a `{` that opens a class body
 };
 
 }  // namespace

@@ -506,30 +506,40 @@ core::Expected<void> write_gguf(const std::filesystem::path& path, GgufFile file
   if (!out) {
     return core::fail(core::ErrorKind::io, path.string() + ": cannot open for writing");
   }
-  out.write(header->data(), static_cast<std::streamsize>(header->size()));
-
-  std::string data;
-  for (std::size_t i = 0; i < file.tensors.size(); ++i) {
-    const TensorInfo& info = file.tensors[i];
-    const std::uint64_t expected = *tensor_bytes(info.type, info.shape);  // checked by encode_header
-    data.clear();
-    data.reserve(static_cast<std::size_t>(pad_to(expected, file.alignment)));
-    if (fill) {
-      fill(i, data);
+  // Large writes (whole tensors) go straight through the stream buffer.
+  const auto write_all = [&]() -> core::Expected<void> {
+    out.write(header->data(), static_cast<std::streamsize>(header->size()));
+    std::string data;
+    for (std::size_t i = 0; i < file.tensors.size() && out; ++i) {
+      const TensorInfo& info = file.tensors[i];
+      const std::uint64_t expected = *tensor_bytes(info.type, info.shape);  // checked by encode_header
+      data.clear();
+      data.reserve(static_cast<std::size_t>(pad_to(expected, file.alignment)));
+      if (fill) {
+        fill(i, data);
+      }
+      if (data.size() != expected) {
+        return core::fail(core::ErrorKind::invalid, "gguf: tensor " + info.name + " got " +
+                                                        std::to_string(data.size()) + " bytes, expected " +
+                                                        std::to_string(expected));
+      }
+      data.resize(static_cast<std::size_t>(pad_to(expected, file.alignment)), '\0');
+      out.write(data.data(), static_cast<std::streamsize>(data.size()));
     }
-    if (data.size() != expected) {
-      return core::fail(core::ErrorKind::invalid, "gguf: tensor " + info.name + " got " +
-                                                      std::to_string(data.size()) + " bytes, expected " +
-                                                      std::to_string(expected));
+    out.flush();
+    if (!out) {
+      return core::fail(core::ErrorKind::io, path.string() + ": write failed");
     }
-    data.resize(static_cast<std::size_t>(pad_to(expected, file.alignment)), '\0');
-    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    return {};
+  };
+  auto written = write_all();
+  if (!written) {
+    // Leave no half-written model behind for a later run to load.
+    out.close();
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);
   }
-  out.flush();
-  if (!out) {
-    return core::fail(core::ErrorKind::io, path.string() + ": write failed");
-  }
-  return {};
+  return written;
 }
 
 }  // namespace kvsweep::model

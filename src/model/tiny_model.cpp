@@ -27,15 +27,18 @@ constexpr float rope_freq_base = 10000.0f;
 constexpr std::uint32_t file_type_mostly_f16 = 1;  // llama_ftype LLAMA_FTYPE_MOSTLY_F16
 
 // Standard deviation of each weight, as a multiple of 1/sqrt(fan_in) (the embedding: absolute).
-// Tuned by hand against llama-server so that greedy text is the same for f32/f16/bf16/q8_0 KV
-// caches but changes with a q4_0 K cache: sharp attention (q·k) makes K errors matter, and
-// large output logits give the argmax a margin the small errors do not cross.
+// Tuned by hand against llama-server de3ff81 with seed 1: greedy text for "Once upon a time"
+// (32 tokens) is the same for f32/f16/bf16/q8_0 KV caches and changes with a q4_0 K cache.
+// q·k sets how sharp attention is (how much K errors move it); attn_out sets attention's share of
+// the residual stream. The output gain only scales the logits (margins and errors alike), so it
+// sets how peaked the distribution is, not whether the argmax flips. Flip rates are linear in the
+// cache error, so the gradient is a property of this seed and prompt, not a guarantee for others.
 struct Gains {
   float embedding = 1.0f;
-  float q = 2.0f;
-  float k = 2.0f;
+  float q = 1.4f;
+  float k = 1.4f;
   float v = 1.0f;
-  float attn_out = 1.0f;
+  float attn_out = 0.5f;
   float ffn = 1.0f;
   float output = 4.0f;
 };
@@ -229,7 +232,6 @@ core::Expected<void> write_tiny_model(const std::filesystem::path& out, const Ti
       {"general.name", Value::of_string("kvsweep-tiny")},
       u32_kv("general.alignment", gguf_default_alignment),
       u32_kv("general.file_type", file_type_mostly_f16),
-      {"general.seed", Value::of_u64(opts.seed)},
       u32_kv("llama.vocab_size", static_cast<std::uint32_t>(n_vocab)),
       u32_kv("llama.context_length", opts.context_length),
       u32_kv("llama.embedding_length", n_embd),
@@ -240,6 +242,7 @@ core::Expected<void> write_tiny_model(const std::filesystem::path& out, const Ti
       u32_kv("llama.rope.dimension_count", head_dim),
       f32_kv("llama.attention.layer_norm_rms_epsilon", rms_eps),
       f32_kv("llama.rope.freq_base", rope_freq_base),
+      {"kvsweep.tiny_model.seed", Value::of_u64(opts.seed)},  // provenance; llama.cpp ignores it
   };
   for (KeyValue& kv : vocab->kvs) {
     if (kv.key.starts_with("tokenizer.")) {

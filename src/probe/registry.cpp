@@ -2,6 +2,8 @@
 
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/probe/complete.hpp"
+#include "kvsweep/probe/divergence.hpp"
+#include "kvsweep/probe/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/telephone.hpp"
 
@@ -16,6 +18,8 @@ struct Entry {
 const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {"complete", &make_complete_probe},
+      {"divergence", &make_divergence_probe},
+      {"kld", &make_kld_probe},
       {"telephone", &make_telephone_probe},
   };
   return entries;

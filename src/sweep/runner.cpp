@@ -245,7 +245,16 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     }
   }
 
-  probe::CellInfo info{cell.model, cell.type_k, cell.type_v, cell.is_reference, spec.n_ctx};
+  probe::CellInfo info;
+  info.model = cell.model;
+  info.model_path = cell.model_path;
+  info.type_k = cell.type_k;
+  info.type_v = cell.type_v;
+  info.is_reference = cell.is_reference;
+  info.n_ctx = spec.n_ctx;
+  info.server_args = m_config.server.args;
+  info.run_dir = m_store.dir();
+  info.log_path = spec.log_path;
   r.outcome = "ok";
   for (auto& t : todo) {
     // The reference cell's ok records for this probe (for probes comparing against it).

@@ -33,7 +33,11 @@ std::string slurp(const std::filesystem::path& path) {
   return content;
 }
 
-Value array_of(ValueType type, std::vector<Value> items) { return Value::of_array(Array{type, std::move(items)}); }
+Value array_of(ValueType type, std::vector<Value> items) {
+  return Value::of_array(Array{type, std::move(items)});
+}
+
+Value u16(std::uint16_t v) { return Value{Value::Data{std::in_place_index<2>, v}}; }
 
 TEST(GgufEncoding, StringKvMatchesByteTable) {
   std::string out;
@@ -57,8 +61,7 @@ TEST(GgufEncoding, ScalarsAreLittleEndian) {
 
 TEST(GgufEncoding, ArraysMatchByteTable) {
   std::string out;
-  append_kv(out, {"k", array_of(ValueType::u16, {Value{Value::Data{std::in_place_index<2>, std::uint16_t{1}}},
-                                                  Value{Value::Data{std::in_place_index<2>, std::uint16_t{0x0203}}}})});
+  append_kv(out, {"k", array_of(ValueType::u16, {u16(1), u16(0x0203)})});
   append_value(out, array_of(ValueType::string, {Value::of_string("a"), Value::of_string("")}));
   EXPECT_EQ(out, bytes({1, 0, 0, 0, 0, 0, 0, 0, 'k',  // key
                         9, 0, 0, 0,                   // type: array
@@ -105,7 +108,8 @@ TEST(GgufParse, RejectsBadMagicTruncationAndBadAlignment) {
   }
   {
     // Claims one kv whose string value is longer than the file.
-    std::istringstream in(bytes({'G', 'G', 'U', 'F', 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
+    std::istringstream in(bytes({'G', 'G', 'U', 'F', 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                 1, 0, 0, 0, 0, 0, 0, 0,
                                  1, 0, 0, 0, 0, 0, 0, 0, 's', 8, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 0, 0, 0}));
     auto r = parse_gguf(in);
     ASSERT_FALSE(r);
@@ -118,7 +122,8 @@ TEST(GgufParse, RejectsBadMagicTruncationAndBadAlignment) {
     EXPECT_FALSE(encode_header(file));
   }
   {
-    std::istringstream in(bytes({'G', 'G', 'U', 'F', 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+    std::istringstream in(bytes({'G', 'G', 'U', 'F', 2, 0, 0, 0,  // version 2
+                                 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
     auto r = parse_gguf(in);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().kind, core::ErrorKind::unsupported);
@@ -192,7 +197,7 @@ TEST(GgufRoundTrip, FillWithWrongSizeFails) {
   auto written = write_gguf(path, file, [](std::size_t, std::string& out) { out.append(15, 'x'); });
   ASSERT_FALSE(written);
   EXPECT_EQ(written.error().kind, core::ErrorKind::invalid);
-  std::filesystem::remove(path);
+  EXPECT_FALSE(std::filesystem::exists(path));  // no half-written file left behind
 }
 
 TEST(GgufRoundTrip, MissingFileIsIoError) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -198,7 +201,49 @@ TEST_F(TinyModelTest, WeightsArePortable) {
   ASSERT_NE(embd, nullptr);
   EXPECT_EQ(embd->type, TensorType::f16);
   const std::string first = content.substr(meta->data_offset + embd->offset, 8);
-  EXPECT_EQ(first, std::string("GOLDEN", 6));
+  const unsigned char golden[] = {0xa0, 0xbe, 0x3c, 0xba, 0xec, 0x3c, 0x6b, 0x3c};  // seed 1
+  EXPECT_EQ(first, std::string(reinterpret_cast<const char*>(golden), sizeof golden));
+}
+
+// binary16 to float, for checking the weight scale.
+float from_f16(std::uint16_t h) {
+  const int exp = (h >> 10) & 0x1f;
+  const int mant = h & 0x3ff;
+  const float magnitude = exp == 0 ? std::ldexp(static_cast<float>(mant), -24)
+                                   : std::ldexp(static_cast<float>(mant + 1024), exp - 25);
+  return (h & 0x8000) != 0 ? -magnitude : magnitude;
+}
+
+TEST_F(TinyModelTest, WeightsScaleWithFanIn) {
+  const std::string content = build(1, ".gguf");
+  auto meta = read_gguf(m_outputs[0]);
+  ASSERT_TRUE(meta) << meta.error().message;
+  // Uniform weights: mean ~0, and attn_q's spread shrinks as 1/sqrt(fan_in) relative to ffn_down's
+  // (fan_in 256 vs 512, gains 1.4 vs 1.0).
+  const auto stats = [&](std::string_view name) {
+    const TensorInfo* t = tensor_named(*meta, name);
+    EXPECT_NE(t, nullptr) << name;
+    const std::uint64_t n = t == nullptr ? 0 : tensor_bytes(t->type, t->shape).value() / 2;
+    const std::uint64_t at = meta->data_offset + (t != nullptr ? t->offset : 0);
+    const auto* p = reinterpret_cast<const unsigned char*>(content.data() + at);
+    double sum = 0.0;
+    double sum_sq = 0.0;
+    float max_abs = 0.0f;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const float v = from_f16(static_cast<std::uint16_t>(p[2 * i] | (p[2 * i + 1] << 8)));
+      sum += v;
+      sum_sq += static_cast<double>(v) * v;
+      max_abs = std::max(max_abs, std::fabs(v));
+    }
+    const double mean = sum / static_cast<double>(n);
+    return std::array<double, 3>{mean, std::sqrt(sum_sq / static_cast<double>(n) - mean * mean), max_abs};
+  };
+  const auto q = stats("blk.0.attn_q.weight");
+  EXPECT_NEAR(q[0], 0.0, 0.002);
+  EXPECT_NEAR(q[1], 1.4 / 16.0, 0.002);
+  EXPECT_LE(q[2], 1.4 / 16.0 * std::sqrt(3.0) + 1e-3);
+  const auto down = stats("blk.1.ffn_down.weight");
+  EXPECT_NEAR(down[1], 1.0 / std::sqrt(512.0), 0.002);
 }
 
 TEST_F(TinyModelTest, VocabWithoutTokensIsAnError) {
@@ -232,7 +277,7 @@ TEST(TinyModelVocabPath, FollowsEnvironment) {
   const std::string xdg_value = xdg != nullptr ? xdg : "";
   ::setenv("XDG_CACHE_HOME", "/var/cache", 1);
   EXPECT_EQ(default_vocab_path(),
-            std::filesystem::path("/var/cache/kvsweep/llama.cpp-de3ff81/src/models/ggml-vocab-llama-spm.gguf"));
+            std::filesystem::path("/var/cache/kvsweep/llama.cpp-de3ff81/src/models") / "ggml-vocab-llama-spm.gguf");
   if (xdg != nullptr) {
     ::setenv("XDG_CACHE_HOME", xdg_value.c_str(), 1);
   } else {

@@ -23,10 +23,14 @@ struct Item {
 /// The cell as a probe sees it.
 struct CellInfo {
   std::string model;       // model name from the config
+  std::string model_path;  // file (llama-server) or tag (ollama)
   std::string type_k;
   std::string type_v;
   bool is_reference = false;
   int n_ctx = 0;
+  std::vector<std::string> server_args;  // the user's extra server args (e.g. -fa on), for probes that run tools
+  std::filesystem::path run_dir;         // where probes may keep per-run artifacts (e.g. KLD base logits)
+  std::filesystem::path log_path;        // the cell's log file
 };
 
 /// What one item produced. A failed request is an error (recorded with its class), never a zero metric.

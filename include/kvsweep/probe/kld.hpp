@@ -1,0 +1,83 @@
+#pragma once
+/// The `kld` probe: runs llama-perplexity on the cell's model and KV types — once with
+/// `--kl-divergence-base` on the reference cell to save its logits in the run directory, then
+/// `--kl-divergence` against them on every cell — and records the statistics it prints.
+///
+/// Config: {"kind": "kld", "name": "kld", "corpus": "file.txt" (relative to the config) or
+/// {"random_bodies": {"functions": N, "value_len": L, "seed": S}} (generated into the run
+/// directory), "ctx": 512, "chunks": 32, "binary": "llama-perplexity" (a path, else
+/// $KVSWEEP_LLAMA_BIN/<binary>, else PATH), "args": [extra llama-perplexity args], "timeout_s": 7200}.
+/// One item per cell, key "kld".
+///
+/// The base-logits file, RUN_DIR/kld/<model>-base.kld (<model>-<name>-base.kld for a probe not
+/// named "kld"), holds about chunks × ctx/2 × n_vocab × 2 bytes (32 × 256 × 152k × 2 ≈ 2.5 GB for
+/// a Qwen vocabulary): `chunks` bounds it. llama-perplexity needs at least 2 × ctx corpus tokens.
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/probe.hpp"
+#include "kvsweep/process/child.hpp"
+
+namespace kvsweep::probe {
+
+/// The statistics of one `llama-perplexity --kl-divergence` run, each with its ± uncertainty.
+/// Percentages are kept in percent, as printed. An uncertainty the tool printed as nan is NaN.
+struct KldSummary {
+  double mean_kld = 0, mean_kld_se = 0;
+  double same_top_p = 0, same_top_p_se = 0;  // % of positions with the same argmax
+  double ppl_ratio = 0, ppl_ratio_se = 0;    // Mean PPL(Q)/PPL(base)
+  double rms_dp = 0, rms_dp_se = 0;          // RMS of the change in the correct token's probability, %
+  double ppl_q = 0, ppl_q_se = 0;
+  double ppl_base = 0, ppl_base_se = 0;
+  /// "summary" (the ====== blocks) or "chunk_row" (the last cumulative chunk row: the tool skips
+  /// the summary when fewer than 100 tokens were scored; ppl_base is then PPL(Q)/ratio, its se NaN).
+  std::string source;
+  std::string text;  // the lines the numbers were read from
+};
+
+/// Parses the output of `llama-perplexity --kl-divergence`. A missing statistic is a parse error
+/// naming it and quoting the output's last lines; too short a corpus is an invalid-input error.
+core::Expected<KldSummary> parse_kld_output(std::string_view output);
+
+/// The perplexity a `--kl-divergence-base` run prints ("Final estimate: PPL = X +/- Y").
+struct BasePerplexity {
+  double ppl = 0;
+  double ppl_se = 0;
+};
+core::Expected<BasePerplexity> parse_base_output(std::string_view output);
+
+/// The llama-server args that llama-perplexity also understands (threads, batch sizes, -fa,
+/// offload and device flags); the rest (server-only flags, -c, -ctk/-ctv, -np) are dropped.
+std::vector<std::string> perplexity_args(const std::vector<std::string>& server_args);
+
+/// How one tool run ended and what it printed (stdout and stderr together).
+struct ToolRun {
+  process::ExitStatus status;
+  std::string output;
+};
+
+/// Runs a command-line tool to completion (the seam unit tests replace with canned output).
+class ToolRunner {
+ public:
+  virtual ~ToolRunner() = default;
+  /// Runs `argv` with stdout and stderr appended to `log`; a run past `timeout` is killed and is
+  /// a process error.
+  virtual core::Expected<ToolRun> run(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                                      std::chrono::seconds timeout) = 0;
+};
+
+/// The real runner: process::Child in its own process group.
+std::shared_ptr<ToolRunner> process_tool_runner();
+
+std::unique_ptr<Probe> make_kld_probe(const nlohmann::json& config, const ConfigSite& site);
+/// As make_kld_probe, running the tool through `runner`.
+std::unique_ptr<Probe> make_kld_probe_with(const nlohmann::json& config, const ConfigSite& site,
+                                           std::shared_ptr<ToolRunner> runner);
+
+}  // namespace kvsweep::probe

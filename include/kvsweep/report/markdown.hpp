@@ -1,0 +1,20 @@
+#pragma once
+/// The report.md writer: seed 001's summary table per probe, the per-cell statistics, the gradient
+/// and K-vs-V verdicts, the `ctk\ctv` grids, links to the figures and the cell outcomes.
+
+#include <span>
+#include <string>
+
+#include "kvsweep/report/figures.hpp"
+#include "kvsweep/report/run_data.hpp"
+#include "kvsweep/report/summary.hpp"
+
+namespace kvsweep::report {
+
+/// The Markdown report; `figures` are linked by file name (they sit beside report.md).
+std::string write_markdown(const RunData& data, const RunSummary& summary, std::span<const Figure> figures);
+
+/// The sentence that says how the numbers were made (shared with the HTML page).
+std::string method_note(const RunData& data, const RunSummary& summary);
+
+}  // namespace kvsweep::report

@@ -1,0 +1,107 @@
+#pragma once
+/// A run directory read for reporting: the manifest's probes and cells, and for every (cell, probe,
+/// item) the record that counts — the last `ok` one, or the last failure when none succeeded.
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+
+namespace kvsweep::report {
+
+struct MetricDef {
+  std::string name;
+  bool higher_is_better = true;
+};
+
+struct ProbeDef {
+  std::string name;
+  std::string kind;
+  std::size_t items = 0;       // items per cell the manifest planned (0 when unknown)
+  bool deterministic = false;  // greedy decoding: a rerun on the same build gives the same answers
+  std::vector<MetricDef> metrics;
+  nlohmann::json config;       // the probe's entry of the resolved config (null when absent)
+};
+
+struct CellDef {
+  std::string id;
+  std::string model;
+  std::string type_k;
+  std::string type_v;
+  bool is_reference = false;
+  std::string outcome;  // ok, unsupported, load_failed, crashed, wedged, config_mismatch; "unknown" if not in the manifest
+  std::string message;
+  double kv_mib = 0.0;  // NaN when the manifest does not say
+  double ready_s = 0.0; // NaN when the manifest does not say
+};
+
+/// The record that counts for one item of one cell and probe.
+struct ItemResult {
+  std::string item;
+  bool ok = false;
+  std::string status;   // "ok" or the class of the last failure
+  std::string error;    // the last failure's message when !ok
+  std::size_t attempts = 0;
+  std::map<std::string, double> metrics;  // numeric (and boolean as 0/1) metrics; empty unless ok
+  nlohmann::json response;                // of the ok record (null otherwise)
+};
+
+/// Metric values of the ok items of one cell and probe, in item order.
+struct Values {
+  std::vector<std::string> items;
+  std::vector<double> values;
+};
+
+class RunData {
+ public:
+  /// Reads RUN_DIR/manifest.json and RUN_DIR/records.jsonl (a torn last line is tolerated).
+  static core::Expected<RunData> load(const std::filesystem::path& dir);
+  /// The same from parsed parts (tests, merged runs). Fails on a manifest that is not an object.
+  static core::Expected<RunData> from(nlohmann::json manifest, std::vector<nlohmann::json> records);
+
+  const nlohmann::json& manifest() const { return m_manifest; }
+  const std::vector<nlohmann::json>& records() const { return m_records; }
+  /// Whether records()[i] is the record that counts for its (cell, probe, item).
+  bool counts(std::size_t record_index) const { return m_counts.at(record_index); }
+
+  std::string name() const;
+  const std::vector<ProbeDef>& probes() const { return m_probes; }
+  const ProbeDef* probe(const std::string& name) const;
+  const std::vector<CellDef>& cells() const { return m_cells; }
+  /// Models in manifest order.
+  const std::vector<std::string>& models() const { return m_models; }
+  /// K and V types in the config's grid order (cells' types not listed there are appended).
+  const std::vector<std::string>& k_types() const { return m_k_types; }
+  const std::vector<std::string>& v_types() const { return m_v_types; }
+
+  /// Indices into cells() by model, then K type, then V type in grid order (tables read this way).
+  std::vector<std::size_t> grid_order() const;
+
+  /// Index into cells() of a model's reference cell.
+  std::optional<std::size_t> reference(const std::string& model) const;
+  std::optional<std::size_t> find_cell(const std::string& model, const std::string& type_k,
+                                       const std::string& type_v) const;
+
+  /// Every item seen for (cell, probe), naturally ordered ("p2" before "p10"); empty when none.
+  const std::vector<ItemResult>& items(std::size_t cell, const std::string& probe) const;
+  Values values(std::size_t cell, const std::string& probe, const std::string& metric) const;
+
+ private:
+  nlohmann::json m_manifest;
+  std::vector<nlohmann::json> m_records;
+  std::vector<bool> m_counts;
+  std::vector<ProbeDef> m_probes;
+  std::vector<CellDef> m_cells;
+  std::vector<std::string> m_models;
+  std::vector<std::string> m_k_types;
+  std::vector<std::string> m_v_types;
+  std::map<std::pair<std::size_t, std::string>, std::vector<ItemResult>> m_items;
+};
+
+}  // namespace kvsweep::report

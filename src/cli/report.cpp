@@ -1,0 +1,124 @@
+// `kvsweep report` and `kvsweep compare`: read a run, write its report files, gate on a baseline.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "kvsweep/cli/commands.hpp"
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/core/exit_codes.hpp"
+#include "kvsweep/report/bundle.hpp"
+#include "kvsweep/report/compare.hpp"
+#include "kvsweep/report/markdown.hpp"
+#include "kvsweep/report/figures.hpp"
+#include "kvsweep/sweep/run_store.hpp"
+
+namespace kvsweep::cli {
+
+namespace {
+
+struct ReportOpts {
+  std::string run_dir;
+  std::vector<std::string> formats;
+};
+
+int report_command(const ReportOpts& o) {
+  std::set<report::Format> formats;
+  for (const auto& f : o.formats) {
+    auto parsed = report::parse_format(f);
+    if (!parsed) throw core::FatalError("--format " + f + ": unknown format (valid: md, csv, json, svg, html, all)");
+    formats.insert(parsed->begin(), parsed->end());
+  }
+  const bool to_stdout = formats.empty();
+  if (to_stdout) formats = *report::parse_format("all");
+
+  auto data = report::RunData::load(o.run_dir);
+  if (!data) throw core::FatalError(o.run_dir + ": " + data.error().message + " (is it a kvsweep run directory?)");
+  const report::RunSummary summary = report::summarize_run(*data);
+  const auto files = report::render_report(*data, summary, formats, report::this_build());
+  const std::filesystem::path out_dir = std::filesystem::path(o.run_dir) / "report";
+  for (const auto& file : files) {
+    auto written = sweep::write_file_atomic(out_dir / file.path, file.text);
+    if (!written) throw core::FatalError(written.error().message);
+  }
+  if (to_stdout) {
+    for (const auto& file : files) {
+      if (file.path == "report.md") std::cout << file.text;
+    }
+    std::cout.flush();
+  }
+  std::fprintf(stderr, "kvsweep report: wrote %zu files to %s%s\n", files.size(), out_dir.c_str(),
+               formats.contains(report::Format::html) ? (" (open " + (out_dir / "index.html").string() + ")").c_str()
+                                                      : "");
+  return core::exit_code::ok;
+}
+
+struct CompareOpts {
+  std::string run_dir;
+  std::string baseline;
+  std::string junit;
+  std::vector<std::string> tolerances;
+  double alpha = 0.05;
+};
+
+int compare_command(const CompareOpts& o) {
+  report::CompareOptions options;
+  options.alpha = o.alpha;
+  for (const auto& spec : o.tolerances) {
+    auto t = report::parse_tolerance(spec);
+    if (!t) throw core::FatalError(t.error().message);
+    if (t->first == "*") {
+      options.default_tolerance = t->second;
+    } else {
+      options.tolerances[t->first] = t->second;
+    }
+  }
+  const auto generator = report::this_build();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(o.run_dir, ec)) throw core::FatalError(o.run_dir + ": not a run directory");
+  auto current = report::load_summary(o.run_dir, generator);
+  if (!current) throw core::FatalError(current.error().message);
+  auto baseline = report::load_summary(o.baseline, generator);
+  if (!baseline) throw core::FatalError("--baseline " + baseline.error().message);
+  auto comparison = report::compare_summaries(*current, *baseline, options);
+  if (!comparison) throw core::FatalError(comparison.error().message);
+  for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
+  std::cout << report::write_compare_table(*comparison);
+  std::cout.flush();
+  if (!o.junit.empty()) {
+    auto written = sweep::write_file_atomic(o.junit, report::write_junit(*comparison));
+    if (!written) throw core::FatalError("--junit " + written.error().message);
+  }
+  return report::exit_status(*comparison);
+}
+
+}  // namespace
+
+void register_report(CLI::App& app, Commands& commands) {
+  auto* rep = app.add_subcommand(
+      "report",
+      "Write RUN_DIR/report/: summary.json, grids/*.csv, long.csv, report.md, SVG figures, index.html; "
+      "without --format also print the Markdown report");
+  auto ropts = std::make_shared<ReportOpts>();
+  rep->add_option("RUN_DIR", ropts->run_dir, "Run directory (holds manifest.json and records.jsonl)")->required();
+  rep->add_option("--format", ropts->formats, "Only these outputs: md, csv, json, svg, html or all (comma-separated)")
+      ->delimiter(',');
+  rep->callback([&commands, ropts] { commands.action = [ropts] { return report_command(*ropts); }; });
+
+  auto* cmp = app.add_subcommand(
+      "compare",
+      "Compare a run with a baseline run or summary.json: exit 0 ok, 1 regression, 2 error. A regression is a "
+      "bad-direction change beyond the tolerance that is significant (paired test, Holm) or, for a deterministic "
+      "probe on the same items, any such change");
+  auto copts = std::make_shared<CompareOpts>();
+  cmp->add_option("RUN_DIR", copts->run_dir, "The run to check")->required();
+  cmp->add_option("--baseline", copts->baseline, "Baseline run directory or its report/summary.json")->required();
+  cmp->add_option("--junit", copts->junit, "Also write JUnit XML here (one test case per cell, probe and metric)");
+  cmp->add_option("--tolerance", copts->tolerances,
+                  "METRIC=VALUE, PROBE.METRIC=VALUE or *=VALUE; VALUE absolute (0.02) or relative to the baseline "
+                  "mean (5%); default *=5%")
+      ->take_all();
+  cmp->add_option("--alpha", copts->alpha, "Significance level after Holm")->capture_default_str();
+  cmp->callback([&commands, copts] { commands.action = [copts] { return compare_command(*copts); }; });
+}
+
+}  // namespace kvsweep::cli

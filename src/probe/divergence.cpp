@@ -1,0 +1,392 @@
+#include "kvsweep/probe/divergence.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <optional>
+
+#include "kvsweep/score/divergence.hpp"
+
+namespace kvsweep::probe {
+
+namespace {
+
+using Tokens = std::vector<std::int32_t>;
+using TopList = std::vector<score::TokenLogprob>;
+using nlohmann::json;
+
+// Written for kvsweep: short openings of different registers (prose, code, lists, dialogue).
+const std::vector<std::string> kDefaultPrompts = {
+    "The lighthouse keeper climbed the stairs one last time and",
+    "def merge_sorted(a, b):\n    \"\"\"Merge two sorted lists into one sorted list.\"\"\"\n",
+    "Ingredients for a simple bread: flour, water, salt and",
+    "Q: Why does ice float on water?\nA:",
+    "Dear team, thank you all for the hard work this quarter. Before the holidays",
+    "1. Preheat the oven.\n2.",
+    "In 1869 the periodic table was arranged by",
+    "\"Are you sure this is the right road?\" she asked. \"",
+};
+
+enum class Mode { cache, reference };
+
+/// Whether a request may reuse the slot's KV cache for a prefix it shares with the previous request.
+enum class PromptCache { reuse, recompute };
+
+/// One next-token answer: the greedy token and the distribution it came from.
+struct Step {
+  std::int32_t token = -1;
+  TopList top;
+  bool eos = false;
+};
+
+/// A greedy generation with its per-token distributions.
+struct Generation {
+  Tokens tokens;
+  std::vector<TopList> tops;
+  std::string content;
+  std::string stop_type;
+};
+
+/// A path recomputed one step per request and compared with a baseline's distributions.
+struct Forced {
+  Tokens argmax;          // the recomputed greedy token at each step
+  std::vector<bool> eos;  // whether that token ended generation
+  std::vector<TopList> tops;
+  std::vector<double> kl;
+  std::vector<double> js;
+};
+
+void add(server::Timings& sum, const server::Timings& t) {
+  sum.prompt_n += t.prompt_n;
+  sum.cache_n += t.cache_n;
+  sum.prompt_ms += t.prompt_ms;
+  sum.predicted_n += t.predicted_n;
+  sum.predicted_ms += t.predicted_ms;
+}
+
+core::Expected<TopList> top_of(const server::TokenLogprob& tp) {
+  if (tp.top.empty())
+    return core::fail(core::ErrorKind::parse, "the answer carries no top log-probabilities (was n_probs ignored?)");
+  TopList out;
+  out.reserve(tp.top.size());
+  for (const auto& t : tp.top) {
+    if (t.id < 0)
+      return core::fail(core::ErrorKind::unsupported,
+                        "the server reports top log-probabilities without token ids; divergence needs them "
+                        "(llama-server's /completion gives them)");
+    out.push_back({t.id, t.logprob});
+  }
+  return out;
+}
+
+/// Per step, the top-n list as [[id, logprob], …]: the raw data, so a record can be rescored.
+json tops_to_json(const std::vector<TopList>& tops) {
+  json out = json::array();
+  for (const auto& top : tops) {
+    json step = json::array();
+    for (const auto& t : top) step.push_back(json::array({t.id, t.logprob}));
+    out.push_back(std::move(step));
+  }
+  return out;
+}
+
+double mean(const std::vector<double>& v) {
+  if (v.empty()) return 0.0;
+  double s = 0.0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+double max_of(const std::vector<double>& v) {
+  double m = 0.0;
+  for (double x : v) m = std::max(m, x);
+  return m;
+}
+
+Tokens concat(const Tokens& prompt, const Tokens& path, std::size_t n) {
+  Tokens out = prompt;
+  out.insert(out.end(), path.begin(), path.begin() + static_cast<std::ptrdiff_t>(n));
+  return out;
+}
+
+/// The reference cell's record of `key`: its prompt tokens, tokens and per-step top lists.
+struct ReferencePath {
+  Tokens prompt;
+  Generation gen;
+};
+
+core::Expected<ReferencePath> reference_path(const Context& ctx, const std::string& key) {
+  if (ctx.reference_records) {
+    for (const auto& r : *ctx.reference_records) {
+      if (r.value("item", "") != key || r.value("status", "") != "ok") continue;
+      try {
+        const json& resp = r.at("response");
+        ReferencePath out;
+        out.prompt = resp.at("prompt_tokens").get<Tokens>();
+        out.gen.tokens = resp.at("tokens").get<Tokens>();
+        for (const auto& step : resp.at("top")) {
+          TopList top;
+          for (const auto& e : step) top.push_back({e.at(0).get<std::int32_t>(), e.at(1).get<double>()});
+          out.gen.tops.push_back(std::move(top));
+        }
+        if (out.gen.tops.size() != out.gen.tokens.size())
+          return core::fail(core::ErrorKind::parse, "the reference record of " + key + " has " +
+                                                        std::to_string(out.gen.tokens.size()) + " tokens but " +
+                                                        std::to_string(out.gen.tops.size()) + " top lists");
+        return out;
+      } catch (const std::exception& e) {
+        return core::fail(core::ErrorKind::parse, "the reference record of " + key +
+                                                      " lacks prompt_tokens/tokens/top (" + e.what() + ")");
+      }
+    }
+  }
+  return core::fail(core::ErrorKind::invalid, "no ok record of the reference cell for item " + key +
+                                                  " (did its divergence item fail?); nothing to compare with");
+}
+
+class DivergenceProbe final : public Probe {
+ public:
+  DivergenceProbe(std::string name, std::vector<std::string> prompts, int tokens, int top_n, Mode mode)
+      : m_name(std::move(name)), m_prompts(std::move(prompts)), m_tokens(tokens), m_top_n(top_n), m_mode(mode) {}
+
+  std::string kind() const override { return "divergence"; }
+  std::string name() const override { return m_name; }
+  int min_context() const override { return 512 + m_tokens; }
+
+  std::vector<Item> items() const override {
+    std::vector<Item> out;
+    for (std::size_t i = 0; i < m_prompts.size(); ++i)
+      out.push_back({"p" + std::to_string(i), {{"prompt", m_prompts[i]}}});
+    return out;
+  }
+
+  std::vector<MetricInfo> metrics() const override {
+    return {{"diverged", false},     {"flip_index", true}, {"mean_kl", false},       {"max_kl", false},
+            {"mean_js", false},      {"same_top1_rate", true}, {"n_steps", true}};
+  }
+
+  core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
+    return m_mode == Mode::cache ? run_cache(item, ctx) : run_reference(item, ctx);
+  }
+
+ private:
+  server::CompletionRequest request(Tokens prompt, int n_predict, PromptCache cache) const {
+    server::CompletionRequest req;
+    req.tokens = std::move(prompt);
+    req.n_predict = n_predict;
+    req.n_probs = m_top_n;
+    // Greedy, and every sampling field explicit so server defaults never change a result.
+    req.temperature = 0.0;
+    req.top_k = 40;
+    req.top_p = 1.0;
+    req.min_p = 0.0;
+    req.seed = 42;
+    req.cache_prompt = cache == PromptCache::reuse;
+    return req;
+  }
+
+  // The greedy generation of up to m_tokens after `prompt`. The prompt is prefilled from scratch
+  // (cache_prompt:false) so the result never depends on what the slot held before (resume
+  // order); the generated tokens are still decoded against the KV cache: this is "cache-ON".
+  core::Expected<Generation> generate(Context& ctx, const Tokens& prompt, server::Timings& sum) const {
+    auto res = ctx.api.complete(request(prompt, m_tokens, PromptCache::recompute));
+    if (!res) return std::unexpected(res.error());
+    add(sum, res->timings);
+    Generation g;
+    g.content = res->content;
+    g.stop_type = res->stop_type;
+    for (const auto& p : res->probs) {
+      auto top = top_of(p);
+      if (!top) return std::unexpected(top.error());
+      g.tokens.push_back(p.id);
+      g.tops.push_back(std::move(*top));
+    }
+    if (g.tokens.empty())
+      return core::fail(core::ErrorKind::parse, "the generation returned no tokens with probabilities");
+    return g;
+  }
+
+  // One request, one token: the next-token distribution after `prefix`.
+  core::Expected<Step> next(Context& ctx, Tokens prefix, PromptCache cache, server::Timings& sum) const {
+    auto res = ctx.api.complete(request(std::move(prefix), 1, cache));
+    if (!res) return std::unexpected(res.error());
+    add(sum, res->timings);
+    if (res->probs.empty())
+      return core::fail(core::ErrorKind::parse, "a one-token request returned no completion_probabilities");
+    auto top = top_of(res->probs.front());
+    if (!top) return std::unexpected(top.error());
+    return Step{res->probs.front().id, std::move(*top), res->stop_type == "eos"};
+  }
+
+  // Teacher forcing: step t recomputes the distribution after prompt + path[0..t) and compares
+  // it with baseline[t] as KL(baseline ‖ recomputed) and JS. The first step's cache mode is
+  // `first`, the later ones' `rest`.
+  core::Expected<Forced> force(Context& ctx, const Tokens& prompt, const Generation& baseline, PromptCache first,
+                               PromptCache rest, server::Timings& sum) const {
+    Forced f;
+    for (std::size_t t = 0; t < baseline.tokens.size(); ++t) {
+      auto step = next(ctx, concat(prompt, baseline.tokens, t), t == 0 ? first : rest, sum);
+      if (!step) return std::unexpected(step.error());
+      f.argmax.push_back(step->token);
+      f.eos.push_back(step->eos);
+      f.tops.push_back(step->top);
+      f.kl.push_back(score::kl_divergence(baseline.tops[t], step->top));
+      f.js.push_back(score::js_divergence(baseline.tops[t], step->top));
+    }
+    return f;
+  }
+
+  // The metrics shared by both modes: `f` is the recomputed path, `baseline` the generated tokens
+  // it was forced on.
+  void comparison_metrics(ItemResult& out, const Forced& f, const Tokens& baseline) const {
+    std::size_t same = 0;
+    for (std::size_t t = 0; t < baseline.size(); ++t) same += f.argmax[t] == baseline[t] ? 1 : 0;
+    out.metrics["mean_kl"] = mean(f.kl);
+    out.metrics["max_kl"] = max_of(f.kl);
+    out.metrics["mean_js"] = mean(f.js);
+    out.metrics["same_top1_rate"] = static_cast<double>(same) / static_cast<double>(baseline.size());
+    out.metrics["n_steps"] = baseline.size();
+    out.response["argmax"] = f.argmax;
+    out.response["forced_top"] = tops_to_json(f.tops);
+    out.response["kl"] = f.kl;
+    out.response["js"] = f.js;
+  }
+
+  void flip_metrics(ItemResult& out, const Tokens& a, const Tokens& b) const {
+    auto flip = score::flip_index(a, b);
+    out.metrics["diverged"] = flip ? 1 : 0;
+    // No flip inside the window: the first step outside it (a right-censored value).
+    out.metrics["flip_index"] = flip ? static_cast<long long>(*flip) : static_cast<long long>(m_tokens);
+  }
+
+  // Mode cache: (a) cache-ON generation; (b) cache-OFF teacher-forced on its tokens;
+  // (c) cache-OFF free-running generation, one token per request from scratch.
+  core::Expected<ItemResult> run_cache(const Item& item, Context& ctx) {
+    auto prompt = ctx.api.tokenize(item.spec.at("prompt").get<std::string>(), true);
+    if (!prompt) return std::unexpected(prompt.error());
+    ItemResult out;
+    auto on = generate(ctx, *prompt, out.timings);
+    if (!on) return std::unexpected(on.error());
+    auto off = force(ctx, *prompt, *on, PromptCache::recompute, PromptCache::recompute, out.timings);
+    if (!off) return std::unexpected(off.error());
+
+    // (c) Until the first step where the teacher-forced argmax differs from the cache-ON token, the
+    // free-running request is byte-identical to the teacher-forced one (same prefix, from
+    // scratch), so its answers are reused; from there on it continues with its own tokens.
+    Tokens free;
+    bool eos = false;
+    for (std::size_t t = 0; t < on->tokens.size() && !eos; ++t) {
+      free.push_back(off->argmax[t]);
+      eos = off->eos[t];
+      if (off->argmax[t] != on->tokens[t]) break;
+    }
+    const bool split = free != on->tokens;
+    while (split && !eos && free.size() < static_cast<std::size_t>(m_tokens)) {
+      auto step = next(ctx, concat(*prompt, free, free.size()), PromptCache::recompute, out.timings);
+      if (!step) return std::unexpected(step.error());
+      free.push_back(step->token);
+      eos = step->eos;
+    }
+    std::string free_content = on->content;
+    if (split) {
+      auto text = ctx.api.detokenize(free);
+      if (!text) return std::unexpected(text.error());
+      free_content = *text;
+    }
+
+    out.response = {{"mode", "cache"},          {"prompt_n", prompt->size()}, {"content", on->content},
+                    {"stop_type", on->stop_type}, {"tokens", on->tokens},       {"top", tops_to_json(on->tops)},
+                    {"free_tokens", free},        {"free_content", free_content}};
+    comparison_metrics(out, *off, on->tokens);
+    flip_metrics(out, on->tokens, free);
+    return out;
+  }
+
+  // Mode reference: the reference cell records its greedy path with the distributions; every
+  // cell (the reference too, which measures the floor of the method) recomputes that path one
+  // step per request and is compared with it. The first step is prefilled from scratch; later
+  // steps reuse the slot's cache, so each evaluates one new token.
+  core::Expected<ItemResult> run_reference(const Item& item, Context& ctx) {
+    ItemResult out;
+    ReferencePath ref;
+    if (ctx.cell.is_reference) {
+      auto prompt = ctx.api.tokenize(item.spec.at("prompt").get<std::string>(), true);
+      if (!prompt) return std::unexpected(prompt.error());
+      auto gen = generate(ctx, *prompt, out.timings);
+      if (!gen) return std::unexpected(gen.error());
+      ref = {std::move(*prompt), std::move(*gen)};
+      out.response = {{"mode", "reference"},          {"prompt_tokens", ref.prompt}, {"content", ref.gen.content},
+                      {"stop_type", ref.gen.stop_type}, {"tokens", ref.gen.tokens},   {"top", tops_to_json(ref.gen.tops)}};
+    } else {
+      auto found = reference_path(ctx, item.key);
+      if (!found) return std::unexpected(found.error());
+      ref = std::move(*found);
+      out.response = {{"mode", "reference"}, {"prompt_n", ref.prompt.size()}, {"reference_tokens", ref.gen.tokens.size()}};
+    }
+    auto forced = force(ctx, ref.prompt, ref.gen, PromptCache::recompute, PromptCache::reuse, out.timings);
+    if (!forced) return std::unexpected(forced.error());
+    comparison_metrics(out, *forced, ref.gen.tokens);
+    flip_metrics(out, ref.gen.tokens, forced->argmax);
+    return out;
+  }
+
+  std::string m_name;
+  std::vector<std::string> m_prompts;
+  int m_tokens;
+  int m_top_n;
+  Mode m_mode;
+};
+
+}  // namespace
+
+std::vector<std::string> load_prompts_file(const std::filesystem::path& path, const config::Site& site) {
+  std::ifstream in(path);
+  if (!in) site.fail("cannot open " + path.string());
+  const bool jsonl = path.extension() == ".jsonl";
+  std::vector<std::string> out;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (!jsonl) {
+      out.push_back(line);
+      continue;
+    }
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string())
+      site.fail(path.string() + ":" + std::to_string(n) + ": expected {\"prompt\": \"…\"}");
+    out.push_back(j["prompt"].get<std::string>());
+  }
+  if (out.empty()) site.fail(path.string() + " holds no prompts");
+  return out;
+}
+
+std::unique_ptr<Probe> make_divergence_probe(const json& cfg, const ConfigSite& site) {
+  config::Site s(site.file, site.path);
+  config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "tokens", "top_n", "mode"}, s);
+  std::vector<std::string> prompts = config::get_strings(cfg, "prompts", {}, s);
+  std::string file = config::get_string(cfg, "prompts_file", "", s);
+  if (!file.empty()) {
+    std::filesystem::path p(file);
+    if (p.is_relative()) p = site.base_dir / p;
+    auto more = load_prompts_file(p, s.child("prompts_file"));
+    prompts.insert(prompts.end(), more.begin(), more.end());
+  }
+  if (prompts.empty()) prompts = kDefaultPrompts;
+  const long long tokens = config::get_int(cfg, "tokens", 128, s);
+  if (tokens < 1 || tokens > 1 << 20) s.child("tokens").fail("must be between 1 and 1048576, got " + std::to_string(tokens));
+  const long long top_n = config::get_int(cfg, "top_n", 20, s);
+  if (top_n < 1 || top_n > 1000) s.child("top_n").fail("must be between 1 and 1000, got " + std::to_string(top_n));
+  const std::string mode = config::get_string(cfg, "mode", "cache", s);
+  if (mode != "cache" && mode != "reference") {
+    std::string msg = "expected \"cache\" or \"reference\", got \"" + mode + "\"";
+    if (auto n = config::nearest(mode, {"cache", "reference"})) msg += " (did you mean \"" + *n + "\"?)";
+    s.child("mode").fail(msg);
+  }
+  // Two divergence probes (one per mode) are the usual pair, so the default name carries the mode.
+  std::string name = config::get_string(cfg, "name", "divergence-" + mode, s);
+  return std::make_unique<DivergenceProbe>(std::move(name), std::move(prompts), static_cast<int>(tokens),
+                                           static_cast<int>(top_n), mode == "cache" ? Mode::cache : Mode::reference);
+}
+
+}  // namespace kvsweep::probe

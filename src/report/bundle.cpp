@@ -1,0 +1,48 @@
+#include "kvsweep/report/bundle.hpp"
+
+#include "kvsweep/report/csv.hpp"
+#include "kvsweep/report/figures.hpp"
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/report/html.hpp"
+#include "kvsweep/report/markdown.hpp"
+#include "kvsweep/report/summary_json.hpp"
+
+namespace kvsweep::report {
+
+std::optional<std::set<Format>> parse_format(std::string_view name) {
+  if (name == "md") return std::set<Format>{Format::md};
+  if (name == "csv") return std::set<Format>{Format::csv};
+  if (name == "json") return std::set<Format>{Format::json};
+  if (name == "svg") return std::set<Format>{Format::svg};
+  if (name == "html") return std::set<Format>{Format::html};
+  if (name == "all") return std::set<Format>{Format::md, Format::csv, Format::json, Format::svg, Format::html};
+  return std::nullopt;
+}
+
+std::vector<OutputFile> render_report(const RunData& data, const RunSummary& summary, const std::set<Format>& formats,
+                                      const Generator& generator) {
+  std::vector<OutputFile> out;
+  const bool need_svg = formats.contains(Format::svg) || formats.contains(Format::html);
+  const std::vector<Figure> figures = render_figures(data, summary, need_svg ? RenderSvg::yes : RenderSvg::no);
+  if (formats.contains(Format::json)) out.push_back({"summary.json", write_summary_json(data, summary, generator)});
+  if (formats.contains(Format::csv)) {
+    out.push_back({"long.csv", write_long_csv(data)});
+    for (const auto& [probe, metric] : grid_metrics(data, summary)) {
+      out.push_back({std::filesystem::path("grids") / (slug(probe) + "-" + slug(metric) + ".csv"),
+                     write_grid_csv(data, summary, probe, metric)});
+    }
+  }
+  if (formats.contains(Format::md)) {
+    // Link figures only when they are written beside report.md.
+    const std::span<const Figure> linked = formats.contains(Format::svg) ? std::span<const Figure>(figures)
+                                                                         : std::span<const Figure>();
+    out.push_back({"report.md", write_markdown(data, summary, linked)});
+  }
+  if (formats.contains(Format::svg)) {
+    for (const auto& f : figures) out.push_back({f.file, f.svg});
+  }
+  if (formats.contains(Format::html)) out.push_back({"index.html", write_html(data, summary, figures)});
+  return out;
+}
+
+}  // namespace kvsweep::report

@@ -1,0 +1,113 @@
+#include "kvsweep/report/csv.hpp"
+
+#include <algorithm>
+
+#include "kvsweep/report/format.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+std::string json_text(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) return "";
+  const auto& v = j[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  if (v.is_number_integer()) return v.dump();
+  if (v.is_number()) return shortest(v.get<double>());
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> grid_metrics(const RunData& data, const RunSummary& summary) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& probe : data.probes()) {
+    for (const auto& metric : probe.metrics) {
+      const bool any = std::any_of(summary.grids.begin(), summary.grids.end(), [&](const GridStats& g) {
+        return g.probe == probe.name && g.metric == metric.name;
+      });
+      if (any) out.emplace_back(probe.name, metric.name);
+    }
+  }
+  return out;
+}
+
+std::string write_grid_csv(const RunData& data, const RunSummary& summary, const std::string& probe,
+                           const std::string& metric) {
+  std::string out = "model,ctk\\ctv";
+  for (const auto& v : data.v_types()) out += "," + csv_field(v);
+  out += "\n";
+  for (const auto& model : data.models()) {
+    for (const auto& k : data.k_types()) {
+      bool any_cell = false;
+      std::string row = csv_field(model) + "," + csv_field(k);
+      for (const auto& v : data.v_types()) {
+        row += ",";
+        const auto cell = data.find_cell(model, k, v);
+        if (!cell) continue;
+        any_cell = true;
+        const MetricStats* m = summary.find(*cell, probe, metric);
+        if (m != nullptr && m->summary.n > 0) row += shortest(m->summary.mean);
+      }
+      if (any_cell) out += row + "\n";
+    }
+  }
+  return out;
+}
+
+std::string write_long_csv(const RunData& data) {
+  std::vector<std::string> metric_columns;
+  for (const auto& probe : data.probes()) {
+    for (const auto& metric : probe.metrics) {
+      if (std::find(metric_columns.begin(), metric_columns.end(), metric.name) == metric_columns.end()) {
+        metric_columns.push_back(metric.name);
+      }
+    }
+  }
+  static const char* const kTimings[] = {"prompt_n", "cache_n", "prompt_ms", "predicted_n", "predicted_ms"};
+  std::string out = "run,model,type_k,type_v,cell,probe,kind,item,status,attempt,counts,wall_s";
+  for (const char* t : kTimings) out += std::string(",") + t;
+  out += ",time,error";
+  for (const auto& m : metric_columns) out += "," + csv_field(m);
+  out += "\n";
+
+  const std::string run = csv_field(data.name());
+  const auto& records = data.records();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    if (!r.is_object() || !r.contains("cell") || !r["cell"].is_object()) continue;
+    const auto& c = r["cell"];
+    const std::string model = json_text(c, "model"), k = json_text(c, "type_k"), v = json_text(c, "type_v");
+    const auto cell = data.find_cell(model, k, v);
+    std::vector<std::string> fields = {
+        run,
+        csv_field(model),
+        csv_field(k),
+        csv_field(v),
+        csv_field(cell ? data.cells()[*cell].id : ""),
+        csv_field(json_text(r, "probe")),
+        csv_field(json_text(r, "kind")),
+        csv_field(json_text(r, "item")),
+        csv_field(json_text(r, "status")),
+        json_text(r, "attempt"),
+        data.counts(i) ? "1" : "0",
+        json_text(r, "wall_s"),
+    };
+    const nlohmann::json timings = r.value("timings", nlohmann::json::object());
+    for (const char* t : kTimings) fields.push_back(json_text(timings, t));
+    fields.push_back(csv_field(json_text(r, "time")));
+    fields.push_back(csv_field(json_text(r, "error")));
+    const nlohmann::json metrics = r.value("metrics", nlohmann::json::object());
+    for (const auto& m : metric_columns) fields.push_back(json_text(metrics, m.c_str()));
+    for (std::size_t f = 0; f < fields.size(); ++f) {
+      if (f) out += ",";
+      out += fields[f];
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace kvsweep::report

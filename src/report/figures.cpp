@@ -1,0 +1,46 @@
+#include "kvsweep/report/figures.hpp"
+
+#include "kvsweep/report/csv.hpp"
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/report/heatmap.hpp"
+#include "kvsweep/report/telephone_figures.hpp"
+
+namespace kvsweep::report {
+
+std::vector<Figure> render_figures(const RunData& data, const RunSummary& summary, RenderSvg render) {
+  const bool draw = render == RenderSvg::yes;
+  std::vector<Figure> out;
+  const auto metrics = grid_metrics(data, summary);
+  for (const auto& probe : data.probes()) {
+    for (const auto& [p, metric] : metrics) {
+      if (p != probe.name) continue;
+      for (const auto& model : data.models()) {
+        if (summary.grid(model, p, metric) == nullptr) continue;
+        out.push_back({"heatmap-" + slug(p) + "-" + slug(metric) + "-" + slug(model) + ".svg",
+                       p + " · " + metric + " — " + model, p,
+                       draw ? heatmap_svg(data, summary, model, p, metric) : std::string()});
+      }
+    }
+    if (probe.kind != "telephone") continue;
+    bool any = false;
+    for (const auto& model : data.models()) {
+      bool has_hops = false;
+      for (std::size_t cell = 0; cell < data.cells().size() && !has_hops; ++cell) {
+        if (data.cells()[cell].model == model) has_hops = !mean_similarity_by_hop(data, cell, probe.name).empty();
+      }
+      if (!has_hops) continue;
+      any = true;
+      out.push_back({"telephone-" + slug(probe.name) + "-hops-" + slug(model) + ".svg",
+                     probe.name + ": similarity vs hop — " + model, probe.name,
+                     draw ? telephone_hops_svg(data, model, probe.name) : std::string()});
+    }
+    if (any) {
+      out.push_back({"telephone-" + slug(probe.name) + "-delta.svg",
+                     probe.name + ": Δ " + telephone_delta_metric(data, summary, probe.name) + " vs reference",
+                     probe.name, draw ? telephone_delta_svg(data, summary, probe.name) : std::string()});
+    }
+  }
+  return out;
+}
+
+}  // namespace kvsweep::report

@@ -1,0 +1,314 @@
+#include "kvsweep/report/run_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <tuple>
+
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/stats/precision.hpp"
+#include "kvsweep/sweep/run_store.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+double num(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return kNaN;
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : kNaN;
+}
+
+std::vector<std::string> string_list(const nlohmann::json& j) {
+  std::vector<std::string> out;
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (e.is_string()) out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+/// Greedy probes give the same answers on a rerun of the same build; sampled ones only with the same seed.
+bool infer_deterministic(const std::string& kind, const nlohmann::json& entry, const nlohmann::json& config) {
+  if (entry.is_object() && entry.contains("deterministic") && entry["deterministic"].is_boolean()) {
+    return entry["deterministic"].get<bool>();
+  }
+  if (config.is_object() && config.contains("temperature") && config["temperature"].is_number()) {
+    return config["temperature"].get<double>() == 0.0;
+  }
+  return kind == "complete" || kind == "recall" || kind == "divergence" || kind == "kld";
+}
+
+void add_metric(ProbeDef& probe, const std::string& name) {
+  for (const auto& m : probe.metrics) {
+    if (m.name == name) return;
+  }
+  probe.metrics.push_back({name, true});
+}
+
+void append_missing(std::vector<std::string>& list, const std::string& type) {
+  if (!type.empty() && std::find(list.begin(), list.end(), type) == list.end()) list.push_back(type);
+}
+
+/// Highest precision first; unknown types after, by name.
+void sort_by_bits(std::vector<std::string>& types) {
+  std::stable_sort(types.begin(), types.end(), [](const std::string& a, const std::string& b) {
+    const double ba = stats::bits_per_value(a).value_or(-1.0);
+    const double bb = stats::bits_per_value(b).value_or(-1.0);
+    if (ba != bb) return ba > bb;
+    return a < b;
+  });
+}
+
+}  // namespace
+
+core::Expected<RunData> RunData::load(const std::filesystem::path& dir) {
+  auto manifest = sweep::RunStore::read_manifest(dir);
+  if (!manifest) return std::unexpected(manifest.error());
+  auto records = sweep::RunStore::read_records(dir);
+  if (!records) return std::unexpected(records.error());
+  return from(std::move(*manifest), std::move(*records));
+}
+
+core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohmann::json> records) {
+  if (!manifest.is_object()) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
+  RunData d;
+  d.m_manifest = std::move(manifest);
+  d.m_records = std::move(records);
+  const nlohmann::json& m = d.m_manifest;
+  const nlohmann::json config = m.value("config", nlohmann::json::object());
+
+  // Probes: the manifest's list, matched to their config entry by name (default: the kind).
+  const nlohmann::json config_probes = config.is_object() ? config.value("probes", nlohmann::json::array())
+                                                          : nlohmann::json::array();
+  if (m.contains("probes") && m["probes"].is_array()) {
+    for (const auto& p : m["probes"]) {
+      ProbeDef def;
+      def.name = str(p, "name");
+      def.kind = str(p, "kind");
+      if (def.name.empty()) def.name = def.kind;
+      if (def.name.empty()) continue;
+      if (p.contains("items") && p["items"].is_number_unsigned()) def.items = p["items"].get<std::size_t>();
+      if (p.contains("metrics") && p["metrics"].is_array()) {
+        for (const auto& metric : p["metrics"]) {
+          if (metric.is_string()) {
+            def.metrics.push_back({metric.get<std::string>(), true});
+          } else if (metric.is_object() && !str(metric, "name").empty()) {
+            def.metrics.push_back({str(metric, "name"), metric.value("higher_is_better", true)});
+          }
+        }
+      }
+      if (config_probes.is_array()) {
+        for (const auto& c : config_probes) {
+          if (!c.is_object()) continue;
+          const std::string cname = c.contains("name") ? str(c, "name") : str(c, "kind");
+          if (cname == def.name) def.config = c;
+        }
+      }
+      def.deterministic = infer_deterministic(def.kind, p, def.config);
+      d.m_probes.push_back(std::move(def));
+    }
+  }
+
+  // Cells: the manifest's list.
+  if (m.contains("cells") && m["cells"].is_array()) {
+    for (const auto& c : m["cells"]) {
+      CellDef cell;
+      cell.model = str(c, "model");
+      cell.type_k = str(c, "type_k");
+      cell.type_v = str(c, "type_v");
+      cell.id = str(c, "id");
+      if (cell.id.empty()) cell.id = cell.model + "-" + cell.type_k + "-" + cell.type_v;
+      cell.is_reference = c.value("is_reference", false);
+      cell.outcome = str(c, "outcome");
+      if (cell.outcome.empty()) cell.outcome = "unknown";
+      cell.message = str(c, "message");
+      cell.kv_mib = num(c.value("effective", nlohmann::json::object()), "kv_mib");
+      cell.ready_s = num(c, "ready_s");
+      d.m_cells.push_back(std::move(cell));
+    }
+  }
+
+  // Records: the one that counts per triple is the last ok one, else the last one.
+  struct Seen {
+    std::size_t last = 0;
+    std::optional<std::size_t> last_ok;
+    std::size_t attempts = 0;
+  };
+  std::map<std::tuple<std::size_t, std::string, std::string>, Seen> seen;
+  d.m_counts.assign(d.m_records.size(), false);
+  for (std::size_t i = 0; i < d.m_records.size(); ++i) {
+    const auto& r = d.m_records[i];
+    if (!r.is_object() || !r.contains("cell") || !r["cell"].is_object()) continue;
+    const auto& c = r["cell"];
+    const std::string probe = str(r, "probe");
+    const std::string item = str(r, "item");
+    if (probe.empty()) continue;
+    auto cell = d.find_cell(str(c, "model"), str(c, "type_k"), str(c, "type_v"));
+    if (!cell) {
+      CellDef def;
+      def.model = str(c, "model");
+      def.type_k = str(c, "type_k");
+      def.type_v = str(c, "type_v");
+      def.id = def.model + "-" + def.type_k + "-" + def.type_v;
+      def.outcome = "unknown";
+      def.kv_mib = def.ready_s = kNaN;
+      d.m_cells.push_back(std::move(def));
+      cell = d.m_cells.size() - 1;
+    }
+    if (d.probe(probe) == nullptr) {
+      ProbeDef def;
+      def.name = probe;
+      def.kind = str(r, "kind");
+      def.deterministic = infer_deterministic(def.kind, nullptr, nullptr);
+      d.m_probes.push_back(std::move(def));
+    }
+    if (r.contains("metrics") && r["metrics"].is_object()) {
+      auto& def = *std::find_if(d.m_probes.begin(), d.m_probes.end(), [&](const ProbeDef& p) { return p.name == probe; });
+      for (const auto& [name, value] : r["metrics"].items()) {
+        if (value.is_number() || value.is_boolean()) add_metric(def, name);
+      }
+    }
+    Seen& s = seen[{*cell, probe, item}];
+    s.last = i;
+    ++s.attempts;
+    if (str(r, "status") == "ok") s.last_ok = i;
+  }
+  for (const auto& [key, s] : seen) {
+    const auto& [cell, probe, item] = key;
+    const std::size_t used = s.last_ok.value_or(s.last);
+    d.m_counts[used] = true;
+    const auto& r = d.m_records[used];
+    ItemResult result;
+    result.item = item;
+    result.ok = s.last_ok.has_value();
+    result.status = str(r, "status");
+    result.error = str(r, "error");
+    result.attempts = s.attempts;
+    if (result.ok) {
+      if (r.contains("metrics") && r["metrics"].is_object()) {
+        for (const auto& [name, value] : r["metrics"].items()) {
+          if (value.is_boolean()) {
+            result.metrics[name] = value.get<bool>() ? 1.0 : 0.0;
+          } else if (value.is_number()) {
+            result.metrics[name] = value.get<double>();
+          }
+        }
+      }
+      result.response = r.value("response", nlohmann::json());
+    }
+    d.m_items[{cell, probe}].push_back(std::move(result));
+  }
+  for (auto& [key, items] : d.m_items) {
+    std::sort(items.begin(), items.end(),
+              [](const ItemResult& a, const ItemResult& b) { return natural_less(a.item, b.item); });
+  }
+
+  // Models: the manifest's order, then any only the cells name.
+  if (m.contains("models") && m["models"].is_array()) {
+    for (const auto& model : m["models"]) append_missing(d.m_models, str(model, "name"));
+  }
+  for (const auto& cell : d.m_cells) append_missing(d.m_models, cell.model);
+
+  // Axis order: the config's grid lists ("v" may be "same-as-k"), else by bits per value.
+  const nlohmann::json grid = config.is_object() ? config.value("grid", nlohmann::json::object()) : nlohmann::json();
+  d.m_k_types = string_list(grid.is_object() ? grid.value("k", nlohmann::json()) : nlohmann::json());
+  d.m_v_types = string_list(grid.is_object() ? grid.value("v", nlohmann::json()) : nlohmann::json());
+  if (d.m_v_types.empty()) d.m_v_types = d.m_k_types;
+  std::vector<std::string> extra_k, extra_v;
+  for (const auto& cell : d.m_cells) {
+    if (std::find(d.m_k_types.begin(), d.m_k_types.end(), cell.type_k) == d.m_k_types.end()) {
+      append_missing(extra_k, cell.type_k);
+    }
+    if (std::find(d.m_v_types.begin(), d.m_v_types.end(), cell.type_v) == d.m_v_types.end()) {
+      append_missing(extra_v, cell.type_v);
+    }
+  }
+  sort_by_bits(extra_k);
+  sort_by_bits(extra_v);
+  d.m_k_types.insert(d.m_k_types.end(), extra_k.begin(), extra_k.end());
+  d.m_v_types.insert(d.m_v_types.end(), extra_v.begin(), extra_v.end());
+
+  // Reference: flagged in the manifest, else the config's "K/V" for every model.
+  bool any_reference = std::any_of(d.m_cells.begin(), d.m_cells.end(), [](const CellDef& c) { return c.is_reference; });
+  if (!any_reference && grid.is_object() && grid.contains("reference") && grid["reference"].is_string()) {
+    const std::string ref = grid["reference"].get<std::string>();
+    const auto slash = ref.find('/');
+    const std::string k = ref.substr(0, slash);
+    const std::string v = slash == std::string::npos ? k : ref.substr(slash + 1);
+    for (auto& cell : d.m_cells) cell.is_reference = cell.type_k == k && cell.type_v == v;
+  }
+  return d;
+}
+
+std::string RunData::name() const {
+  const std::string n = str(m_manifest, "name");
+  return n.empty() ? "run" : n;
+}
+
+const ProbeDef* RunData::probe(const std::string& name) const {
+  for (const auto& p : m_probes) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::size_t> RunData::grid_order() const {
+  auto position = [](const std::vector<std::string>& list, const std::string& value) {
+    return static_cast<std::size_t>(std::find(list.begin(), list.end(), value) - list.begin());
+  };
+  std::vector<std::size_t> order(m_cells.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const CellDef& x = m_cells[a];
+    const CellDef& y = m_cells[b];
+    return std::tuple(position(m_models, x.model), position(m_k_types, x.type_k), position(m_v_types, x.type_v)) <
+           std::tuple(position(m_models, y.model), position(m_k_types, y.type_k), position(m_v_types, y.type_v));
+  });
+  return order;
+}
+
+std::optional<std::size_t> RunData::reference(const std::string& model) const {
+  for (std::size_t i = 0; i < m_cells.size(); ++i) {
+    if (m_cells[i].model == model && m_cells[i].is_reference) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> RunData::find_cell(const std::string& model, const std::string& type_k,
+                                              const std::string& type_v) const {
+  for (std::size_t i = 0; i < m_cells.size(); ++i) {
+    const auto& c = m_cells[i];
+    if (c.model == model && c.type_k == type_k && c.type_v == type_v) return i;
+  }
+  return std::nullopt;
+}
+
+const std::vector<ItemResult>& RunData::items(std::size_t cell, const std::string& probe) const {
+  static const std::vector<ItemResult> kNone;
+  auto it = m_items.find({cell, probe});
+  return it == m_items.end() ? kNone : it->second;
+}
+
+Values RunData::values(std::size_t cell, const std::string& probe, const std::string& metric) const {
+  Values out;
+  for (const auto& item : items(cell, probe)) {
+    if (!item.ok) continue;
+    auto it = item.metrics.find(metric);
+    if (it == item.metrics.end() || !std::isfinite(it->second)) continue;
+    out.items.push_back(item.item);
+    out.values.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace kvsweep::report

@@ -1,0 +1,157 @@
+#include "kvsweep/report/summary_json.hpp"
+
+#include <algorithm>
+
+#include "kvsweep/stats/gradient.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+ojson interval(const stats::ConfidenceInterval& ci) { return ojson::array({ci.lower, ci.upper}); }
+
+ojson gradient_json(const stats::GradientResult& g) {
+  return ojson{{"n", g.n}, {"rho", g.rho}, {"p", g.p}, {"verdict", std::string(stats::to_string(g.verdict))}};
+}
+
+ojson axis_json(const std::vector<AxisMean>& axis, const char* key) {
+  ojson out = ojson::array();
+  for (const auto& a : axis) {
+    out.push_back({{key, a.type}, {"n", a.summary.n}, {"mean", a.summary.mean}, {"ci95", interval(a.ci)}});
+  }
+  return out;
+}
+
+ojson reference_json(const ReferenceTest& t, const std::string& reference_id) {
+  ojson out{{"reference", reference_id}, {"test", t.test},   {"n_pairs", t.n_pairs},
+            {"delta", t.delta},          {"delta_ci95", interval(t.delta_ci)}, {"p", t.p},
+            {"p_holm", t.p_holm},        {"significant", t.significant}};
+  if (t.test == "mcnemar") {
+    out["b"] = t.b;
+    out["c"] = t.c;
+  } else {
+    out["w_plus"] = t.w_plus;
+    out["w_minus"] = t.w_minus;
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& summary, const Generator& generator) {
+  ojson doc;
+  doc["schema_version"] = kReportSchemaVersion;
+  doc["kind"] = "kvsweep-summary";
+  doc["context"] = ojson::parse(context_block(data, generator).dump());
+  doc["statistics"] = {
+      {"bootstrap",
+       {{"statistic", "mean"},
+        {"iterations", summary.options.bootstrap_iterations},
+        {"confidence", summary.options.confidence},
+        {"seed", summary.options.bootstrap_seed}}},
+      {"alpha", summary.options.alpha},
+      {"paired_test", "mcnemar when both samples are 0/1, else wilcoxon signed-rank; cell vs reference on common items"},
+      {"multiple_comparisons", "holm across a model's non-reference cells, per probe metric"},
+      {"gradient", "spearman rho of bits_per_value(type_k) + bits_per_value(type_v) vs the cell mean"},
+  };
+
+  ojson probes = ojson::array();
+  for (const auto& p : data.probes()) {
+    const MetricRoles* roles = summary.roles_of(p.name);
+    ojson metrics = ojson::array();
+    for (const auto& m : p.metrics) {
+      const bool binary =
+          roles && std::find(roles->binary.begin(), roles->binary.end(), m.name) != roles->binary.end();
+      metrics.push_back({{"name", m.name}, {"higher_is_better", m.higher_is_better}, {"binary", binary}});
+    }
+    probes.push_back({{"name", p.name},
+                      {"kind", p.kind},
+                      {"items", p.items},
+                      {"deterministic", p.deterministic},
+                      {"pass_metric", roles ? roles->pass_metric : ""},
+                      {"main_metric", roles ? roles->main_metric : ""},
+                      {"metrics", std::move(metrics)}});
+  }
+  doc["probes"] = std::move(probes);
+
+  ojson cells = ojson::array();
+  for (const auto& c : data.cells()) {
+    cells.push_back({{"id", c.id},
+                     {"model", c.model},
+                     {"type_k", c.type_k},
+                     {"type_v", c.type_v},
+                     {"is_reference", c.is_reference},
+                     {"outcome", c.outcome},
+                     {"message", c.message},
+                     {"kv_mib", c.kv_mib}});
+  }
+  doc["cells"] = std::move(cells);
+
+  ojson results = ojson::array();
+  for (const auto& r : summary.results) {
+    const CellDef& cell = data.cells()[r.cell];
+    const auto ref = data.reference(cell.model);
+    const std::string ref_id = ref ? data.cells()[*ref].id : "";
+    ojson metrics = ojson::object();
+    for (const auto& m : r.metrics) {
+      ojson values = ojson::object();
+      for (std::size_t i = 0; i < m.values.items.size(); ++i) values[m.values.items[i]] = m.values.values[i];
+      ojson entry{{"n", m.summary.n},     {"mean", m.summary.mean}, {"sd", m.summary.sd},
+                  {"min", m.summary.min}, {"max", m.summary.max},   {"median", m.summary.median},
+                  {"ci95", interval(m.ci)}};
+      if (m.vs_reference) entry["vs_reference"] = reference_json(*m.vs_reference, ref_id);
+      entry["values"] = std::move(values);
+      metrics[m.metric] = std::move(entry);
+    }
+    results.push_back({{"cell", cell.id},
+                       {"model", cell.model},
+                       {"type_k", cell.type_k},
+                       {"type_v", cell.type_v},
+                       {"probe", r.probe},
+                       {"outcome", cell.outcome},
+                       {"items_ok", r.items_ok},
+                       {"items_failed", r.failed_items.size()},
+                       {"failed_items", r.failed_items},
+                       {"metrics", std::move(metrics)}});
+  }
+  doc["results"] = std::move(results);
+
+  ojson grids = ojson::array();
+  for (const auto& g : summary.grids) {
+    grids.push_back({{"model", g.model},
+                     {"probe", g.probe},
+                     {"metric", g.metric},
+                     {"higher_is_better", g.higher_is_better},
+                     {"gradient", gradient_json(g.gradient)},
+                     {"k_gradient", gradient_json(g.k_gradient)},
+                     {"v_gradient", gradient_json(g.v_gradient)},
+                     {"rows", axis_json(g.rows, "type_k")},
+                     {"columns", axis_json(g.columns, "type_v")},
+                     {"k_spread", g.k_spread},
+                     {"v_spread", g.v_spread}});
+  }
+  doc["grids"] = std::move(grids);
+
+  ojson headlines = ojson::array();
+  for (const auto& h : summary.headlines) {
+    headlines.push_back({{"model", h.model},
+                         {"probe", h.probe},
+                         {"combos", h.combos},
+                         {"k", h.k},
+                         {"pass_metric", h.pass_metric},
+                         {"pass_count", {{"mean", h.pass_count.mean}, {"sd", h.pass_count.sd}}},
+                         {"main_metric", h.main_metric},
+                         {"main", {{"mean", h.main.mean}, {"sd", h.main.sd}, {"min", h.main.min}, {"max", h.main.max}}},
+                         {"gradient", std::string(stats::to_string(h.gradient))}});
+  }
+  doc["headlines"] = std::move(headlines);
+  return doc;
+}
+
+std::string write_summary_json(const RunData& data, const RunSummary& summary, const Generator& generator) {
+  return summary_document(data, summary, generator).dump(2) + "\n";
+}
+
+}  // namespace kvsweep::report

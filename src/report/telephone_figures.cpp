@@ -1,0 +1,278 @@
+#include "kvsweep/report/telephone_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/report/svg.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+std::size_t index_of(const std::vector<std::string>& list, const std::string& value) {
+  auto it = std::find(list.begin(), list.end(), value);
+  return static_cast<std::size_t>(it - list.begin());
+}
+
+double threshold_of(const RunData& data, const std::string& probe) {
+  const ProbeDef* def = data.probe(probe);
+  if (def && def->config.is_object() && def->config.contains("threshold") && def->config["threshold"].is_number()) {
+    return def->config["threshold"].get<double>();
+  }
+  return std::nan("");
+}
+
+}  // namespace
+
+std::vector<double> mean_similarity_by_hop(const RunData& data, std::size_t cell, const std::string& probe) {
+  std::vector<double> sum;
+  std::vector<std::size_t> count;
+  for (const auto& item : data.items(cell, probe)) {
+    if (!item.ok || !item.response.is_object() || !item.response.contains("hops")) continue;
+    const auto& hops = item.response["hops"];
+    if (!hops.is_array()) continue;
+    for (std::size_t h = 0; h < hops.size(); ++h) {
+      const auto& hop = hops[h];
+      if (!hop.is_object() || !hop.contains("sim_original") || !hop["sim_original"].is_number()) continue;
+      // The hop number when recorded, else the position.
+      std::size_t index = h;
+      if (hop.contains("hop") && hop["hop"].is_number_integer() && hop["hop"].get<long long>() >= 1) {
+        index = static_cast<std::size_t>(hop["hop"].get<long long>() - 1);
+      }
+      if (index >= sum.size()) {
+        sum.resize(index + 1, 0.0);
+        count.resize(index + 1, 0);
+      }
+      sum[index] += hop["sim_original"].get<double>();
+      ++count[index];
+    }
+  }
+  std::vector<double> out(sum.size());
+  for (std::size_t i = 0; i < sum.size(); ++i) out[i] = count[i] ? sum[i] / static_cast<double>(count[i]) : std::nan("");
+  return out;
+}
+
+std::string telephone_hops_svg(const RunData& data, const std::string& model, const std::string& probe) {
+  struct Line {
+    std::size_t cell;
+    std::vector<double> means;
+  };
+  std::vector<Line> lines;
+  std::size_t max_hops = 0;
+  double lowest = 1.0;
+  std::size_t chains = 0;
+  // Grid order: K rows, then V columns.
+  for (const auto& k : data.k_types()) {
+    for (const auto& v : data.v_types()) {
+      const auto cell = data.find_cell(model, k, v);
+      if (!cell) continue;
+      auto means = mean_similarity_by_hop(data, *cell, probe);
+      if (means.empty()) continue;
+      std::size_t ok = 0;
+      for (const auto& item : data.items(*cell, probe)) ok += item.ok;
+      chains = std::max(chains, ok);
+      max_hops = std::max(max_hops, means.size());
+      for (double m : means) {
+        if (!std::isnan(m)) lowest = std::min(lowest, m);
+      }
+      lines.push_back({*cell, std::move(means)});
+    }
+  }
+  const double threshold = threshold_of(data, probe);
+  if (!std::isnan(threshold)) lowest = std::min(lowest, threshold);
+
+  const double width = 780, height = 450;
+  const double left = 70, right = width - 200, top = 64, bottom = height - 58;
+  const double y_min = std::clamp(std::floor(lowest * 10.0) / 10.0, 0.0, 0.9);
+  const double y_max = 1.0;
+  const double x_max = static_cast<double>(std::max<std::size_t>(max_hops, 2));
+  auto px = [&](double hop) { return left + (hop - 1.0) / (x_max - 1.0) * (right - left); };
+  auto py = [&](double sim) { return bottom - (sim - y_min) / (y_max - y_min) * (bottom - top); };
+
+  const std::string title = probe + ": similarity to the original vs hop — " + model;
+  Svg svg(width, height, title);
+  svg.text(16, 26, title, 16, "start", "#111111", "bold");
+  svg.text(16, 44,
+           "mean cosine similarity (sim_original) over up to " + std::to_string(chains) +
+               " chains per cell · colour: K type · dash: V type · heavy: reference",
+           11, "start", "#555555");
+
+  // Grid lines and axes.
+  const double y_step = nice_step(y_max - y_min, 6);
+  for (double y = y_min; y <= y_max + 1e-9; y += y_step) {
+    svg.line(left, py(y), right, py(y), "#e6e6e6", 1);
+    svg.text(left - 8, py(y) + 4, fixed(y, y_step < 0.1 ? 2 : 1), 11, "end", "#444444");
+  }
+  // Hop 1, then the multiples of a round step (5, 10, … rather than 6, 11, …).
+  const double x_step = std::max(1.0, nice_step(x_max - 1.0, 10));
+  for (double x = 1; x <= x_max + 1e-9; x = (std::floor(x / x_step) + 1) * x_step) {
+    svg.line(px(x), bottom, px(x), bottom + 5, "#444444", 1);
+    svg.text(px(x), bottom + 18, fixed(x, 0), 11, "middle", "#444444");
+  }
+  svg.line(left, bottom, right, bottom, "#444444", 1);
+  svg.line(left, top, left, bottom, "#444444", 1);
+  svg.text((left + right) / 2, height - 14, "hop", 12, "middle", "#333333", "bold");
+  const double mid_y = (top + bottom) / 2;
+  svg.text(22, mid_y, "similarity to original", 12, "middle", "#333333", "bold",
+           "transform=\"rotate(-90 22 " + coord(mid_y) + ")\"");
+  if (!std::isnan(threshold) && threshold >= y_min && threshold <= y_max) {
+    svg.line(left, py(threshold), right, py(threshold), "#888888", 1, "4 3");
+    svg.text(left + 6, py(threshold) + 13, "threshold " + fixed(threshold, 2), 10, "start", "#666666");
+  }
+
+  // Lines: references last so they sit on top.
+  std::stable_sort(lines.begin(), lines.end(), [&](const Line& a, const Line& b) {
+    return !data.cells()[a.cell].is_reference && data.cells()[b.cell].is_reference;
+  });
+  for (const auto& line : lines) {
+    const CellDef& c = data.cells()[line.cell];
+    std::vector<std::pair<double, double>> points;
+    for (std::size_t h = 0; h < line.means.size(); ++h) {
+      if (!std::isnan(line.means[h])) points.emplace_back(px(static_cast<double>(h + 1)), py(line.means[h]));
+    }
+    const std::string color = palette(index_of(data.k_types(), c.type_k));
+    const std::string dash = dash_pattern(index_of(data.v_types(), c.type_v));
+    svg.polyline(points, color, c.is_reference ? 3.5 : 2, dash);
+    if (points.size() == 1) svg.raw("<circle cx=\"" + coord(points[0].first) + "\" cy=\"" + coord(points[0].second) +
+                                    "\" r=\"3\" fill=\"" + color + "\"/>\n");
+  }
+
+  // Legend in grid order.
+  std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) { return a.cell < b.cell; });
+  std::vector<const Line*> ordered;
+  for (const auto& k : data.k_types()) {
+    for (const auto& v : data.v_types()) {
+      for (const auto& line : lines) {
+        const CellDef& c = data.cells()[line.cell];
+        if (c.type_k == k && c.type_v == v) ordered.push_back(&line);
+      }
+    }
+  }
+  const double lx = right + 22;
+  svg.text(lx, top + 2, "K/V  (final)", 11, "start", "#333333", "bold");
+  for (std::size_t i = 0; i < ordered.size(); ++i) {
+    const CellDef& c = data.cells()[ordered[i]->cell];
+    const double y = top + 22 + 18 * static_cast<double>(i);
+    const std::string color = palette(index_of(data.k_types(), c.type_k));
+    svg.line(lx, y - 4, lx + 30, y - 4, color, c.is_reference ? 3.5 : 2, dash_pattern(index_of(data.v_types(), c.type_v)));
+    double final_value = std::nan("");
+    for (auto it = ordered[i]->means.rbegin(); it != ordered[i]->means.rend(); ++it) {
+      if (!std::isnan(*it)) {
+        final_value = *it;
+        break;
+      }
+    }
+    svg.text(lx + 36, y, c.type_k + "/" + c.type_v + "  " + fixed(final_value, 3) + (c.is_reference ? "  ref" : ""),
+             11, "start");
+  }
+  if (lines.empty()) svg.text((left + right) / 2, mid_y, "no hops recorded", 14, "middle", "#888888");
+  return svg.finish();
+}
+
+std::string telephone_delta_metric(const RunData& data, const RunSummary& summary, const std::string& probe) {
+  const ProbeDef* def = data.probe(probe);
+  if (def) {
+    for (const auto& m : def->metrics) {
+      if (m.name == "final_similarity") return m.name;
+    }
+  }
+  const MetricRoles* roles = summary.roles_of(probe);
+  return roles ? roles->main_metric : "";
+}
+
+std::string telephone_delta_svg(const RunData& data, const RunSummary& summary, const std::string& probe) {
+  const std::string metric = telephone_delta_metric(data, summary, probe);
+  bool higher_is_better = true;
+  if (const ProbeDef* def = data.probe(probe)) {
+    for (const auto& m : def->metrics) {
+      if (m.name == metric) higher_is_better = m.higher_is_better;
+    }
+  }
+  struct Bar {
+    std::string label;
+    const ReferenceTest* test;
+  };
+  std::vector<Bar> bars;
+  const bool many_models = data.models().size() > 1;
+  std::string ref_label;
+  for (const auto& r : summary.results) {
+    if (r.probe != probe) continue;
+    const CellDef& c = data.cells()[r.cell];
+    if (c.is_reference && ref_label.empty()) ref_label = c.type_k + "/" + c.type_v;
+    for (const auto& m : r.metrics) {
+      if (m.metric == metric && m.vs_reference && !std::isnan(m.vs_reference->delta)) {
+        bars.push_back({(many_models ? c.model + " " : std::string()) + c.type_k + "/" + c.type_v, &*m.vs_reference});
+      }
+    }
+  }
+  std::stable_sort(bars.begin(), bars.end(), [&](const Bar& a, const Bar& b) {
+    return higher_is_better ? a.test->delta > b.test->delta : a.test->delta < b.test->delta;
+  });
+
+  double extent = 0.0;
+  std::vector<double> deltas;
+  for (const auto& b : bars) {
+    deltas.push_back(b.test->delta);
+    for (double v : {b.test->delta, b.test->delta_ci.lower, b.test->delta_ci.upper}) {
+      if (std::isfinite(v)) extent = std::max(extent, std::fabs(v));
+    }
+  }
+  if (!(extent > 0)) extent = 0.01;
+  const double step = nice_step(2 * extent, 8);
+  extent = std::ceil(extent / step) * step;
+  const int dec = std::max(decimals_for(deltas), step < 0.01 ? 3 : 2);
+
+  std::size_t label_chars = 8;
+  for (const auto& b : bars) label_chars = std::max(label_chars, b.label.size());
+  const double left = 24 + 7.2 * static_cast<double>(label_chars);
+  const double plot_w = 440, row_h = 26, top = 78;
+  const double right = left + plot_w;
+  const double rows = static_cast<double>(std::max<std::size_t>(bars.size(), 1));
+  const double bottom = top + row_h * rows;
+  const double width = std::max(right + 70, 680.0), height = bottom + 60;
+  auto px = [&](double d) { return left + (d + extent) / (2 * extent) * plot_w; };
+
+  const std::string title = probe + ": Δ " + metric + " vs reference" +
+                            (ref_label.empty() || many_models ? std::string() : " (" + ref_label + ")") + ", sorted";
+  Svg svg(width, height, title);
+  svg.text(16, 26, title, 16, "start", "#111111", "bold");
+  svg.text(16, 44, "Δ = cell − reference, mean over the items both answered · whiskers: 95% bootstrap CI", 11,
+           "start", "#555555");
+  svg.text(16, 60,
+           std::string(higher_is_better ? "higher" : "lower") +
+               " is better · blue: better, vermillion: worse · pale: not significant (Holm p ≥ 0.05) · *: significant",
+           11, "start", "#555555");
+
+  for (double x = -extent; x <= extent + 1e-12; x += step) {
+    svg.line(px(x), top - 4, px(x), bottom, "#eeeeee", 1);
+    svg.text(px(x), bottom + 16, signed_fixed(x, dec), 10, "middle", "#444444");
+  }
+  svg.text((left + right) / 2, bottom + 36, "Δ " + metric, 12, "middle", "#333333", "bold");
+
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const ReferenceTest& t = *bars[i].test;
+    const double y = top + row_h * static_cast<double>(i);
+    const bool better = higher_is_better ? t.delta > 0 : t.delta < 0;
+    const std::string color = t.delta == 0 ? "#888888" : better ? "#0072b2" : "#d55e00";
+    const double x0 = px(0), x1 = px(t.delta);
+    svg.rect(std::min(x0, x1), y + 5, std::max(std::fabs(x1 - x0), 1.0), row_h - 10, color, "none", 0,
+             t.significant ? "" : "fill-opacity=\"0.4\"");
+    if (std::isfinite(t.delta_ci.lower) && std::isfinite(t.delta_ci.upper)) {
+      const double cy = y + row_h / 2;
+      svg.line(px(t.delta_ci.lower), cy, px(t.delta_ci.upper), cy, "#222222", 1);
+      svg.line(px(t.delta_ci.lower), cy - 4, px(t.delta_ci.lower), cy + 4, "#222222", 1);
+      svg.line(px(t.delta_ci.upper), cy - 4, px(t.delta_ci.upper), cy + 4, "#222222", 1);
+    }
+    svg.text(left - 8, y + row_h / 2 + 4, bars[i].label, 11, "end");
+    // The value sits on the other side of zero, clear of the bar, its whisker and the row label.
+    const bool negative = t.delta < 0;
+    svg.text(px(0) + (negative ? 6 : -6), y + row_h / 2 + 4, signed_fixed(t.delta, dec) + (t.significant ? " *" : ""),
+             10, negative ? "start" : "end", "#333333");
+  }
+  svg.line(px(0), top - 4, px(0), bottom, "#222222", 1.2);
+  if (bars.empty()) svg.text((left + right) / 2, top + row_h / 2 + 4, "no cell to compare", 13, "middle", "#888888");
+  return svg.finish();
+}
+
+}  // namespace kvsweep::report

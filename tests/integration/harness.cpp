@@ -1,0 +1,190 @@
+#include "harness.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace kvsweep::testing {
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& log) {
+  std::vector<std::string> argv_s = {KVSWEEP_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::string bin = llama_bin_dir();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::setenv("KVSWEEP_LLAMA_BIN", bin.c_str(), 1);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_pid(pid_t pid, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  int status = 0;
+  while (true) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+}  // namespace
+
+std::string llama_bin_dir() {
+  if (const char* e = std::getenv("KVSWEEP_LLAMA_BIN"); e && *e) return e;
+  return KVSWEEP_LLAMA_DIR;
+}
+
+std::filesystem::path tiny_model() {
+  static std::once_flag once;
+  static std::filesystem::path path;
+  std::call_once(once, [] {
+    auto dir = std::filesystem::temp_directory_path() / ("kvsweep-it-model-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    path = dir / "tiny.gguf";
+    auto r = run_kvsweep({"tiny-model", "-o", path.string(), "--seed", "1"}, 60);
+    if (r.exit_code != 0) throw std::runtime_error("kvsweep tiny-model failed: " + r.output);
+  });
+  return path;
+}
+
+TempDir::TempDir() {
+  std::string templ = (std::filesystem::temp_directory_path() / "kvsweep-it-XXXXXX").string();
+  if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
+  m_path = templ;
+}
+
+TempDir::~TempDir() {
+  if (std::getenv("KVSWEEP_KEEP_TMP")) return;
+  std::error_code ec;
+  std::filesystem::remove_all(m_path, ec);
+}
+
+Result run_kvsweep(const std::vector<std::string>& args, double timeout_s) {
+  char templ[] = "/tmp/kvsweep-out-XXXXXX";
+  int fd = ::mkstemp(templ);
+  ::close(fd);
+  pid_t pid = spawn(args, templ);
+  Result r;
+  r.exit_code = wait_pid(pid, timeout_s);
+  r.output = slurp(templ);
+  ::unlink(templ);
+  return r;
+}
+
+Background::Background(const std::vector<std::string>& args, std::filesystem::path log)
+    : m_pid(spawn(args, log)), m_log(std::move(log)) {}
+
+Background::~Background() {
+  if (!m_done && m_pid > 0) {
+    ::kill(m_pid, SIGKILL);
+    ::waitpid(m_pid, nullptr, 0);
+  }
+}
+
+int Background::wait(double timeout_s) {
+  if (!m_done) {
+    m_code = wait_pid(m_pid, timeout_s);
+    m_done = true;
+  }
+  return m_code;
+}
+
+std::string Background::output() const { return slurp(m_log); }
+
+nlohmann::json base_config(const std::filesystem::path& model) {
+  return {
+      {"name", "it"},
+      {"server",
+       {{"backend", "llama-server"},
+        {"args", {"-fa", "on", "-t", "1"}},
+        {"ctx", 2048},
+        {"ready_timeout_s", 60},
+        {"request_timeout_s", 60},
+        {"stop_grace_s", 2}}},
+      {"models", {{{"name", "tiny"}, {"path", model.string()}}}},
+      {"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", "same-as-k"}, {"reference", "f16/f16"}, {"seed", 7}}},
+      {"probes", {{{"kind", "complete"}, {"max_tokens", 16}}}},
+  };
+}
+
+std::filesystem::path write_config(const TempDir& dir, const nlohmann::json& config, const std::string& name) {
+  auto p = dir / name;
+  std::ofstream(p) << config.dump(2);
+  return p;
+}
+
+std::vector<nlohmann::json> read_records(const std::filesystem::path& run_dir) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(run_dir / "records.jsonl");
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+nlohmann::json read_manifest(const std::filesystem::path& run_dir) {
+  return nlohmann::json::parse(slurp(run_dir / "manifest.json"));
+}
+
+std::size_t count_lines(const std::filesystem::path& file) {
+  std::string s = slurp(file);
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+std::vector<pid_t> pids_with_arg(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::string cmd = slurp(e.path() / "cmdline");
+    // Zombies have an empty cmdline; a process state of Z is not "running".
+    std::string stat = slurp(e.path() / "stat");
+    auto close_paren = stat.rfind(')');
+    if (close_paren != std::string::npos && close_paren + 2 < stat.size() && stat[close_paren + 2] == 'Z') continue;
+    if (cmd.find(needle) != std::string::npos) out.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+bool wait_until(const std::function<bool()>& pred, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pred();
+}
+
+}  // namespace kvsweep::testing

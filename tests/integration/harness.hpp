@@ -1,0 +1,72 @@
+#pragma once
+/// Test harness for integration tests: runs the built kvsweep binary against the real
+/// llama-server on the tiny model, in a fresh temporary directory per test.
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kvsweep::testing {
+
+/// The directory holding llama-server (KVSWEEP_LLAMA_BIN, else the build's KVSWEEP_LLAMA_DIR).
+std::string llama_bin_dir();
+/// The tiny model, made once per test binary (seed 1).
+std::filesystem::path tiny_model();
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr, interleaved
+};
+
+/// A fresh directory under /tmp, removed at destruction unless KVSWEEP_KEEP_TMP is set.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+/// Runs kvsweep with `args` to completion.
+Result run_kvsweep(const std::vector<std::string>& args, double timeout_s = 300);
+
+/// A kvsweep process running in the background.
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& args, std::filesystem::path log);
+  ~Background();
+  pid_t pid() const { return m_pid; }
+  /// Waits for exit; returns the shell-style exit code (128 + signal when killed).
+  int wait(double timeout_s = 300);
+  std::string output() const;
+
+ private:
+  pid_t m_pid = -1;
+  std::filesystem::path m_log;
+  int m_code = -1;
+  bool m_done = false;
+};
+
+/// A config document for the tiny model (callers adjust it), written by write_config.
+nlohmann::json base_config(const std::filesystem::path& model);
+std::filesystem::path write_config(const TempDir& dir, const nlohmann::json& config, const std::string& name = "sweep.json");
+
+/// Every line of records.jsonl parsed (the file must be fully valid).
+std::vector<nlohmann::json> read_records(const std::filesystem::path& run_dir);
+nlohmann::json read_manifest(const std::filesystem::path& run_dir);
+std::size_t count_lines(const std::filesystem::path& file);
+
+/// PIDs of processes whose command line contains `needle` (scanning /proc).
+std::vector<pid_t> pids_with_arg(const std::string& needle);
+/// Waits until `pred` holds or the timeout passes; returns whether it held.
+bool wait_until(const std::function<bool()>& pred, double timeout_s);
+
+}  // namespace kvsweep::testing

@@ -1,0 +1,225 @@
+#include "kvsweep/report/compare.hpp"
+
+#include <gtest/gtest.h>
+
+#include "kvsweep/report/summary_json.hpp"
+#include "report_fixture.hpp"
+
+namespace kvsweep::report {
+namespace {
+
+const Generator kGenerator{"0.0.0-test", "0000000test"};
+
+nlohmann::json summary_of(std::vector<nlohmann::json> records, nlohmann::json manifest = nlohmann::json::parse(testing::kManifest)) {
+  auto data = RunData::from(std::move(manifest), std::move(records));
+  EXPECT_TRUE(data);
+  return nlohmann::json::parse(summary_document(*data, summarize_run(*data), kGenerator).dump());
+}
+
+/// The fixture with `metric` of `probe` in cell K/V multiplied by `factor`.
+std::vector<nlohmann::json> doctored(const std::string& k, const std::string& v, const std::string& probe,
+                                     const std::string& metric, double factor) {
+  auto records = testing::fixture_records();
+  for (auto& r : records) {
+    if (r["cell"]["type_k"] == k && r["cell"]["type_v"] == v && r["probe"] == probe && r["metrics"].contains(metric)) {
+      r["metrics"][metric] = r["metrics"][metric].get<double>() * factor;
+    }
+  }
+  return records;
+}
+
+const Check* find_check(const Comparison& c, const std::string& cell, const std::string& metric) {
+  for (const auto& check : c.checks) {
+    if (check.cell == cell && check.metric == metric) return &check;
+  }
+  return nullptr;
+}
+
+TEST(Compare, IdenticalRunsNeverRegress) {
+  const auto base = summary_of(testing::fixture_records());
+  auto cmp = compare_summaries(base, base, {});
+  ASSERT_TRUE(cmp) << cmp.error().message;
+  // 3 cells with complete (2 metrics) and telephone (3 metrics).
+  EXPECT_EQ(cmp->checks.size(), 15u);
+  EXPECT_EQ(cmp->count(Verdict::regression), 0u);
+  EXPECT_EQ(cmp->count(Verdict::improved), 0u);
+  EXPECT_EQ(exit_status(*cmp), 0);
+}
+
+TEST(Compare, DoctoredTwentyPercentDropOnADeterministicProbeRegresses) {
+  const auto base = summary_of(testing::fixture_records());
+  const auto cur = summary_of(doctored("f16", "q4_0", "complete", "common_prefix_chars", 0.8));
+  auto cmp = compare_summaries(cur, base, {});
+  ASSERT_TRUE(cmp);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "common_prefix_chars");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->verdict, Verdict::regression);
+  EXPECT_TRUE(c->deterministic);
+  EXPECT_TRUE(c->identical_items);
+  EXPECT_DOUBLE_EQ(c->delta, -0.2 * 92.5);
+  EXPECT_EQ(cmp->count(Verdict::regression), 1u);
+  EXPECT_EQ(exit_status(*cmp), 1);
+  const std::string table = write_compare_table(*cmp);
+  EXPECT_NE(table.find("REGRESSION tiny-f16-q4_0 complete/common_prefix_chars"), std::string::npos);
+}
+
+TEST(Compare, ChangeWithinToleranceIsNotARegression) {
+  const auto base = summary_of(testing::fixture_records());
+  const auto cur = summary_of(doctored("f16", "q4_0", "complete", "common_prefix_chars", 0.97));
+  auto cmp = compare_summaries(cur, base, {});
+  ASSERT_TRUE(cmp);
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-q4_0", "common_prefix_chars")->verdict, Verdict::ok);
+  // A tighter tolerance for this metric catches it.
+  CompareOptions strict;
+  strict.tolerances["complete.common_prefix_chars"] = {0.01, true};
+  auto cmp2 = compare_summaries(cur, base, strict);
+  EXPECT_EQ(find_check(*cmp2, "tiny-f16-q4_0", "common_prefix_chars")->verdict, Verdict::regression);
+}
+
+TEST(Compare, NoiseOnASampledProbeIsNotFlagged) {
+  // Telephone samples at temperature 0.7: a 20% drop over two chains is not significant.
+  const auto base = summary_of(testing::fixture_records());
+  const auto cur = summary_of(doctored("f16", "q4_0", "telephone", "final_similarity", 0.8));
+  auto cmp = compare_summaries(cur, base, {});
+  ASSERT_TRUE(cmp);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "final_similarity");
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->deterministic);
+  EXPECT_GT(-c->delta, c->tolerance);
+  EXPECT_EQ(c->verdict, Verdict::ok);
+  EXPECT_EQ(exit_status(*cmp), 0);
+}
+
+TEST(Compare, SignificantDropOnASampledProbeRegresses) {
+  // Thirty chains per cell, every one 20% lower: Wilcoxon p ~ 1e-6 survives Holm over every check.
+  auto many = [](double factor) {
+    std::vector<nlohmann::json> records;
+    for (const char* kv : {"f16/f16", "f16/q4_0"}) {
+      const std::string s(kv);
+      const std::string k = s.substr(0, s.find('/')), v = s.substr(s.find('/') + 1);
+      for (int i = 0; i < 30; ++i) {
+        const double sim = (0.7 + 0.005 * i) * (k == "f16" && v == "q4_0" ? factor : 1.0);
+        records.push_back(testing::telephone_record(k, v, "t" + std::to_string(i), {0.99, sim}));
+      }
+    }
+    return records;
+  };
+  const auto base = summary_of(many(1.0));
+  const auto cur = summary_of(many(0.8));
+  auto cmp = compare_summaries(cur, base, {});
+  ASSERT_TRUE(cmp);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "final_similarity");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->test, "wilcoxon");
+  EXPECT_LT(c->p_holm, 0.05);
+  EXPECT_EQ(c->verdict, Verdict::regression);
+  // The reference cell, unchanged, is fine.
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-f16", "final_similarity")->verdict, Verdict::ok);
+}
+
+TEST(Compare, ImprovementIsNotARegression) {
+  const auto base = summary_of(testing::fixture_records());
+  const auto cur = summary_of(doctored("f16", "q4_0", "complete", "common_prefix_chars", 1.3));
+  auto cmp = compare_summaries(cur, base, {});
+  ASSERT_TRUE(cmp);
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-q4_0", "common_prefix_chars")->verdict, Verdict::improved);
+  EXPECT_EQ(exit_status(*cmp), 0);
+}
+
+TEST(Compare, LowerIsBetterMetricRegressesUpwards) {
+  auto records = testing::fixture_records();
+  for (auto& r : records) {
+    if (r["probe"] == "telephone" && r["cell"]["type_v"] == "q4_0") r["metrics"]["empty_hops"] = 2;
+  }
+  CompareOptions o;
+  o.tolerances["empty_hops"] = {0.5, false};
+  // empty_hops is not deterministic here; declare the probe deterministic to take the exact path.
+  nlohmann::json manifest = nlohmann::json::parse(testing::kManifest);
+  manifest["probes"][1]["deterministic"] = true;
+  auto cmp = compare_summaries(summary_of(records, manifest), summary_of(testing::fixture_records(), manifest), o);
+  ASSERT_TRUE(cmp);
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-q4_0", "empty_hops")->verdict, Verdict::regression);
+}
+
+TEST(Compare, ACellThatLostAllItsValuesRegresses) {
+  auto records = testing::fixture_records();
+  for (auto& r : records) {
+    if (r["cell"]["type_k"] == "f16" && r["cell"]["type_v"] == "q4_0" && r["probe"] == "complete") {
+      r["status"] = "crashed";
+    }
+  }
+  auto cmp = compare_summaries(summary_of(records), summary_of(testing::fixture_records()), {});
+  ASSERT_TRUE(cmp);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "match_reference");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->verdict, Verdict::regression);
+  EXPECT_NE(c->reason.find("this run none"), std::string::npos);
+}
+
+TEST(Compare, BrokenOrMissingBaselineIsAnError) {
+  testing::TempDir dir("compare");
+  auto missing = load_summary(dir.path() / "nope.json", kGenerator);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("nope.json"), std::string::npos);
+  testing::write_text(dir.path() / "broken.json", "{\"schema_version\": 1, ");
+  auto broken = load_summary(dir.path() / "broken.json", kGenerator);
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().message.find("not valid JSON"), std::string::npos);
+  testing::write_text(dir.path() / "other.json", "{\"schema_version\": 1, \"results\": []}");
+  EXPECT_FALSE(load_summary(dir.path() / "other.json", kGenerator));
+  // Nothing in common is an error too, not a pass.
+  const auto base = summary_of(testing::fixture_records());
+  nlohmann::json empty = base;
+  empty["results"] = nlohmann::json::array();
+  EXPECT_FALSE(compare_summaries(base, empty, {}));
+}
+
+TEST(Compare, BaselineFromRunDirectoryOrSummaryFileAgree) {
+  testing::TempDir dir("compare-load");
+  testing::write_fixture_run(dir.path() / "run");
+  auto from_dir = load_summary(dir.path() / "run", kGenerator);
+  ASSERT_TRUE(from_dir) << from_dir.error().message;
+  testing::write_text(dir.path() / "summary.json", from_dir->dump(2));
+  auto from_file = load_summary(dir.path() / "summary.json", kGenerator);
+  ASSERT_TRUE(from_file);
+  EXPECT_EQ(*from_dir, *from_file);
+}
+
+TEST(Compare, ToleranceSpecs) {
+  auto abs = parse_tolerance("final_similarity=0.02");
+  ASSERT_TRUE(abs);
+  EXPECT_EQ(abs->first, "final_similarity");
+  EXPECT_DOUBLE_EQ(abs->second.value, 0.02);
+  EXPECT_FALSE(abs->second.relative);
+  auto rel = parse_tolerance("recall.passed=10%");
+  ASSERT_TRUE(rel);
+  EXPECT_EQ(rel->first, "recall.passed");
+  EXPECT_DOUBLE_EQ(rel->second.value, 0.1);
+  EXPECT_TRUE(rel->second.relative);
+  EXPECT_FALSE(parse_tolerance("passed"));
+  EXPECT_FALSE(parse_tolerance("passed=abc"));
+  EXPECT_FALSE(parse_tolerance("passed=-1"));
+  EXPECT_FALSE(parse_tolerance("=1"));
+}
+
+TEST(Compare, JUnitShape) {
+  const auto base = summary_of(testing::fixture_records());
+  const auto cur = summary_of(doctored("f16", "q4_0", "complete", "common_prefix_chars", 0.8));
+  auto cmp = compare_summaries(cur, base, {});
+  ASSERT_TRUE(cmp);
+  const std::string xml = write_junit(*cmp);
+  testing::expect_golden("compare-junit.xml", xml);
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 0), 0u);
+  EXPECT_NE(xml.find("tests=\"15\" failures=\"1\""), std::string::npos);
+  std::size_t testcases = 0, failures = 0;
+  for (std::size_t at = xml.find("<testcase "); at != std::string::npos; at = xml.find("<testcase ", at + 1)) ++testcases;
+  for (std::size_t at = xml.find("<failure "); at != std::string::npos; at = xml.find("<failure ", at + 1)) ++failures;
+  EXPECT_EQ(testcases, 15u);
+  EXPECT_EQ(failures, 1u);
+  EXPECT_NE(xml.find("<testcase classname=\"kvsweep.complete\" name=\"tiny-f16-q4_0 common_prefix_chars\""),
+            std::string::npos);
+  testing::expect_golden("compare-table.md", write_compare_table(*cmp));
+}
+
+}  // namespace
+}  // namespace kvsweep::report
