@@ -35,7 +35,7 @@ void register_tiny_model(CLI::App& app, Commands& commands) {
                                " not found; run scripts/llama-cpp (or pass --vocab FILE)");
       }
       auto r = model::write_tiny_model(opts->out, o);
-      if (!r) throw core::FatalError(opts->out + ": " + r.error().message);
+      if (!r) throw core::FatalError(r.error().message);
       std::fprintf(stderr, "wrote %s (seed %llu)\n", opts->out.c_str(), static_cast<unsigned long long>(opts->seed));
       return core::exit_code::ok;
     };

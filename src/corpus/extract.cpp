@@ -620,20 +620,27 @@ class JsScanner {
   bool punct_at(long i, std::string_view p) const { return tok(i) != nullptr && is_punct(*tok(i), p); }
   bool ident_at(long i) const { return tok(i) != nullptr && tok(i)->kind == JsKind::ident; }
 
-  // The name esprima's walk would hand down to a function spanning tokens s..end.
-  std::string hint_before(long s, long end) const {
+  // True when the expression that starts with a function ending at token `end` ends there too,
+  // i.e. the function is not called, indexed or an operand (after `}`: `;` `,` `)` `]` `}`, the
+  // end, or a new line that does not begin with punctuation).
+  bool ends_expression(long end) const {
+    const JsToken* after = tok(end + 1);
+    return after == nullptr || is_punct(*after, ";") || is_punct(*after, ",") || is_punct(*after, ")") ||
+           is_punct(*after, "]") || is_punct(*after, "}") ||
+           (after->line > m_tok[static_cast<std::size_t>(end)].line && after->kind != JsKind::punct &&
+            after->kind != JsKind::templ);
+  }
+
+  // The name esprima's walk would hand down to a function spanning tokens s..end: it names only
+  // a function that is the direct child of a declarator, assignment, property or method.
+  std::string hint_before(long s, long end, bool arrow = false) const {
     const JsToken* t = tok(s - 1);
     if (t == nullptr) return {};
     // `x = (function () {…})`: esprima has no node for parentheses, so the function is still
-    // the direct child — unless the parenthesised function is called or used further.
-    if (is_punct(*t, "(") && m_match[static_cast<std::size_t>(s - 1)] == end + 1) {
-      const JsToken* after = tok(end + 2);
-      const bool ends_expression = after == nullptr || is_punct(*after, ";") || is_punct(*after, ",") ||
-                                   is_punct(*after, ")") || is_punct(*after, "]") || is_punct(*after, "}") ||
-                                   (after->line > m_tok[static_cast<std::size_t>(end + 1)].line &&
-                                    after->kind != JsKind::punct && after->kind != JsKind::templ);
-      return ends_expression ? hint_before(s - 1, end + 1) : std::string();
-    }
+    // the direct child.
+    if (is_punct(*t, "(") && m_match[static_cast<std::size_t>(s - 1)] == end + 1) return hint_before(s - 1, end + 1);
+    // An arrow with a block body cannot be called or indexed without parentheses.
+    if (!arrow && !ends_expression(end)) return {};
     if (is_assign_op(*t)) {
       // A default value in a parameter list is an AssignmentPattern: no name.
       const int parent = m_parent[static_cast<std::size_t>(s - 1)];
@@ -643,7 +650,11 @@ class JsScanner {
       }
       // A class field (`x = () => {…}`) is a PropertyDefinition, which esprima's walk does not name.
       if (is_class_body(m_parent[static_cast<std::size_t>(s - 1)])) return {};
-      if (ident_at(s - 2) && !is_js_keyword(tok(s - 2)->text)) return tok(s - 2)->text;
+      // this.#x = … : a PrivateIdentifier property is not named either.
+      const bool member = punct_at(s - 3, ".") || punct_at(s - 3, "?.");
+      if (ident_at(s - 2) && (member || !is_js_keyword(tok(s - 2)->text)) && !tok(s - 2)->text.starts_with("#")) {
+        return tok(s - 2)->text;
+      }
       // a[b] = … : a computed member whose property is an identifier.
       if (punct_at(s - 2, "]") && ident_at(s - 3) && punct_at(s - 4, "[")) return tok(s - 3)->text;
       return {};
@@ -698,7 +709,8 @@ class JsScanner {
           "if",   "for",    "while", "switch", "catch",  "with",  "function", "return", "typeof",
           "new",  "delete", "void",  "throw",  "await",  "yield", "super",    "import", "do",
           "else", "try",    "finally", "in",   "of",     "instanceof", "async"};
-      if (not_methods.contains(key->text)) return;
+      // Directly inside a class body there are no statements, so any word can be a method name.
+      if (not_methods.contains(key->text) && !is_class_body(m_parent[static_cast<std::size_t>(k)])) return;
       name = key->text;
     } else if (key->kind == JsKind::string || key->kind == JsKind::number) {
       name = key->text;
@@ -741,7 +753,7 @@ class JsScanner {
     if (start < 0) return;
     if (ident_at(start - 1) && tok(start - 1)->text == "async") --start;
     if (!punct_at(arrow + 1, "{")) return;
-    emit(hint_before(start, m_match[static_cast<std::size_t>(arrow + 1)]), start, arrow + 1, found);
+    emit(hint_before(start, m_match[static_cast<std::size_t>(arrow + 1)], true), start, arrow + 1, found);
   }
 
   std::vector<JsToken> m_tok;

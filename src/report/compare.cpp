@@ -247,9 +247,43 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
       cmp.checks.push_back(std::move(c));
     }
   }
+  // Baseline results this run has nothing for: a regression when the run has the cell (it failed
+  // to load, crashed, wedged), else only a warning (a different grid).
+  std::map<std::string, const nlohmann::json*> current_cells;
+  if (current.contains("cells") && current["cells"].is_array()) {
+    for (const auto& c : current["cells"]) {
+      current_cells[str(c, "model") + "\t" + str(c, "type_k") + "\t" + str(c, "type_v")] = &c;
+    }
+  }
   for (const auto& [key, r] : base_results) {
-    if (!seen_base.contains(key)) {
-      cmp.warnings.push_back("the baseline has " + str(*r, "cell") + " " + str(*r, "probe") + ", this run does not");
+    if (seen_base.contains(key)) continue;
+    const nlohmann::json& b = *r;
+    const auto cell = current_cells.find(str(b, "model") + "\t" + str(b, "type_k") + "\t" + str(b, "type_v"));
+    if (cell == current_cells.end()) {
+      cmp.warnings.push_back("the baseline has " + str(b, "cell") + " " + str(b, "probe") + ", this run does not");
+      continue;
+    }
+    if (!b.contains("metrics") || !b["metrics"].is_object()) continue;
+    for (const auto& [metric, base_metric] : b["metrics"].items()) {
+      const auto ys = values_of(base_metric);
+      if (ys.empty()) continue;
+      Check c;
+      c.cell = str(*cell->second, "id");
+      c.model = str(b, "model");
+      c.type_k = str(b, "type_k");
+      c.type_v = str(b, "type_v");
+      c.probe = str(b, "probe");
+      c.metric = metric;
+      std::vector<double> base_values;
+      for (const auto& [item, v] : ys) base_values.push_back(v);
+      c.baseline_mean = stats::mean(base_values);
+      c.current_mean = c.delta = c.p = c.p_holm = kNaN;
+      const Tolerance& tol = tolerance_for(options, c.probe, metric);
+      c.tolerance = tol.relative ? tol.value * std::fabs(c.baseline_mean) : tol.value;
+      c.verdict = Verdict::regression;
+      c.reason = "the baseline has " + std::to_string(ys.size()) + " values, this run none (outcome " +
+                 str(*cell->second, "outcome") + ")";
+      cmp.checks.push_back(std::move(c));
     }
   }
   if (cmp.checks.empty()) {

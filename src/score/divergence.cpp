@@ -22,7 +22,14 @@ std::vector<double> fill(const std::vector<std::int32_t>& ids, const std::map<st
   // exceed 1: the tail is then empty, not negative.
   const double tail = std::max(0.0, 1.0 - listed);
   const auto missing = static_cast<double>(ids.size() - side.size());
-  const double share = tail / (missing + 1.0);
+  // An id this side did not list is below its top-n, so its probability is at most the
+  // smallest listed one: capping the even share there keeps a token that merely slipped out
+  // of the top-n from receiving a large slice of a wide tail (which inflates KL on flat
+  // distributions). What the cap frees stays in the tail bucket.
+  double smallest = 1.0;
+  for (const auto& [id, prob] : side) smallest = std::min(smallest, prob);
+  const double share = missing > 0 ? std::min(tail / (missing + 1.0), smallest) : 0.0;
+  const double rest = std::max(0.0, tail - share * missing);
 
   std::vector<double> out;
   out.reserve(ids.size() + 1);
@@ -30,7 +37,7 @@ std::vector<double> fill(const std::vector<std::int32_t>& ids, const std::map<st
     const auto it = side.find(id);
     out.push_back(it == side.end() ? share : it->second);
   }
-  out.push_back(share);
+  out.push_back(rest);
   double total = 0.0;
   for (double& v : out) {
     v = std::max(v, floor);

@@ -27,6 +27,10 @@ nlohmann::json cell_result_json(const CellResult& r) {
   j["items_skipped"] = r.items_skipped;
   j["restarts"] = r.restarts;
   j["ready_s"] = r.ready_s;
+  j["wall_s"] = r.wall_s;
+  j["stop_s"] = r.stop_s;
+  j["items_wall_s"] = r.items_wall_s;
+  j["server_ms"] = r.server_ms;
   j["effective"] = server::to_json(r.effective);
   return j;
 }
@@ -179,7 +183,9 @@ RunResult Runner::run() {
   update_manifest(results, "running");
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (m_cancel.load()) break;
+    auto c0 = std::chrono::steady_clock::now();
     results[i] = run_cell(cells[i], i, cells.size());
+    results[i].wall_s = core::seconds_between(c0, std::chrono::steady_clock::now());
     m_progress.cell_done(results[i]);
     update_manifest(results, "running");
   }
@@ -279,6 +285,8 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         rec["response"] = res->response;
         rec["metrics"] = res->metrics;
         rec["timings"] = server::to_json(res->timings);
+        r.items_wall_s += wall;
+        r.server_ms += res->timings.prompt_ms + res->timings.predicted_ms;
         if (auto a = m_store.append(rec); !a) {
           spdlog::error("{}", a.error().message);
         } else {
@@ -342,7 +350,9 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     }
     if (m_cancel.load()) break;
   }
+  auto s0 = std::chrono::steady_clock::now();
   instance->stop();
+  r.stop_s = core::seconds_between(s0, std::chrono::steady_clock::now());
   if (m_cancel.load()) r.outcome = "pending";
   return r;
 }

@@ -156,6 +156,26 @@ TEST(Compare, ACellThatLostAllItsValuesRegresses) {
   EXPECT_NE(c->reason.find("this run none"), std::string::npos);
 }
 
+TEST(Compare, ACellThatFailedToLoadThisTimeRegresses) {
+  // No record at all for f16/q4_0 now (its server refused to load); the manifest still lists it.
+  auto records = testing::fixture_records();
+  std::erase_if(records, [](const nlohmann::json& r) { return r["cell"]["type_v"] == "q4_0"; });
+  auto cmp = compare_summaries(summary_of(records), summary_of(testing::fixture_records()), {});
+  ASSERT_TRUE(cmp);
+  EXPECT_EQ(cmp->count(Verdict::regression), 5u);  // 2 complete + 3 telephone metrics
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "final_similarity");
+  ASSERT_NE(c, nullptr);
+  EXPECT_NE(c->reason.find("this run none (outcome ok)"), std::string::npos);
+  EXPECT_EQ(exit_status(*cmp), 1);
+  // A cell this run's grid does not have at all is only a warning.
+  nlohmann::json manifest = nlohmann::json::parse(testing::kManifest);
+  manifest["cells"].erase(1);
+  auto smaller = compare_summaries(summary_of(records, manifest), summary_of(testing::fixture_records()), {});
+  ASSERT_TRUE(smaller);
+  EXPECT_EQ(smaller->count(Verdict::regression), 0u);
+  EXPECT_FALSE(smaller->warnings.empty());
+}
+
 TEST(Compare, BrokenOrMissingBaselineIsAnError) {
   testing::TempDir dir("compare");
   auto missing = load_summary(dir.path() / "nope.json", kGenerator);

@@ -47,6 +47,19 @@ TEST(Divergence, MissingIdsShareTheirSidesTail) {
   EXPECT_NEAR(js_divergence(p, q), 0.05450297773583192, 1e-12);
 }
 
+TEST(Divergence, AMissingIdGetsNoMoreThanTheSmallestListedProbability) {
+  // P lists {1: .5, 2: .1}, tail .4; it misses id 3: the even share .2 is capped at .1 (an
+  // unlisted token ranks below every listed one), the tail keeps .3 -> (.5, .1, .1, .3).
+  // Q lists {1: .5, 3: .3}, tail .2; it misses id 2: share min(.1, .3) = .1 -> (.5, .1, .3, .1).
+  const Top p{tok(1, 0.5), tok(2, 0.1)};
+  const Top q{tok(1, 0.5), tok(3, 0.3)};
+  const BucketedPair b = bucket_top_n(p, q);
+  expect_near(b.p, {0.5, 0.1, 0.1, 0.3});
+  expect_near(b.q, {0.5, 0.1, 0.3, 0.1});
+  // KL = .1 ln(1/3) + .3 ln 3 = .2 ln 3
+  EXPECT_NEAR(kl_divergence(p, q), 0.2 * std::log(3.0), 1e-9);
+}
+
 TEST(Divergence, EmptyTailIsFlooredNotInfinite) {
   // Q puts all its mass on id 1, so its tail is 0 and gets the 1e-10 floor:
   // KL = .9 ln(.9 (1 + 1e-10)) + .1 ln(.1 (1 + 1e-10) / 1e-10) ~= -0.0948245 + 2.0723266.

@@ -28,8 +28,9 @@ struct BucketedPair {
 };
 
 /// How the buckets are filled for one side: its tail mass T = max(0, 1 - sum of its top-n
-/// probabilities) is split evenly between the m union ids it did not list and its tail bucket,
-/// T / (m + 1) each (a missing id's probability is unknown, only known to lie in that tail).
+/// probabilities) is shared between the m union ids it did not list and its tail bucket: each
+/// missing id gets min(T / (m + 1), smallest listed probability) — it is known only to lie
+/// in that tail, below every listed token — and the tail bucket keeps the rest.
 /// A duplicated id is summed. Then every bucket is floored at `floor` and each side renormalised.
 BucketedPair bucket_top_n(std::span<const TokenLogprob> p, std::span<const TokenLogprob> q,
                           double floor = kProbabilityFloor);

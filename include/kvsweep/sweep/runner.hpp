@@ -28,6 +28,10 @@ struct CellResult {
   int items_skipped = 0;  // already recorded by an earlier (resumed) run
   int restarts = 0;
   double ready_s = 0;
+  double wall_s = 0;       // the whole cell: start, probes, stop
+  double stop_s = 0;       // stopping the server
+  double items_wall_s = 0; // sum of item wall times as seen by kvsweep
+  double server_ms = 0;    // sum of server-reported prompt_ms + predicted_ms
   server::EffectiveKv effective;
 };
 
