@@ -6,6 +6,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_run(app, commands);
   register_tiny_model(app, commands);
   register_report(app, commands);
+  register_merge(app, commands);
   register_pending(app, commands);
 }
 

@@ -13,7 +13,6 @@ void register_pending(CLI::App& app, Commands& commands) {
     const char* issue;
   };
   static const Pending pending[] = {
-      {"merge", "Join shard run directories into one (not built yet)", "issue 9"},
       {"corpus", "Generate corpora, e.g. `corpus random-bodies` (not built yet)", "issue 5"},
       {"extract", "List named functions with their body lines (not built yet)", "issue 5"},
       {"sample", "Stratified sample of recall targets (not built yet)", "issue 5"},

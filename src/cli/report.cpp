@@ -10,6 +10,7 @@
 #include "kvsweep/report/compare.hpp"
 #include "kvsweep/report/markdown.hpp"
 #include "kvsweep/report/figures.hpp"
+#include "kvsweep/report/published.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::cli {
@@ -58,9 +59,34 @@ struct CompareOpts {
   std::string junit;
   std::vector<std::string> tolerances;
   double alpha = 0.05;
+  std::string published;
+  std::string metric;
+  std::string grid;
 };
 
+// Informational: the published numbers beside the run's; exit 0 whatever they say.
+int published_command(const CompareOpts& o) {
+  auto published = report::load_published(o.published);
+  if (!published) throw core::FatalError("--published " + published.error().message);
+  auto current = report::load_summary(o.run_dir, report::this_build());
+  if (!current) throw core::FatalError(current.error().message);
+  report::PublishedCompareOptions options;
+  options.metric = o.metric;
+  options.grid = o.grid;
+  auto comparison = report::compare_published(*current, *published, options);
+  if (!comparison) throw core::FatalError(comparison.error().message);
+  for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
+  std::cout << report::write_published_comparison(*comparison);
+  std::cout.flush();
+  return core::exit_code::ok;
+}
+
 int compare_command(const CompareOpts& o) {
+  if (!o.published.empty()) return published_command(o);
+  if (o.baseline.empty()) {
+    throw core::FatalError("compare: give --baseline RUN_DIR|FILE (the regression gate) or --published FILE "
+                           "(side by side with a document's numbers, e.g. published/seed001-codeneedle.json)");
+  }
   report::CompareOptions options;
   options.alpha = o.alpha;
   for (const auto& spec : o.tolerances) {
@@ -108,16 +134,27 @@ void register_report(CLI::App& app, Commands& commands) {
       "compare",
       "Compare a run with a baseline run or summary.json: exit 0 ok, 1 regression, 2 error. A regression is a "
       "bad-direction change beyond the tolerance that is significant (paired test, Holm) or, for a deterministic "
-      "probe on the same items, any such change");
+      "probe on the same items, any such change. With --published instead: the numbers a document published "
+      "(published/*.json) beside the run's, with differences and whether each lies in the run's 95% CI (exit 0)");
   auto copts = std::make_shared<CompareOpts>();
   cmp->add_option("RUN_DIR", copts->run_dir, "The run to check")->required();
-  cmp->add_option("--baseline", copts->baseline, "Baseline run directory or its report/summary.json")->required();
-  cmp->add_option("--junit", copts->junit, "Also write JUnit XML here (one test case per cell, probe and metric)");
-  cmp->add_option("--tolerance", copts->tolerances,
-                  "METRIC=VALUE, PROBE.METRIC=VALUE or *=VALUE; VALUE absolute (0.02) or relative to the baseline "
-                  "mean (5%); default *=5%")
-      ->take_all();
-  cmp->add_option("--alpha", copts->alpha, "Significance level after Holm")->capture_default_str();
+  auto* baseline = cmp->add_option("--baseline", copts->baseline, "Baseline run directory or its report/summary.json");
+  auto* junit = cmp->add_option("--junit", copts->junit, "Also write JUnit XML here (one test case per cell, probe and metric)");
+  auto* tolerance = cmp->add_option("--tolerance", copts->tolerances,
+                                    "METRIC=VALUE, PROBE.METRIC=VALUE or *=VALUE; VALUE absolute (0.02) or relative to "
+                                    "the baseline mean (5%); default *=5%")
+                        ->take_all();
+  auto* alpha = cmp->add_option("--alpha", copts->alpha, "Significance level after Holm")->capture_default_str();
+  auto* published = cmp->add_option("--published", copts->published,
+                                    "Instead of a baseline: a published-numbers file (published/*.json) to print "
+                                    "beside the run's")
+                        ->excludes(baseline)
+                        ->excludes(junit)
+                        ->excludes(tolerance)
+                        ->excludes(alpha);
+  cmp->add_option("--metric", copts->metric, "With --published: the run's metric to compare (default: the file's)")
+      ->needs(published);
+  cmp->add_option("--grid", copts->grid, "With --published: only this published grid (by id)")->needs(published);
   cmp->callback([&commands, copts] { commands.action = [copts] { return compare_command(*copts); }; });
 }
 

@@ -16,6 +16,7 @@
 #include "kvsweep/process/child.hpp"
 #include "kvsweep/server/external.hpp"
 #include "kvsweep/server/llama_server.hpp"
+#include "kvsweep/server/ollama.hpp"
 #include "kvsweep/sweep/runner.hpp"
 
 namespace kvsweep::cli {
@@ -45,6 +46,16 @@ std::string resolve_binary(const std::string& name) {
     throw core::FatalError("server binary '" + name +
                            "' not found: set server.binary in the config, put it on PATH, or set "
                            "KVSWEEP_LLAMA_BIN=$(scripts/llama-cpp)");
+  }
+  return found;
+}
+
+/// The ollama binary: a path as given, else PATH (KVSWEEP_LLAMA_BIN is for llama.cpp's tools).
+std::string resolve_ollama_binary(const std::string& name) {
+  std::string found = process::which(name);
+  if (found.empty()) {
+    throw core::FatalError("ollama binary '" + name + "' not found: install Ollama, put it on PATH, or set server.binary "
+                           "to its path");
   }
   return found;
 }
@@ -136,7 +147,11 @@ int run_command(const RunOpts& o) {
   std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
 
   std::unique_ptr<server::Backend> backend;
-  if (cfg.server.backend == "external") {
+  if (cfg.server.backend == "ollama") {
+    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{resolve_ollama_binary(cfg.server.binary), "", ""});
+  } else if (cfg.server.backend == "external" && cfg.server.api == "ollama") {
+    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{"", cfg.server.url, cfg.server.api_key_env});
+  } else if (cfg.server.backend == "external") {
     backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env});
   } else {
     backend = std::make_unique<server::LlamaServerBackend>(server::LlamaServerOptions{resolve_binary(cfg.server.binary)});
@@ -159,7 +174,13 @@ int run_command(const RunOpts& o) {
     spec.extra_args = e.args;
     spec.ready_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.ready_timeout_s * 1000));
     spec.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.request_timeout_s * 1000));
-    if (e.backend == "external") {
+    if (e.backend == "ollama") {
+      // Its own `ollama serve` at f16 KV (or the Ollama at e.url), never the cell's server.
+      std::string binary;
+      if (e.url.empty()) binary = resolve_ollama_binary(cfg.server.backend == "ollama" ? cfg.server.binary : "ollama");
+      embed_backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{binary, e.url, e.api_key_env});
+      if (cfg.server.backend == "ollama") spec.env = cfg.server.env;  // the same model store
+    } else if (e.backend == "external") {
       embed_backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{e.url, e.api_key_env});
     } else {
       server::LlamaServerOptions lo{resolve_binary(cfg.server.binary), true, e.pooling};

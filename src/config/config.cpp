@@ -47,7 +47,35 @@ void check_cell_name(const std::string& cell, const Site& site) {
   check_type(cell.substr(slash + 1), site);
 }
 
+// Ollama has one KV setting for both caches, so every cell the grid makes (the same cells as
+// sweep::grid_cells) must have K == V.
+void check_symmetric(const GridConfig& grid, const Site& g) {
+  auto why = [](const std::string& k, const std::string& v) {
+    return "cell " + k + "/" + v + " has K != V, but Ollama runs K and V at one precision (OLLAMA_KV_CACHE_TYPE is "
+           "one setting for both caches); every cell needs K == V";
+  };
+  auto excluded = [&](const std::string& k, const std::string& v) {
+    return std::find(grid.exclude.begin(), grid.exclude.end(), k + "/" + v) != grid.exclude.end();
+  };
+  for (const auto& k : grid.k)
+    for (const auto& v : grid.v)
+      if (k != v && !grid.tied && !excluded(k, v)) g.child("v").fail(why(k, v) + ": use \"v\": \"tied\"");
+  for (std::size_t i = 0; i < grid.include.size(); ++i) {
+    const auto& cell = grid.include[i];
+    auto slash = cell.find('/');
+    if (cell.substr(0, slash) != cell.substr(slash + 1))
+      g.child("include").index(i).fail(why(cell.substr(0, slash), cell.substr(slash + 1)));
+  }
+  auto slash = grid.reference.find('/');
+  if (grid.reference.substr(0, slash) != grid.reference.substr(slash + 1))
+    g.child("reference").fail(why(grid.reference.substr(0, slash), grid.reference.substr(slash + 1)));
+}
+
 }  // namespace
+
+bool uses_ollama(const ServerConfig& server) {
+  return server.backend == "ollama" || (server.backend == "external" && server.api == "ollama");
+}
 
 Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
   Config c;
@@ -64,16 +92,16 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     Site s = root.child("server");
     const auto& sj = doc["server"];
     check_keys(sj, {"backend", "binary", "args", "env", "ctx", "ready_timeout_s", "request_timeout_s", "stop_grace_s", "url",
-                    "api_key_env"},
+                    "api_key_env", "api"},
                s);
     c.server.backend = get_string(sj, "backend", c.server.backend, s);
-    static const std::vector<std::string> backends = {"llama-server", "external"};
+    static const std::vector<std::string> backends = {"llama-server", "ollama", "external"};
     if (std::find(backends.begin(), backends.end(), c.server.backend) == backends.end()) {
       std::string msg = "unknown backend '" + c.server.backend + "'";
       if (auto n = nearest(c.server.backend, backends)) msg += " (did you mean '" + *n + "'?)";
       s.child("backend").fail(msg + "; valid: " + join(backends));
     }
-    c.server.binary = get_string(sj, "binary", c.server.binary, s);
+    c.server.binary = get_string(sj, "binary", c.server.backend == "ollama" ? "ollama" : c.server.binary, s);
     c.server.args = get_strings(sj, "args", {}, s);
     if (sj.contains("env")) {
       if (!sj["env"].is_object()) s.child("env").fail("expected an object of NAME: value");
@@ -95,6 +123,30 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     c.server.api_key_env = get_string(sj, "api_key_env", "", s);
     if (c.server.backend == "external" && c.server.url.empty())
       s.child("url").fail("required for backend \"external\" (e.g. \"http://127.0.0.1:8080\")");
+    // api: what an external server speaks; backend ollama implies it.
+    c.server.api = get_string(sj, "api", c.server.backend == "ollama" ? "ollama" : "llama-server", s);
+    if (c.server.api != "llama-server" && c.server.api != "ollama")
+      s.child("api").fail("expected \"llama-server\" or \"ollama\", got \"" + c.server.api + "\"");
+    if (c.server.backend == "llama-server" && c.server.api != "llama-server")
+      s.child("api").fail("backend \"llama-server\" speaks the llama-server API; for Ollama use backend \"ollama\" "
+                          "(launch) or \"external\" with \"api\": \"ollama\" (attach)");
+    if (c.server.backend == "ollama" && c.server.api != "ollama")
+      s.child("api").fail("backend \"ollama\" speaks the Ollama API");
+    if (c.server.backend == "ollama") {
+      if (!c.server.url.empty())
+        s.child("url").fail("backend \"ollama\" launches its own server; to attach to a running Ollama use "
+                            "\"backend\": \"external\" with \"api\": \"ollama\"");
+      if (!c.server.args.empty())
+        s.child("args").fail("`ollama serve` takes no arguments: kvsweep sets OLLAMA_* per cell; put other settings "
+                             "in server.env");
+      for (const auto& [key, value] : c.server.env) {
+        for (const char* owned : {"OLLAMA_HOST", "OLLAMA_KV_CACHE_TYPE", "OLLAMA_FLASH_ATTENTION", "OLLAMA_NUM_PARALLEL",
+                                  "OLLAMA_CONTEXT_LENGTH"}) {
+          if (key == owned)
+            s.child("env").child(key).fail("is set by kvsweep per cell; use grid (cache type) / server.ctx instead");
+        }
+      }
+    }
     for (const auto& a : c.server.args) {
       for (const char* owned : {"-ctk", "-ctv", "--cache-type-k", "--cache-type-v", "-m", "--model", "--port", "--host",
                                 "-np", "--parallel", "-c", "--ctx-size"}) {
@@ -151,6 +203,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     else if (order == "as-listed") c.grid.order = Order::as_listed;
     else g.child("order").fail("expected \"shuffle\" or \"as-listed\", got \"" + order + "\"");
     c.grid.seed = static_cast<std::uint64_t>(get_int(gj, "seed", 7, g));
+    if (uses_ollama(c.server)) check_symmetric(c.grid, g);
   }
 
   // probes: each factory validates its own keys
@@ -164,8 +217,8 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     check_keys(ej, {"backend", "model", "pooling", "args", "url", "api_key_env"}, e);
     EmbedderConfig emb;
     emb.backend = get_string(ej, "backend", emb.backend, e);
-    if (emb.backend != "llama-server" && emb.backend != "external")
-      e.child("backend").fail("expected \"llama-server\" or \"external\", got \"" + emb.backend + "\"");
+    if (emb.backend != "llama-server" && emb.backend != "external" && emb.backend != "ollama")
+      e.child("backend").fail("expected \"llama-server\", \"external\" or \"ollama\", got \"" + emb.backend + "\"");
     emb.model = get_string(ej, "model", "", e);
     emb.pooling = get_string(ej, "pooling", "mean", e);
     if (emb.pooling != "mean" && emb.pooling != "last" && emb.pooling != "cls")
@@ -178,6 +231,9 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
       std::filesystem::path p(emb.model);
       if (p.is_relative()) p = c.base_dir / p;
       emb.model = p.lexically_normal().string();
+    } else if (emb.backend == "ollama") {
+      // A tag; launched with `ollama serve` (f16 KV) unless url names a running Ollama.
+      if (emb.model.empty()) e.child("model").fail("missing (an Ollama tag, e.g. \"qwen3-embedding:0.6b\")");
     } else if (emb.url.empty()) {
       e.child("url").fail("required for an external embedder");
     }
@@ -208,6 +264,8 @@ nlohmann::json to_json(const Config& c) {
                            {"ctx", c.server.ctx},         {"ready_timeout_s", c.server.ready_timeout_s},
                            {"request_timeout_s", c.server.request_timeout_s}, {"stop_grace_s", c.server.stop_grace_s},
                            {"url", c.server.url},          {"api_key_env", c.server.api_key_env}};
+  // Only when not the default, so configs written before "api" existed keep their hash.
+  if (c.server.api != "llama-server") server["api"] = c.server.api;
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : c.server.env) env[k] = v;
   server["env"] = env;

@@ -202,13 +202,11 @@ std::vector<Target> extract_python_impl(std::string_view source, int min_body_li
   std::vector<PyDef> defs;
   std::vector<Suite> stack{Suite{}};
 
-  auto close_top = [&] {
-    stack.pop_back();
-  };
-
   for (std::size_t i = 0; i < logical.size(); ++i) {
     const LogicalLine& ll = logical[i];
-    while (stack.size() > 1 && ll.indent <= stack.back().header_indent) close_top();
+    // A line no deeper than a suite's header closes that suite (comments and blank lines
+    // never reach here: they are not logical lines).
+    while (stack.size() > 1 && ll.indent <= stack.back().header_indent) stack.pop_back();
     for (Suite& s : stack) {
       if (s.def_index >= 0) defs[static_cast<std::size_t>(s.def_index)].body_last = ll.last;
     }
@@ -265,7 +263,7 @@ std::vector<Target> extract_python_impl(std::string_view source, int min_body_li
                  logical[j + 1].indent == logical[j].indent) {
             ++j;
           }
-          def.body_first = j == i + 1 ? logical[j].first : logical[j].first;
+          def.body_first = logical[j].first;
           def.body_last = logical[i + 1].last;
           def_index = static_cast<int>(defs.size());
           defs.push_back(std::move(def));
@@ -548,7 +546,8 @@ bool is_assign_op(const JsToken& t) {
   return t.kind == JsKind::punct && ops.contains(t.text);
 }
 
-// A property key as esprima's str(key.value) would show it.
+// A property key as esprima's str(key.value) shows it: strings by value (common escapes
+// decoded); numbers as written (APPROXIMATE: esprima would print 0x10 as 16).
 std::string key_name(const JsToken& t) { return t.text; }
 
 class JsScanner {
@@ -614,34 +613,34 @@ class JsScanner {
 
  private:
 
-  const JsToken* tok(long i) const {
-    return i >= 0 && i < static_cast<long>(m_tok.size()) ? &m_tok[static_cast<std::size_t>(i)] : nullptr;
-  }
-  bool punct_at(long i, std::string_view p) const { return tok(i) != nullptr && is_punct(*tok(i), p); }
-  bool ident_at(long i) const { return tok(i) != nullptr && tok(i)->kind == JsKind::ident; }
+  bool in_range(long i) const { return i >= 0 && i < static_cast<long>(m_tok.size()); }
+  // The token at i, or an empty end-of-input token outside the source.
+  const JsToken& tok(long i) const { return in_range(i) ? m_tok[static_cast<std::size_t>(i)] : m_none; }
+  bool punct_at(long i, std::string_view p) const { return in_range(i) && is_punct(tok(i), p); }
+  bool ident_at(long i) const { return in_range(i) && tok(i).kind == JsKind::ident; }
 
   // True when the expression that starts with a function ending at token `end` ends there too,
   // i.e. the function is not called, indexed or an operand (after `}`: `;` `,` `)` `]` `}`, the
   // end, or a new line that does not begin with punctuation).
   bool ends_expression(long end) const {
-    const JsToken* after = tok(end + 1);
-    return after == nullptr || is_punct(*after, ";") || is_punct(*after, ",") || is_punct(*after, ")") ||
-           is_punct(*after, "]") || is_punct(*after, "}") ||
-           (after->line > m_tok[static_cast<std::size_t>(end)].line && after->kind != JsKind::punct &&
-            after->kind != JsKind::templ);
+    if (!in_range(end + 1)) return true;
+    const JsToken& after = tok(end + 1);
+    return is_punct(after, ";") || is_punct(after, ",") || is_punct(after, ")") || is_punct(after, "]") ||
+           is_punct(after, "}") ||
+           (after.line > tok(end).line && after.kind != JsKind::punct && after.kind != JsKind::templ);
   }
 
   // The name esprima's walk would hand down to a function spanning tokens s..end: it names only
   // a function that is the direct child of a declarator, assignment, property or method.
   std::string hint_before(long s, long end, bool arrow = false) const {
-    const JsToken* t = tok(s - 1);
-    if (t == nullptr) return {};
+    if (!in_range(s - 1)) return {};
+    const JsToken& t = tok(s - 1);
     // `x = (function () {…})`: esprima has no node for parentheses, so the function is still
     // the direct child.
-    if (is_punct(*t, "(") && m_match[static_cast<std::size_t>(s - 1)] == end + 1) return hint_before(s - 1, end + 1);
+    if (is_punct(t, "(") && m_match[static_cast<std::size_t>(s - 1)] == end + 1) return hint_before(s - 1, end + 1);
     // An arrow with a block body cannot be called or indexed without parentheses.
     if (!arrow && !ends_expression(end)) return {};
-    if (is_assign_op(*t)) {
+    if (is_assign_op(t)) {
       // A default value in a parameter list is an AssignmentPattern: no name.
       const int parent = m_parent[static_cast<std::size_t>(s - 1)];
       if (parent >= 0 && is_punct(m_tok[static_cast<std::size_t>(parent)], "(")) {
@@ -652,23 +651,23 @@ class JsScanner {
       if (is_class_body(m_parent[static_cast<std::size_t>(s - 1)])) return {};
       // this.#x = … : a PrivateIdentifier property is not named either.
       const bool member = punct_at(s - 3, ".") || punct_at(s - 3, "?.");
-      if (ident_at(s - 2) && (member || !is_js_keyword(tok(s - 2)->text)) && !tok(s - 2)->text.starts_with("#")) {
-        return tok(s - 2)->text;
+      if (ident_at(s - 2) && (member || !is_js_keyword(tok(s - 2).text)) && !tok(s - 2).text.starts_with("#")) {
+        return tok(s - 2).text;
       }
       // a[b] = … : a computed member whose property is an identifier.
-      if (punct_at(s - 2, "]") && ident_at(s - 3) && punct_at(s - 4, "[")) return tok(s - 3)->text;
+      if (punct_at(s - 2, "]") && ident_at(s - 3) && punct_at(s - 4, "[")) return tok(s - 3).text;
       return {};
     }
-    if (is_punct(*t, ":")) {
-      const JsToken* key = tok(s - 2);
-      if (key == nullptr) return {};
-      if ((key->kind == JsKind::ident || key->kind == JsKind::string || key->kind == JsKind::number) &&
+    if (is_punct(t, ":")) {
+      if (!in_range(s - 2)) return {};
+      const JsToken& key = tok(s - 2);
+      if ((key.kind == JsKind::ident || key.kind == JsKind::string || key.kind == JsKind::number) &&
           (punct_at(s - 3, "{") || punct_at(s - 3, ","))) {
-        return key_name(*key);
+        return key_name(key);
       }
-      if (is_punct(*key, "]") && ident_at(s - 3) && punct_at(s - 4, "[") &&
+      if (is_punct(key, "]") && ident_at(s - 3) && punct_at(s - 4, "[") &&
           (punct_at(s - 5, "{") || punct_at(s - 5, ","))) {
-        return tok(s - 3)->text;
+        return tok(s - 3).text;
       }
     }
     return {};
@@ -684,11 +683,11 @@ class JsScanner {
 
   void function_at(std::size_t i, std::vector<Found>& found) {
     long start = static_cast<long>(i);
-    if (ident_at(start - 1) && tok(start - 1)->text == "async") --start;
+    if (ident_at(start - 1) && tok(start - 1).text == "async") --start;
     long p = static_cast<long>(i) + 1;
     if (punct_at(p, "*")) ++p;
     std::string name;
-    if (ident_at(p) && !punct_at(p, "(")) name = tok(p++)->text;
+    if (ident_at(p) && !punct_at(p, "(")) name = tok(p++).text;
     if (!punct_at(p, "(")) return;
     const int close = m_match[static_cast<std::size_t>(p)];
     if (close < 0) return;
@@ -701,28 +700,28 @@ class JsScanner {
     const int close = m_match[i];
     if (close < 0 || !punct_at(close + 1, "{")) return;
     long k = static_cast<long>(i) - 1;  // the key's first token
-    const JsToken* key = tok(k);
-    if (key == nullptr) return;
+    if (!in_range(k)) return;
+    const JsToken& key = tok(k);
     std::string name;
-    if (key->kind == JsKind::ident) {
+    if (key.kind == JsKind::ident) {
       static const std::unordered_set<std::string_view> not_methods = {
           "if",   "for",    "while", "switch", "catch",  "with",  "function", "return", "typeof",
           "new",  "delete", "void",  "throw",  "await",  "yield", "super",    "import", "do",
           "else", "try",    "finally", "in",   "of",     "instanceof", "async"};
       // Directly inside a class body there are no statements, so any word can be a method name.
-      if (not_methods.contains(key->text) && !is_class_body(m_parent[static_cast<std::size_t>(k)])) return;
-      name = key->text;
-    } else if (key->kind == JsKind::string || key->kind == JsKind::number) {
-      name = key->text;
-    } else if (is_punct(*key, "]") && ident_at(k - 1) && punct_at(k - 2, "[")) {
-      name = tok(k - 1)->text;  // [key]() {…}: a computed key that is an identifier
+      if (not_methods.contains(key.text) && !is_class_body(m_parent[static_cast<std::size_t>(k)])) return;
+      name = key.text;
+    } else if (key.kind == JsKind::string || key.kind == JsKind::number) {
+      name = key.text;
+    } else if (is_punct(key, "]") && ident_at(k - 1) && punct_at(k - 2, "[")) {
+      name = tok(k - 1).text;  // [key]() {…}: a computed key that is an identifier
       k -= 2;
     } else {
       return;
     }
     long before = k - 1;
-    while (before >= 0 && ((ident_at(before) && (tok(before)->text == "async" || tok(before)->text == "get" ||
-                                                  tok(before)->text == "set" || tok(before)->text == "static")) ||
+    while (before >= 0 && ((ident_at(before) && (tok(before).text == "async" || tok(before).text == "get" ||
+                                                  tok(before).text == "set" || tok(before).text == "static")) ||
                            punct_at(before, "*"))) {
       --before;
     }
@@ -730,7 +729,7 @@ class JsScanner {
     const bool in_class = is_class_body(m_parent[static_cast<std::size_t>(k)]);
     const bool member_start =
         punct_at(before, "{") || (!in_class && punct_at(before, ",")) ||
-        (in_class && (punct_at(before, ";") || punct_at(before, "}") || tok(before)->line < tok(k)->line));
+        (in_class && (punct_at(before, ";") || punct_at(before, "}") || tok(before).line < tok(k).line));
     if (!member_start) return;
     // esprima names methods by Identifier keys only: a #private key (PrivateIdentifier) is not one.
     if (name.starts_with("#")) name.clear();
@@ -751,12 +750,13 @@ class JsScanner {
       start = m_match[static_cast<std::size_t>(arrow - 1)];
     }
     if (start < 0) return;
-    if (ident_at(start - 1) && tok(start - 1)->text == "async") --start;
+    if (ident_at(start - 1) && tok(start - 1).text == "async") --start;
     if (!punct_at(arrow + 1, "{")) return;
     emit(hint_before(start, m_match[static_cast<std::size_t>(arrow + 1)], true), start, arrow + 1, found);
   }
 
   std::vector<JsToken> m_tok;
+  JsToken m_none{JsKind::punct, "", 0};
   std::vector<int> m_match;
   std::vector<int> m_parent;
   std::vector<bool> m_class_body;  // per token: a `{` that opens a class body

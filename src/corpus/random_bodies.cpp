@@ -3,25 +3,13 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "kvsweep/stats/splitmix64.hpp"
+
 namespace kvsweep::corpus {
 
-std::uint64_t SplitMix64::next() {
-  // Steele, Lea & Flood, "Fast splittable pseudorandom number generators" (2014).
-  std::uint64_t z = (m_state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-std::uint64_t SplitMix64::below(std::uint64_t n) {
-  // Reject the top partial range so every residue is equally likely.
-  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  std::uint64_t r = next();
-  while (r >= limit) r = next();
-  return r % n;
-}
-
 namespace {
+
+using stats::SplitMix64;
 
 constexpr std::string_view k_lower = "abcdefghijklmnopqrstuvwxyz";
 constexpr std::string_view k_ident_tail = "abcdefghijklmnopqrstuvwxyz0123456789_";

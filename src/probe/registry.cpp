@@ -5,7 +5,9 @@
 #include "kvsweep/probe/divergence.hpp"
 #include "kvsweep/probe/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
+#include "kvsweep/probe/recall.hpp"
 #include "kvsweep/probe/telephone.hpp"
+#include "kvsweep/probe/toolcall.hpp"
 
 namespace kvsweep::probe {
 
@@ -21,6 +23,8 @@ const std::vector<Entry>& registry() {
       {"divergence", &make_divergence_probe},
       {"kld", &make_kld_probe},
       {"telephone", &make_telephone_probe},
+      {"recall", &make_recall_probe},
+      {"toolcall", &make_toolcall_probe},
   };
   return entries;
 }

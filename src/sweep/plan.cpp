@@ -113,8 +113,17 @@ void seeded_shuffle(std::vector<Cell>& cells, std::uint64_t seed) {
 std::vector<Cell> plan_cells(const config::Config& c, const std::optional<Shard>& shard) {
   std::vector<Cell> all = grid_cells(c);
   std::vector<Cell> cells;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (!shard || static_cast<int>(i % static_cast<std::size_t>(shard->count)) == shard->index) cells.push_back(all[i]);
+  // Shards partition the non-reference cells (every-N-th of the canonical order); each shard
+  // also runs the reference cell, because probes compare every cell with it. Deterministic
+  // probes give identical reference records in every shard, and merge checks that they do.
+  std::size_t i = 0;
+  for (const auto& cell : all) {
+    if (cell.is_reference) {
+      cells.push_back(cell);
+      continue;
+    }
+    if (!shard || static_cast<int>(i % static_cast<std::size_t>(shard->count)) == shard->index) cells.push_back(cell);
+    ++i;
   }
   if (c.grid.order == config::Order::shuffle) seeded_shuffle(cells, c.grid.seed);
   // Reference cells first: probes that compare against the reference need its records.

@@ -20,6 +20,7 @@ void register_commands(CLI::App& app, Commands& commands);
 void register_run(CLI::App& app, Commands& commands);
 void register_tiny_model(CLI::App& app, Commands& commands);
 void register_report(CLI::App& app, Commands& commands);  // report and compare
+void register_merge(CLI::App& app, Commands& commands);
 void register_pending(CLI::App& app, Commands& commands);
 
 /// Set by the signal handler; long work polls it.

@@ -17,8 +17,8 @@ namespace kvsweep::config {
 const std::vector<std::string>& cache_types();
 
 struct ServerConfig {
-  std::string backend = "llama-server";  // llama-server | external
-  std::string binary = "llama-server";   // resolved against KVSWEEP_LLAMA_BIN / PATH
+  std::string backend = "llama-server";  // llama-server | ollama | external
+  std::string binary = "llama-server";   // resolved against KVSWEEP_LLAMA_BIN / PATH; "ollama" for backend ollama
   std::vector<std::string> args;         // extra args for every cell, e.g. ["-fa","on"]
   std::vector<std::pair<std::string, std::string>> env;
   int ctx = 0;                           // -c; 0 = from the probes' needs (at least 4096)
@@ -27,7 +27,12 @@ struct ServerConfig {
   double stop_grace_s = 10;
   std::string url;                       // external: the server's base URL
   std::string api_key_env;               // external: env var holding the API key
+  std::string api = "llama-server";      // external: which API the server speaks (llama-server | ollama)
 };
+
+/// True when the cells run on Ollama (backend ollama, or external with api ollama): one KV type
+/// for K and V, models are tags.
+bool uses_ollama(const ServerConfig& server);
 
 struct ModelConfig {
   std::string name;
@@ -48,11 +53,11 @@ struct GridConfig {
 };
 
 struct EmbedderConfig {
-  std::string backend = "llama-server";  // llama-server | external
-  std::string model;                     // path (llama-server) or model name (external)
+  std::string backend = "llama-server";  // llama-server | external | ollama
+  std::string model;                     // path (llama-server), model name (external) or tag (ollama)
   std::string pooling = "mean";
   std::vector<std::string> args;
-  std::string url;
+  std::string url;                       // external; ollama: attach to this Ollama instead of launching one
   std::string api_key_env;
 };
 

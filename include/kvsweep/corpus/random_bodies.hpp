@@ -1,7 +1,7 @@
 #pragma once
 /// The incompressible recall corpus (seed 001's random-bodies): Python functions whose body
 /// lines bind random identifiers to random string literals, so no language prior can
-/// rebuild a line; the same knobs always give a byte-identical file.
+/// rebuild a line; the same knobs always give a byte-identical file (stats::SplitMix64 draws).
 
 #include <cstdint>
 #include <string>
@@ -14,19 +14,6 @@ struct RandomBodiesOptions {
   std::uint64_t seed = 42;
   int min_lines = 24;       // assignment lines per function, drawn uniformly from [min_lines, max_lines];
   int max_lines = 40;       // each body then ends with `return None`
-};
-
-/// The generator's own portable random source (SplitMix64), fixed forever so that a seed
-/// names one corpus on every platform and compiler.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
-  std::uint64_t next();
-  /// Uniform in [0, n) for n >= 1, without modulo bias.
-  std::uint64_t below(std::uint64_t n);
-
- private:
-  std::uint64_t m_state;
 };
 
 /// The corpus text: a two-line `#` header naming the knobs, then the functions, each

@@ -47,8 +47,9 @@ Filter parse_filter(const std::string& text);
 
 /// All cells of the grid in canonical order (model, then K list order, then V list order).
 std::vector<Cell> grid_cells(const config::Config& config);
-/// The cells to run: shard applied to the canonical order, then ordered (shuffled by seed
-/// or as listed) with each model's reference cell first.
+/// The cells to run: the shard's share of the non-reference cells (every N-th in canonical
+/// order) plus the reference cells, ordered (shuffled by seed or as listed) with each
+/// model's reference cell first.
 std::vector<Cell> plan_cells(const config::Config& config, const std::optional<Shard>& shard);
 
 /// A portable deterministic shuffle (splitmix64 + Fisher–Yates), same on every platform.

@@ -1,0 +1,115 @@
+#pragma once
+/// The Ollama backend: one `ollama serve` per cell (KV type through OLLAMA_KV_CACHE_TYPE, one
+/// setting for K and V), or attached to a running Ollama; OllamaApi speaks /api/generate,
+/// /api/chat and /api/embed for it.
+//
+// Environment of a launched `ollama serve` (see ollama_launch_env):
+//   set by kvsweep  OLLAMA_HOST=127.0.0.1:<free port>, OLLAMA_KV_CACHE_TYPE=<type>,
+//                   OLLAMA_FLASH_ATTENTION=1, OLLAMA_NUM_PARALLEL=1, OLLAMA_CONTEXT_LENGTH=<n_ctx>
+//   from server.env everything the user set there (OLLAMA_MODELS, OLLAMA_DEBUG, CUDA_VISIBLE_DEVICES, …)
+//   removed         every other OLLAMA_* variable inherited from kvsweep's environment
+//                   (OLLAMA_MODELS, OLLAMA_KEEP_ALIVE, OLLAMA_LOAD_TIMEOUT, OLLAMA_SCHED_SPREAD,
+//                   OLLAMA_GPU_OVERHEAD, OLLAMA_LLM_LIBRARY, OLLAMA_MAX_LOADED_MODELS, OLLAMA_NEW_ENGINE,
+//                   OLLAMA_DEBUG, …) and every LLAMA_ARG_* variable (Ollama >= 0.30 runs llama-server as a
+//                   child, which would read them); so only the config decides what a cell is.
+//
+// Requests: stream:false, think:false (unless the request's extra says otherwise), keep_alive, and
+// options {temperature, seed, num_ctx (always the cell's n_ctx: a different num_ctx reloads the model),
+// num_predict, top_k, top_p, min_p, stop}. Ollama always caches prompts; CompletionRequest::cache_prompt
+// cannot be honoured and is ignored. Token-array prompts, tokenize and detokenize have no Ollama endpoint
+// and fail with ErrorKind::unsupported.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/http/client.hpp"
+#include "kvsweep/server/api.hpp"
+#include "kvsweep/server/backend.hpp"
+
+namespace kvsweep::server {
+
+/// Ollama returns at most this many alternatives per token (`top_logprobs` 0–20).
+inline constexpr int kOllamaMaxTopLogprobs = 20;
+
+/// What every request to one Ollama model carries.
+struct OllamaModelOptions {
+  std::string model;                         // the tag, e.g. "qwen3:8b"
+  int num_ctx = 4096;                        // options.num_ctx, always sent
+  nlohmann::json keep_alive = -1;            // seconds (negative = forever) or a duration string
+  bool think = false;                        // `think` for models with the thinking capability
+};
+
+/// One HTTP request to make: the endpoint and its JSON body.
+struct OllamaRequest {
+  std::string path;                          // /api/generate or /api/chat
+  nlohmann::json body;
+};
+
+/// The request for `request`: /api/chat when it has messages, else /api/generate with raw:true.
+/// A token-array prompt or more than 20 log-probabilities per token is ErrorKind::unsupported.
+core::Expected<OllamaRequest> ollama_completion_request(const CompletionRequest& request, const OllamaModelOptions& model);
+/// Parses a non-streamed /api/generate (chat = false) or /api/chat answer; durations ns → ms.
+core::Expected<CompletionResponse> parse_ollama_completion(const nlohmann::json& body, bool chat);
+/// The /api/embed body for `inputs`.
+nlohmann::json ollama_embed_body(const std::vector<std::string>& inputs, const OllamaModelOptions& model);
+/// Parses an /api/embed answer, which must hold one embedding per input.
+core::Expected<std::vector<std::vector<float>>> parse_ollama_embed(const nlohmann::json& body, std::size_t n_inputs);
+
+/// server::Api spoken to Ollama's native endpoints for one model tag.
+class OllamaApi final : public Api {
+ public:
+  OllamaApi(std::shared_ptr<http::Client> client, OllamaModelOptions model)
+      : m_client(std::move(client)), m_model(std::move(model)) {}
+
+  core::Expected<CompletionResponse> complete(const CompletionRequest& request) override;
+  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) override;
+  core::Expected<std::string> detokenize(const std::vector<std::int32_t>& tokens) override;
+  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) override;
+  std::string describe() const override { return "Ollama (" + m_model.model + ") at " + m_client->base_url(); }
+
+ private:
+  std::shared_ptr<http::Client> m_client;
+  OllamaModelOptions m_model;
+};
+
+struct OllamaOptions {
+  std::string binary = "ollama";  // launch mode: the `ollama` executable
+  std::string url;                // attach mode when non-empty: a running Ollama's base URL
+  std::string api_key_env;        // attach mode: env var holding a bearer token ("" = none)
+};
+
+/// Launches `ollama serve` per cell (url empty) or attaches to a running Ollama (url set; the
+/// KV type is then the user's declaration). Either way: ready on GET /api/version, the tag checked
+/// with POST /api/show (a missing tag is load_failed), the model warmed before any timed request.
+class OllamaBackend final : public Backend {
+ public:
+  explicit OllamaBackend(OllamaOptions options) : m_options(std::move(options)) {}
+  std::string kind() const override { return m_options.url.empty() ? "ollama" : "external"; }
+  std::expected<std::unique_ptr<Instance>, StartFailure> start(const CellSpec& spec,
+                                                             const std::atomic<bool>& cancel) override;
+  nlohmann::json describe() override;
+
+ private:
+  OllamaOptions m_options;
+  nlohmann::json m_description;
+};
+
+/// The environment for one cell's `ollama serve`.
+struct OllamaEnv {
+  std::vector<std::pair<std::string, std::string>> set;
+  std::vector<std::string> unset;
+};
+/// `inherited` holds the names in kvsweep's own environment; see the comment at the top.
+OllamaEnv ollama_launch_env(const CellSpec& spec, int port, const std::vector<std::string>& inherited);
+
+/// The KV types a launched Ollama used, from its log: llama.cpp's `llama_kv_cache: … K (T) … V (T)`
+/// line (Ollama >= 0.30); f16 when an older Ollama logged that it ignored the requested type;
+/// otherwise the requested types with `declared` set (nothing in the log to check them against).
+EffectiveKv ollama_effective_kv(const std::string& log, const CellSpec& spec);
+
+}  // namespace kvsweep::server

@@ -1,0 +1,340 @@
+#include "kvsweep/corpus/extract.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace kvsweep::corpus {
+namespace {
+
+// The expected (name, def line, first body line, last body line) rows below were produced by
+// running codeneedle's `ast`-based extraction (python3 3.11) on the same text, and for
+// JavaScript an ESTree walk with esprima's naming rules (acorn, as bundled with node 20).
+
+struct Row {
+  std::string name;
+  int start_line;
+  int body_start_line;
+  int body_last_line;
+  friend bool operator==(const Row&, const Row&) = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Row& r) {
+  return os << r.name << " " << r.start_line << " " << r.body_start_line << ".." << r.body_last_line;
+}
+
+std::vector<Row> rows(const std::vector<Target>& targets) {
+  std::vector<Row> out;
+  for (const auto& t : targets) {
+    out.push_back({t.name, t.start_line, t.body_start_line, t.body_start_line + static_cast<int>(t.body.size()) - 1});
+  }
+  return out;
+}
+
+const std::string k_python = R"~~(import functools
+
+TEMPLATE = """
+def not_a_function():
+    pass
+"""
+
+
+@functools.lru_cache(maxsize=None)
+@staticmethod
+def decorated(a,
+              b=(1, 2),
+              *,
+              c: "str:int" = ')',
+              ) -> dict[str, int]:
+    """Docstring line one.
+
+    def inside_docstring(): also not a function
+    """
+    x = {'def': 1,
+         "k": [a, b]}
+    return x  # trailing comment
+
+    # comment after the last statement
+
+
+class Box:
+    def method(self):
+        s = 'it''s # not a comment'
+        t = r"\"def fake():"
+        if s:
+            def inner():
+                y = 1
+                z = 2
+                return y + z
+        return inner
+
+
+async def fetch(url): await go(url); return \
+    url
+
+
+def one_liner(): return [
+    1,
+    2,
+]
+
+
+def inner():
+    a = 1
+    b = 2
+    return a
+)~~";
+
+const std::string k_python_nesting = R"~~(def outer():
+    @decorator
+    def helper():
+        return 1
+    return helper
+
+
+if True:
+    pass
+elif False:
+    def dup():
+        a = 1
+        return a
+
+
+class K:
+    def dup(self):
+        x = 1
+        return x
+
+
+try:
+    pass
+except ValueError:
+    def late():
+        return 1
+else:
+    def late():
+        return 2
+)~~";
+
+const std::string k_javascript = R"~~(// function fake() { in a comment }
+var re = /function notMe\(\) {/g, s = "function alsoNot() {";
+function declared(a,
+                  b) {
+  const t = `template ${ {a: 1}.a } function no() {`;
+  return t + a + b;
+}
+var assigned = function () {
+  return 1;
+};
+obj.member = function () {
+  if (x / 2 > 1) { return /}/.test(x); }
+  return 2;
+};
+const arrow = async (x, y = {}) => {
+  return x;
+};
+module.exports = {
+  prop: function () {
+    return 3;
+  },
+  'quoted': () => {
+    return 4;
+  },
+  method(a) {
+    return 5;
+  },
+  get getter() {
+    return 6;
+  },
+};
+class Klass extends Base {
+  field = () => {
+    return 7;
+  }
+  #hidden() {
+    return 8;
+  }
+  static create() {
+    return 9;
+  }
+  delete() {
+    return 10;
+  }
+}
+var iife = (function () {
+  return 11;
+})();
+var wrapped = (function () {
+  return 12;
+});
+call(function () {
+  return 13;
+});
+function declared() {
+  return 14;
+}
+)~~";
+
+TEST(ExtractPython, DecoratorsSignaturesStringsAndOneLiners) {
+  // min_body_lines 1 lists every function; the real threshold (20) is tested below.
+  EXPECT_EQ(rows(extract_python(k_python, 1)), (std::vector<Row>{
+                                                   {"decorated", 11, 16, 22},  // docstring starts the body
+                                                   {"fetch", 39, 39, 40},      // `;` and `\` on the def line
+                                                   {"one_liner", 43, 43, 46},  // body on the def line, bracketed
+                                                   {"inner", 49, 50, 52},      // top level beats the nested one
+                                                   {"method", 28, 29, 36},     // ast.walk: deeper nodes come later
+                                               }));
+  const auto three = rows(extract_python(k_python, 3));
+  EXPECT_EQ(three, (std::vector<Row>{{"decorated", 11, 16, 22}, {"one_liner", 43, 43, 46}, {"inner", 49, 50, 52},
+                                     {"method", 28, 29, 36}}));
+}
+
+TEST(ExtractPython, BodyLinesAreVerbatimAndStopAtTheLastStatement) {
+  const auto targets = extract_python(k_python, 1);
+  ASSERT_FALSE(targets.empty());
+  const Target& decorated = targets.front();
+  ASSERT_EQ(decorated.body.size(), 7u);
+  EXPECT_EQ(decorated.body.front(), "    \"\"\"Docstring line one.");
+  EXPECT_EQ(decorated.body[3], "    \"\"\"");
+  EXPECT_EQ(decorated.body.back(), "    return x  # trailing comment");  // the comment after it is not body
+  EXPECT_EQ(decorated.language, Language::python);
+}
+
+TEST(ExtractPython, AstDepthDecidesWhichDuplicateWins) {
+  // `helper`'s body starts at its decorated first statement's `def`; `dup` in class K (depth 2)
+  // beats the one under `elif` (depth 3); `late` under `else` (depth 2) beats `except` (depth 3).
+  EXPECT_EQ(rows(extract_python(k_python_nesting, 1)),
+            (std::vector<Row>{{"outer", 1, 3, 5}, {"helper", 3, 4, 4}, {"dup", 17, 18, 19}, {"late", 28, 29, 29}}));
+}
+
+TEST(ExtractPython, TwentyLineThresholdAndTrailingComments) {
+  std::string src = "def short():\n";
+  for (int i = 0; i < 19; ++i) src += "    a" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+  src += "\n\ndef long_enough():\n";
+  for (int i = 0; i < 20; ++i) src += "    b" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+  src += "    # a comment at body indentation, then blank lines\n\n\n";
+  src += "x = 1\n";
+  const auto targets = extract_python(src);
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].name, "long_enough");
+  EXPECT_EQ(targets[0].start_line, 23);
+  EXPECT_EQ(targets[0].body_start_line, 24);
+  EXPECT_EQ(targets[0].body.size(), 20u);
+  EXPECT_EQ(targets[0].body.back(), "    b19 = 19");
+}
+
+TEST(ExtractJavaScript, DeclarationsExpressionsArrowsPropertiesAndMethods) {
+  EXPECT_EQ(rows(extract_javascript(k_javascript, 1)), (std::vector<Row>{
+                                                           {"declared", 3, 5, 6},   // multi-line params
+                                                           {"assigned", 8, 9, 9},
+                                                           {"member", 11, 12, 13},  // regex holding `}`
+                                                           {"arrow", 15, 16, 16},   // async, default `{}`
+                                                           {"prop", 19, 20, 20},
+                                                           {"quoted", 22, 23, 23},
+                                                           {"method", 25, 26, 26},
+                                                           {"getter", 28, 29, 29},
+                                                           {"create", 39, 40, 40},  // class fields and #private: unnamed
+                                                           {"delete", 42, 43, 43},  // a keyword is a fine method name
+                                                           {"wrapped", 49, 50, 50},  // (function…) named; the IIFE not
+                                                       }));
+}
+
+TEST(ExtractJavaScript, BodyIsBetweenTheBraceLines) {
+  const auto targets = extract_javascript(k_javascript, 1);
+  ASSERT_FALSE(targets.empty());
+  EXPECT_EQ(targets[0].body,
+            (std::vector<std::string>{"  const t = `template ${ {a: 1}.a } function no() {`;", "  return t + a + b;"}));
+  EXPECT_EQ(targets[0].language, Language::javascript);
+  EXPECT_TRUE(extract_javascript(k_javascript).empty());  // nothing reaches 20 lines
+}
+
+TEST(SplitLines, TerminatorsLikePythonSplitlines) {
+  EXPECT_EQ(split_lines("a\nb\r\nc\rd"), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(split_lines("a\n\n"), (std::vector<std::string>{"a", ""}));
+  EXPECT_TRUE(split_lines("").empty());
+}
+
+std::string python_function(const std::string& name, int lines) {
+  std::string s = "def " + name + "():\n";
+  for (int i = 0; i < lines; ++i) s += "    " + name + "_" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+  return s;
+}
+
+TEST(BuildCorpus, OneFileIsItsTextAsIs) {
+  const std::vector<SourceFile> files{{"one.py", python_function("alpha", 20)}};
+  const auto corpus = build_corpus(files);
+  ASSERT_TRUE(corpus.has_value()) << corpus.error().message;
+  EXPECT_EQ(corpus->text, files[0].text);
+  EXPECT_EQ(corpus->total_lines, 22);
+  ASSERT_EQ(corpus->targets.size(), 1u);
+  EXPECT_EQ(corpus->targets[0].file, "one.py");
+  EXPECT_EQ(corpus->targets[0].body_start_line, 2);
+}
+
+TEST(BuildCorpus, SeveralFilesGetHeadersOffsetsAndLoseDuplicateNames) {
+  // b.py has no final newline: one is added, then the blank separator line.
+  const std::vector<SourceFile> files{{"a.py", python_function("alpha", 20)},
+                                      {"b.py", python_function("alpha", 21) + "\n" + python_function("beta", 20) + "x = 1"},
+                                      {"c.py", python_function("gamma", 20)}};
+  const auto corpus = build_corpus(files);
+  ASSERT_TRUE(corpus.has_value()) << corpus.error().message;
+  const std::string expected_text = "# ====== a.py ======\n" + files[0].text + "\n" + "# ====== b.py ======\n" +
+                                    files[1].text + "\n\n" + "# ====== c.py ======\n" + files[2].text + "\n";
+  EXPECT_EQ(corpus->text, expected_text);
+  EXPECT_EQ(corpus->files, (std::vector<std::string>{"a.py", "b.py", "c.py"}));
+  // a.py: header line 1, def line 2; 1 + 21 lines + the blank = 23 lines. b.py's header is
+  // line 24 and its beta def (file line 24) is line 48. b.py takes 1 + 44 newlines + the added
+  // one + the blank = 47 lines, so c.py's header is line 71 and gamma's def line 72.
+  ASSERT_EQ(corpus->targets.size(), 3u);
+  EXPECT_EQ(corpus->targets[0].name, "alpha");
+  EXPECT_EQ(corpus->targets[0].file, "a.py");
+  EXPECT_EQ(corpus->targets[0].start_line, 2);
+  EXPECT_EQ(corpus->targets[0].body.size(), 20u);  // the first file's alpha wins
+  EXPECT_EQ(corpus->targets[1].name, "beta");
+  EXPECT_EQ(corpus->targets[1].file, "b.py");
+  EXPECT_EQ(corpus->targets[1].start_line, 48);
+  EXPECT_EQ(corpus->targets[1].body_start_line, 49);
+  EXPECT_EQ(corpus->targets[2].name, "gamma");
+  EXPECT_EQ(corpus->targets[2].start_line, 72);
+  const auto lines = split_lines(corpus->text);
+  EXPECT_EQ(lines[47], "def beta():");
+  EXPECT_EQ(lines[70], "# ====== c.py ======");
+  EXPECT_EQ(lines[71], "def gamma():");
+}
+
+TEST(BuildCorpus, RefusesMixedAndUnknownLanguages) {
+  const std::vector<SourceFile> mixed{{"a.py", "x = 1\n"}, {"b.js", "var x;\n"}};
+  const auto m = build_corpus(mixed);
+  ASSERT_FALSE(m.has_value());
+  EXPECT_NE(m.error().message.find("mixed languages"), std::string::npos);
+  const std::vector<SourceFile> unknown{{"a.rb", "x = 1\n"}};
+  const auto u = build_corpus(unknown);
+  ASSERT_FALSE(u.has_value());
+  EXPECT_NE(u.error().message.find(".rb"), std::string::npos);
+}
+
+TEST(LoadCorpus, ReadsRelativeToBaseDirWithUniversalNewlines) {
+  const auto dir = std::filesystem::temp_directory_path() / "kvsweep_corpus_extract_test";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "crlf.py", std::ios::binary);
+    out << "def f():\r\n    return 1\r\n";
+  }
+  const std::vector<std::string> paths{"crlf.py"};
+  const auto corpus = load_corpus(paths, dir, 1);
+  ASSERT_TRUE(corpus.has_value()) << corpus.error().message;
+  EXPECT_EQ(corpus->text, "def f():\n    return 1\n");
+  ASSERT_EQ(corpus->targets.size(), 1u);
+  EXPECT_EQ(corpus->targets[0].file, "crlf.py");
+  const std::vector<std::string> missing{"nope.py"};
+  const auto bad = load_corpus(missing, dir);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().kind, core::ErrorKind::io);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kvsweep::corpus

@@ -1,0 +1,343 @@
+#include "kvsweep/probe/recall.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kvsweep/corpus/sample.hpp"
+
+namespace kvsweep::probe {
+namespace {
+
+using nlohmann::json;
+
+/// Answers every completion with a canned text and records what it was asked.
+class FakeApi final : public server::Api {
+ public:
+  std::string answer;
+  std::string stop_type = "eos";
+  bool tokenize_unsupported = false;
+  std::vector<server::CompletionRequest> requests;
+  std::vector<std::string> tokenized;
+
+  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest& request) override {
+    requests.push_back(request);
+    server::CompletionResponse r;
+    r.content = answer;
+    r.stop_type = stop_type;
+    r.timings.prompt_n = 11;
+    r.timings.predicted_n = 7;
+    return r;
+  }
+  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool) override {
+    if (tokenize_unsupported) return core::fail(core::ErrorKind::unsupported, "no tokenizer");
+    tokenized.push_back(text);
+    // One token per 4 bytes, rounded up: enough to exercise the preflight arithmetic.
+    return std::vector<std::int32_t>((text.size() + 3) / 4, 1);
+  }
+  core::Expected<std::string> detokenize(const std::vector<std::int32_t>&) override { return std::string(); }
+  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
+    return core::fail(core::ErrorKind::unsupported, "no embeddings");
+  }
+  std::string describe() const override { return "fake"; }
+};
+
+const ConfigSite k_site{"sweep.json", "probes[1]", {}};
+
+json random_config() {
+  return json{{"kind", "recall"},
+              {"corpus", {{"random_bodies", {{"functions", 30}, {"value_len", 12}, {"seed", 5}}}}},
+              {"k", 4}};
+}
+
+std::string joined(const std::vector<std::string>& lines, std::size_t n) {
+  std::string s;
+  for (std::size_t i = 0; i < n && i < lines.size(); ++i) s += lines[i] + "\n";
+  return s;
+}
+
+CellInfo make_cell(const std::string& type, int n_ctx) {
+  CellInfo cell;
+  cell.model = "tiny";
+  cell.type_k = type;
+  cell.type_v = type;
+  cell.n_ctx = n_ctx;
+  return cell;
+}
+
+std::string error_of(const json& config) {
+  try {
+    make_recall_probe(config, k_site);
+  } catch (const core::FatalError& e) {
+    return e.message;
+  }
+  return "(no error)";
+}
+
+TEST(RecallConfig, DefaultsFollowCodeneedle) {
+  const RecallConfig c = parse_recall_config(random_config(), k_site);
+  EXPECT_EQ(c.name, "recall");
+  EXPECT_EQ(c.k, 4);
+  EXPECT_EQ(c.seed, 42);
+  EXPECT_EQ(c.lines, 20);
+  EXPECT_EQ(c.bonus_lines, 40);
+  EXPECT_EQ(c.pass_lines, 8);
+  EXPECT_FALSE(c.relax_indent);
+  EXPECT_EQ(c.align, score::Alignment::difflib);
+  EXPECT_EQ(c.mode, RecallMode::chat);
+  EXPECT_EQ(c.max_tokens, 512);
+  EXPECT_TRUE(c.prefill_no_think);
+  ASSERT_TRUE(c.random_bodies.has_value());
+  EXPECT_EQ(c.random_bodies->functions, 30);
+  EXPECT_EQ(c.random_bodies->value_len, 12);
+  EXPECT_EQ(c.random_bodies->seed, 5u);
+}
+
+TEST(RecallConfig, PassLinesAsARatioRoundsUp) {
+  json cfg = random_config();
+  cfg["pass_lines"] = 0.4;
+  EXPECT_EQ(parse_recall_config(cfg, k_site).pass_lines, 8);
+  cfg["pass_lines"] = 0.41;
+  EXPECT_EQ(parse_recall_config(cfg, k_site).pass_lines, 9);
+  cfg["pass_lines"] = 21;
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].pass_lines: must be between 0 and 20, got 21");
+}
+
+TEST(RecallConfig, UnknownKeysNameTheSiteAndSuggest) {
+  json cfg = random_config();
+  cfg["bonus_line"] = 10;
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1]: unknown key 'bonus_line' (did you mean 'bonus_lines'?)");
+
+  cfg = random_config();
+  cfg["corpus"] = {{"file", json::array({"a.py"})}};
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].corpus: unknown key 'file' (did you mean 'files'?)");
+
+  cfg = random_config();
+  cfg["corpus"]["random_bodies"]["valuelen"] = 3;
+  EXPECT_EQ(error_of(cfg),
+            "sweep.json: probes[1].corpus.random_bodies: unknown key 'valuelen' (did you mean 'value_len'?)");
+}
+
+TEST(RecallConfig, BadValuesSayWhatIsWrong) {
+  json cfg = random_config();
+  cfg["align"] = "difflb";
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].align: unknown value 'difflb' (did you mean 'difflib'?); one of: difflib lcs");
+  cfg = random_config();
+  cfg["mode"] = 3;
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].mode: expected a string, got number");
+  cfg = random_config();
+  cfg["k"] = 0;
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].k: must be between 1 and 100000, got 0");
+  cfg = random_config();
+  cfg.erase("corpus");
+  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus: missing"), std::string::npos);
+  cfg = random_config();
+  cfg["corpus"]["files"] = json::array({"a.py"});
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].corpus: give exactly one of \"files\" and \"random_bodies\"");
+  cfg = random_config();
+  cfg["corpus"] = {{"files", json::array({"notes.txt"})}};
+  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus.files[0]: notes.txt: unsupported file type '.txt'"),
+            std::string::npos);
+  cfg = random_config();
+  cfg["corpus"] = {{"files", json::array({"missing-file.py"})}};
+  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus.files: missing-file.py: cannot read"), std::string::npos);
+}
+
+TEST(RecallProbe, ItemsAreTheCodeneedleSample) {
+  auto probe = make_recall_probe(random_config(), k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  EXPECT_EQ(recall.kind(), "recall");
+  EXPECT_EQ(recall.corpus().targets.size(), 30u);
+  const auto expected =
+      corpus::stratified_sample(recall.corpus().targets, recall.corpus().total_lines, 4, 42);
+  const auto items = recall.items();
+  ASSERT_EQ(items.size(), 4u);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    EXPECT_EQ(items[i].key, expected[i].name);
+    EXPECT_EQ(items[i].spec["name"], expected[i].name);
+    EXPECT_EQ(items[i].spec["file"], "random-bodies.py");
+    EXPECT_EQ(items[i].spec["start_line"], expected[i].start_line);
+    EXPECT_EQ(items[i].spec["body_start_line"], expected[i].start_line + 1);
+  }
+  EXPECT_EQ(recall.items()[0].key, items[0].key);  // stable across calls
+}
+
+TEST(RecallProbe, ChatRequestPutsTheCorpusFirstAndPrefillsAnEmptyThinkBlock) {
+  auto probe = make_recall_probe(random_config(), k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  const corpus::Target& target = recall.sampled().front();
+  const server::CompletionRequest r = recall.request_for(target);
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[0].role, "user");
+  const std::string& prompt = r.messages[0].content;
+  EXPECT_TRUE(prompt.starts_with(recall.corpus().text + "\n\n---\n\nTask: reproduce verbatim the first 20 lines"));
+  EXPECT_NE(prompt.find("the function named `" + target.name + "`"), std::string::npos);
+  EXPECT_NE(prompt.find("`def " + target.name + "(`"), std::string::npos);
+  EXPECT_NE(prompt.find("markdown code fences"), std::string::npos);
+  EXPECT_NE(prompt.find("blank lines"), std::string::npos);
+  EXPECT_EQ(prompt.find(" in file `"), std::string::npos);  // one file: no file qualifier
+  EXPECT_EQ(r.messages[1].role, "assistant");
+  EXPECT_EQ(r.messages[1].content, "<think>\n\n</think>\n\n");
+  EXPECT_EQ(r.n_predict, 512);
+  EXPECT_EQ(r.temperature, 0.0);
+  EXPECT_EQ(r.top_k, 40);
+  EXPECT_EQ(r.top_p, 1.0);
+  EXPECT_EQ(r.min_p, 0.0);
+  EXPECT_EQ(r.seed, 42u);
+  EXPECT_TRUE(r.cache_prompt);
+  EXPECT_TRUE(r.prompt.empty());
+}
+
+TEST(RecallProbe, RawModeSendsThePromptAsIs) {
+  json cfg = random_config();
+  cfg["mode"] = "raw";
+  cfg["prefill_no_think"] = false;
+  cfg["max_tokens"] = 99;
+  auto probe = make_recall_probe(cfg, k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  const corpus::Target& target = recall.sampled().front();
+  const server::CompletionRequest r = recall.request_for(target);
+  EXPECT_TRUE(r.messages.empty());
+  EXPECT_EQ(r.prompt, recall_prompt(recall.corpus(), target, 20));
+  EXPECT_EQ(r.n_predict, 99);
+}
+
+TEST(RecallProbe, RunScoresTheAnswer) {
+  auto probe = make_recall_probe(random_config(), k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  const Item item = recall.items()[1];
+  const corpus::Target& target = recall.sampled()[1];
+  FakeApi api;
+  const CellInfo cell = make_cell("f16", 0);
+  Context ctx{api, cell};
+
+  // An echoed think block, the 20 primary lines, 2 bonus lines, then one made-up line.
+  api.answer = "<think>\n</think>\n" + joined(target.body, 22) + "    made_up = \"nothing\"\n";
+  auto result = recall.run(item, ctx);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(result->metrics["primary_matched"], 20);
+  EXPECT_EQ(result->metrics["bonus_matched"], 2);
+  EXPECT_EQ(result->metrics["hallucinated"], 1);
+  EXPECT_EQ(result->metrics["passed"], 1);
+  EXPECT_EQ(result->metrics["produced_lines"], 23);
+  EXPECT_EQ(result->metrics["cut"], 0);
+  EXPECT_EQ(result->response, api.answer);
+  EXPECT_EQ(result->timings.prompt_n, 11);
+  EXPECT_EQ(result->timings.predicted_n, 7);
+  ASSERT_EQ(api.requests.size(), 1u);
+  EXPECT_NE(api.requests[0].messages[0].content.find("`" + target.name + "`"), std::string::npos);
+  EXPECT_TRUE(api.tokenized.empty());  // n_ctx unknown: no preflight
+
+  // Seven lines only: below pass_lines; stopped at the token limit.
+  api.answer = joined(target.body, 7);
+  api.stop_type = "limit";
+  result = recall.run(item, ctx);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->metrics["primary_matched"], 7);
+  EXPECT_EQ(result->metrics["passed"], 0);
+  EXPECT_EQ(result->metrics["hallucinated"], 0);
+  EXPECT_EQ(result->metrics["cut"], 1);
+
+  // Fenced answer with relaxed indentation.
+  json relaxed = random_config();
+  relaxed["relax_indent"] = true;
+  auto probe2 = make_recall_probe(relaxed, k_site);
+  std::string flat = "```python\n";
+  for (std::size_t i = 0; i < 20; ++i) flat += target.body[i].substr(4) + "\n";
+  flat += "```\n";
+  api.answer = flat;
+  result = probe2->run(item, ctx);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(result->metrics["primary_matched"], 20);
+  EXPECT_EQ(result->metrics["hallucinated"], 0);
+}
+
+TEST(RecallProbe, UnknownItemIsAnError) {
+  auto probe = make_recall_probe(random_config(), k_site);
+  FakeApi api;
+  CellInfo cell;
+  Context ctx{api, cell};
+  auto result = probe->run(Item{"no_such_function", {}}, ctx);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, core::ErrorKind::invalid);
+  EXPECT_TRUE(api.requests.empty());
+}
+
+TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
+  auto probe = make_recall_probe(random_config(), k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  FakeApi api;
+  api.answer = "x";
+  const int corpus_tokens = static_cast<int>((recall.corpus().text.size() + 3) / 4);
+  const CellInfo small = make_cell("q8_0", corpus_tokens + 100);
+  Context ctx{api, small};
+  auto result = recall.run(recall.items()[0], ctx);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, core::ErrorKind::invalid);
+  EXPECT_NE(result.error().message.find("raise the server's -c"), std::string::npos);
+  EXPECT_TRUE(api.requests.empty());
+
+  // Big enough: the corpus is tokenized once per cell, the question per item.
+  const CellInfo big = make_cell("q4_0", corpus_tokens + 2000);
+  Context ctx2{api, big};
+  api.tokenized.clear();
+  ASSERT_TRUE(recall.run(recall.items()[0], ctx2).has_value());
+  ASSERT_TRUE(recall.run(recall.items()[1], ctx2).has_value());
+  EXPECT_EQ(api.requests.size(), 2u);
+  ASSERT_EQ(api.tokenized.size(), 3u);
+  EXPECT_EQ(api.tokenized[0], recall.corpus().text);
+
+  // A backend without a tokenizer: the preflight is skipped, the question still asked.
+  FakeApi no_tokenizer;
+  no_tokenizer.tokenize_unsupported = true;
+  Context ctx3{no_tokenizer, small};
+  EXPECT_TRUE(recall.run(recall.items()[0], ctx3).has_value());
+}
+
+TEST(RecallProbe, MetricsAndMinContext) {
+  auto probe = make_recall_probe(random_config(), k_site);
+  const auto metrics = probe->metrics();
+  ASSERT_EQ(metrics.size(), 6u);
+  EXPECT_EQ(metrics[0].name, "primary_matched");
+  EXPECT_TRUE(metrics[0].higher_is_better);
+  EXPECT_EQ(metrics[2].name, "hallucinated");
+  EXPECT_FALSE(metrics[2].higher_is_better);
+  EXPECT_EQ(metrics[3].name, "passed");
+  const auto& recall = dynamic_cast<const RecallProbe&>(*probe);
+  const auto bytes = static_cast<int>(recall.corpus().text.size());
+  EXPECT_EQ(probe->min_context(), bytes * 3 / 4 + 512 + 256);
+}
+
+TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
+  const auto dir = std::filesystem::temp_directory_path() / "kvsweep_recall_probe_test";
+  std::filesystem::create_directories(dir / "src");
+  for (const char* name : {"a.py", "b.py"}) {
+    std::ofstream out(dir / "src" / name, std::ios::binary);
+    for (int f = 0; f < 3; ++f) {
+      out << "def " << name[0] << "_fn" << f << "():\n";
+      for (int i = 0; i < 25; ++i) out << "    v" << i << " = " << i * f << "\n";
+      out << "\n\n";
+    }
+  }
+  const json cfg{{"kind", "recall"},
+                 {"name", "two-files"},
+                 {"corpus", {{"files", json::array({"src/a.py", "src/b.py"})}}},
+                 {"k", 2},
+                 {"lines", 20}};
+  const ConfigSite site{"dir/sweep.json", "probes[0]", dir};
+  auto probe = make_recall_probe(cfg, site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  EXPECT_EQ(recall.name(), "two-files");
+  EXPECT_EQ(recall.corpus().targets.size(), 6u);
+  EXPECT_TRUE(recall.corpus().text.starts_with("# ====== src/a.py ======\ndef a_fn0():\n"));
+  const auto r = recall.request_for(recall.sampled().front());
+  EXPECT_NE(r.messages[0].content.find(" in file `" + recall.sampled().front().file + "`"), std::string::npos);
+  EXPECT_EQ(probe->min_context(), static_cast<int>(recall.corpus().text.size()) / 3 + 512 + 256);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kvsweep::probe
