@@ -130,6 +130,18 @@ int run_command(const RunOpts& o) {
     return core::exit_code::ok;
   }
 
+  // Resolve the server before the run directory exists: a missing binary leaves nothing behind.
+  std::unique_ptr<server::Backend> backend;
+  if (cfg.server.backend == "ollama") {
+    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{resolve_ollama_binary(cfg.server.binary), "", ""});
+  } else if (cfg.server.backend == "external" && cfg.server.api == "ollama") {
+    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{"", cfg.server.url, cfg.server.api_key_env});
+  } else if (cfg.server.backend == "external") {
+    backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env});
+  } else {
+    backend = std::make_unique<server::LlamaServerBackend>(server::LlamaServerOptions{resolve_binary(cfg.server.binary)});
+  }
+
   if (run_dir.empty()) run_dir = default_run_dir(cfg);
   auto store = resume ? sweep::RunStore::open(run_dir) : sweep::RunStore::create(run_dir);
   if (!store) throw core::FatalError(store.error().message);
@@ -145,17 +157,6 @@ int run_command(const RunOpts& o) {
                    store->repaired_bytes());
   }
   std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
-
-  std::unique_ptr<server::Backend> backend;
-  if (cfg.server.backend == "ollama") {
-    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{resolve_ollama_binary(cfg.server.binary), "", ""});
-  } else if (cfg.server.backend == "external" && cfg.server.api == "ollama") {
-    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{"", cfg.server.url, cfg.server.api_key_env});
-  } else if (cfg.server.backend == "external") {
-    backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env});
-  } else {
-    backend = std::make_unique<server::LlamaServerBackend>(server::LlamaServerOptions{resolve_binary(cfg.server.binary)});
-  }
 
   StderrProgress progress(::isatty(2) == 1);
   sweep::Runner runner(cfg, probes, *backend, *store, progress, cancel_flag(), ropts);
