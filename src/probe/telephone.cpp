@@ -55,9 +55,9 @@ constexpr std::array<Preset, 3> presets{{
 // Config errors
 // ---------------------------------------------------------------------------------------
 
-constexpr std::array<std::string_view, 17> known_keys{
+constexpr std::array<std::string_view, 19> known_keys{
     "kind",       "name", "texts",  "texts_file",        "template",  "preset", "hops",  "temperature", "seeds",
-    "max_tokens", "mode", "system", "suppress_thinking", "threshold", "top_k",  "top_p", "min_p"};
+    "max_tokens", "budget_factor", "budget_plus", "mode", "system", "suppress_thinking", "threshold", "top_k",  "top_p", "min_p"};
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -386,6 +386,12 @@ TelephoneConfig parse_telephone_config(const nlohmann::json& config, const Confi
     }
   }
   if (reader.has("max_tokens")) out.max_tokens = static_cast<int>(reader.integer("max_tokens", 1, 1 << 24));
+  if (reader.has("budget_plus")) out.budget_plus = static_cast<int>(reader.integer("budget_plus", 0, 1 << 24));
+  if (reader.has("budget_factor")) {
+    const auto& v = config.at("budget_factor");
+    if (!v.is_number() || v.get<double>() < 0) reader.fail("budget_factor", "expected a number >= 0, got " + v.dump());
+    out.budget_factor = v.get<double>();
+  }
   if (reader.has("mode")) {
     const std::string mode = reader.string("mode");
     if (mode == "chat") {
@@ -484,6 +490,13 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
       request.prompt = rendered;
     }
     request.n_predict = m_config.max_tokens;
+    if (m_config.budget_factor > 0) {
+      // Relative budget: the input's own length in tokens bounds the answer.
+      if (auto toks = ctx.api.tokenize(message, false)) {
+        const double budget = m_config.budget_factor * static_cast<double>(toks->size()) + m_config.budget_plus;
+        request.n_predict = std::min(m_config.max_tokens, std::max(1, static_cast<int>(budget)));
+      }
+    }
     request.temperature = m_config.temperature;
     request.seed = telephone_hop_seed(chain_seed, hop);
     request.top_k = m_config.top_k;
@@ -538,6 +551,7 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
     nlohmann::json record = {
         {"hop", hop},
         {"seed", request.seed},
+        {"budget", request.n_predict},
         {"text", text},
         {"sim_original", *to_original},
         {"sim_previous", *to_previous},

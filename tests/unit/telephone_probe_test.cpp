@@ -86,9 +86,18 @@ class FakeApi final : public kvsweep::server::Api {
     requests.push_back(request);
     return m_script(request, static_cast<int>(requests.size()));
   }
-  Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
+  Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool) override {
+    if (!tokenizes) return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
+    // One token per space-separated word.
+    std::vector<std::int32_t> out;
+    std::size_t pos = 0;
+    while ((pos = text.find_first_not_of(' ', pos)) != std::string::npos) {
+      out.push_back(static_cast<std::int32_t>(out.size()));
+      pos = text.find(' ', pos);
+    }
+    return out;
   }
+  bool tokenizes = false;
   Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
     return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
   }
@@ -445,6 +454,28 @@ TEST(TelephoneProbe, HopSeedRule) {
   EXPECT_EQ(telephone_hop_seed(0xFFFFFFFEu, 2), 0u);  // skips 0xFFFFFFFF ("random" to llama-server)
 }
 
+TEST(TelephoneProbe, HopBudgetIsRelativeToTheInputAndCappedByMaxTokens) {
+  // Fake tokens = words; the chain drops a word per hop: inputs of 4, 3, 2 words.
+  auto relative = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {7}}, {"max_tokens", 64},
+                              {"budget_factor", 2}, {"budget_plus", 1}});
+  FakeApi api;
+  api.tokenizes = true;
+  Harness h;
+  ASSERT_TRUE(h.run(relative, api, 0).has_value());
+  ASSERT_EQ(api.requests.size(), 3u);
+  EXPECT_EQ(api.requests[0].n_predict, 9);  // 2 * 4 + 1
+  EXPECT_EQ(api.requests[1].n_predict, 7);
+  EXPECT_EQ(api.requests[2].n_predict, 5);
+
+  auto capped = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {7}}, {"max_tokens", 6},
+                            {"budget_factor", 2}, {"budget_plus", 1}});
+  FakeApi api2;
+  api2.tokenizes = true;
+  ASSERT_TRUE(h.run(capped, api2, 0).has_value());
+  EXPECT_EQ(api2.requests[0].n_predict, 6);  // min(6, 9)
+  EXPECT_EQ(api2.requests[1].n_predict, 6);  // min(6, 7)
+}
+
 TEST(TelephoneProbe, ChatRequestSetsEverySamplingFieldAndPerHopSeed) {
   auto probe = probe_from({{"texts", {"a b c d"}},
                            {"hops", 3},
@@ -555,7 +586,9 @@ TEST(TelephoneConfig, DefaultsReproduceSeed000) {
   EXPECT_EQ(config.hops, 30);
   EXPECT_DOUBLE_EQ(config.temperature, 0.7);
   EXPECT_EQ(config.seeds, (std::vector<std::uint32_t>{42, 137, 256, 512, 1024}));
-  EXPECT_EQ(config.max_tokens, 256);
+  EXPECT_EQ(config.max_tokens, 2048);
+  EXPECT_DOUBLE_EQ(config.budget_factor, 4.0);
+  EXPECT_EQ(config.budget_plus, 64);
   EXPECT_EQ(config.mode, kvsweep::probe::TelephoneMode::chat);
   EXPECT_FALSE(config.system.has_value());
   EXPECT_TRUE(config.suppress_thinking);

@@ -33,7 +33,13 @@ struct TelephoneConfig {
   int hops = 30;
   double temperature = 0.7;
   std::vector<std::uint32_t> seeds{42, 137, 256, 512, 1024};
-  int max_tokens = 256;
+  int max_tokens = 2048;       // the cap on a hop's answer
+  // A hop's budget is relative to its input: min(max_tokens, budget_factor × input tokens +
+  // budget_plus), so a model that runs on cannot turn one hop into minutes (the published
+  // harness allowed 16384). budget_factor 0 turns it off (max_tokens for every hop). When the
+  // backend cannot tokenize, max_tokens is used.
+  double budget_factor = 4.0;
+  int budget_plus = 64;
   TelephoneMode mode = TelephoneMode::chat;
   std::optional<std::string> system;
   bool suppress_thinking = true;
