@@ -1,3 +1,4 @@
+#include "kvsweep/probe/prompts.hpp"
 #include "kvsweep/probe/complete.hpp"
 
 #include <fstream>
@@ -24,12 +25,7 @@ class CompleteProbe final : public Probe {
   std::string name() const override { return m_name; }
   int min_context() const override { return 512 + m_max_tokens; }
 
-  std::vector<Item> items() const override {
-    std::vector<Item> out;
-    for (std::size_t i = 0; i < m_prompts.size(); ++i)
-      out.push_back({"p" + std::to_string(i), {{"prompt", m_prompts[i]}}});
-    return out;
-  }
+  std::vector<Item> items() const override { return prompt_items(m_prompts); }
 
   std::vector<MetricInfo> metrics() const override {
     return {{"match_reference", true}, {"common_prefix_chars", true}, {"predicted_n", true}};

@@ -1,3 +1,4 @@
+#include "kvsweep/probe/prompts.hpp"
 #include "kvsweep/probe/divergence.hpp"
 
 #include <algorithm>
@@ -153,12 +154,7 @@ class DivergenceProbe final : public Probe {
   std::string name() const override { return m_name; }
   int min_context() const override { return 512 + m_tokens; }
 
-  std::vector<Item> items() const override {
-    std::vector<Item> out;
-    for (std::size_t i = 0; i < m_prompts.size(); ++i)
-      out.push_back({"p" + std::to_string(i), {{"prompt", m_prompts[i]}}});
-    return out;
-  }
+  std::vector<Item> items() const override { return prompt_items(m_prompts); }
 
   std::vector<MetricInfo> metrics() const override {
     return {{"diverged", false},     {"flip_index", true}, {"mean_kl", false},       {"max_kl", false},

@@ -1,5 +1,6 @@
 #include "kvsweep/model/gguf.hpp"
 
+#include "temp_file.hpp"
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -20,18 +21,8 @@ std::string bytes(std::initializer_list<int> list) {
   return s;
 }
 
-std::filesystem::path temp_file(const std::string& suffix) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return std::filesystem::path(::testing::TempDir()) /
-         (std::string("kvsweep_") + info->test_suite_name() + "_" + info->name() + suffix);
-}
-
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string content(static_cast<std::size_t>(std::filesystem::file_size(path)), '\0');
-  in.read(content.data(), static_cast<std::streamsize>(content.size()));
-  return content;
-}
+using kvsweep::testing::slurp;
+using kvsweep::testing::temp_file;
 
 Value array_of(ValueType type, std::vector<Value> items) {
   return Value::of_array(Array{type, std::move(items)});

@@ -1,5 +1,6 @@
 #include "kvsweep/model/tiny_model.hpp"
 
+#include "temp_file.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,18 +21,8 @@ namespace {
 
 constexpr std::uint32_t fake_vocab_size = 64;
 
-std::filesystem::path temp_file(const std::string& suffix) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return std::filesystem::path(::testing::TempDir()) /
-         (std::string("kvsweep_") + info->test_suite_name() + "_" + info->name() + suffix);
-}
-
-std::string slurp(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string content(static_cast<std::size_t>(std::filesystem::file_size(path)), '\0');
-  in.read(content.data(), static_cast<std::streamsize>(content.size()));
-  return content;
-}
+using kvsweep::testing::slurp;
+using kvsweep::testing::temp_file;
 
 /// A vocab GGUF shaped like ggml-vocab-llama-spm.gguf (metadata only), with a 64-token vocabulary.
 GgufFile fake_vocab() {
