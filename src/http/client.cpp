@@ -86,6 +86,50 @@ core::Expected<nlohmann::json> Client::get_json(const std::string& path) {
   return to_json_result(get(path), "GET " + path);
 }
 
+core::Expected<Client::StreamResult> Client::post_stream(const std::string& path, const nlohmann::json& body,
+                                                         const std::function<bool(std::string_view)>& on_bytes) {
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.headers.emplace("Content-Type", "application/json");
+  req.headers.emplace("Accept", "text/event-stream");
+  req.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  int status = 0;
+  std::string error_body;
+  bool stopped = false;
+  req.response_handler = [&](const httplib::Response& r) {
+    status = r.status;
+    return true;
+  };
+  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+    if (status < 200 || status >= 300) {
+      if (error_body.size() < 65536) error_body.append(data, n);
+      return true;
+    }
+    if (!on_bytes(std::string_view(data, n))) {
+      stopped = true;
+      return false;
+    }
+    return true;
+  };
+  httplib::Response res;
+  httplib::Error err = httplib::Error::Success;
+  const bool ok = m_impl->cli.send(req, res, err);
+  if (stopped) {
+    // Drop the connection rather than reuse it: the server may still be writing to it.
+    m_impl->cli.stop();
+    return StreamResult{status, true};
+  }
+  if (!ok) return std::unexpected(from_httplib(err, "POST " + m_base_url + path));
+  status = res.status;
+  if (status < 200 || status >= 300) {
+    if (error_body.empty()) error_body = res.body;
+    return core::fail(core::ErrorKind::http_status,
+                      "POST " + path + ": HTTP " + std::to_string(status) + ": " + error_message(error_body), status);
+  }
+  return StreamResult{status, false};
+}
+
 std::string error_message(const std::string& body) {
   try {
     auto j = nlohmann::json::parse(body);

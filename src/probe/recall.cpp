@@ -13,7 +13,8 @@ namespace {
 
 const std::vector<std::string> k_keys = {"kind",  "name",         "corpus", "k",     "seed",
                                          "lines", "bonus_lines",  "pass_lines", "relax_indent",
-                                         "align", "mode",         "max_tokens", "prefill_no_think"};
+                                         "align", "mode",         "max_tokens", "prefill_no_think",
+                                         "bounded", "budget_factor", "budget_plus", "stop_extra_lines"};
 const std::vector<std::string> k_corpus_keys = {"files", "random_bodies"};
 const std::vector<std::string> k_random_keys = {"functions", "value_len", "seed", "min_lines", "max_lines"};
 
@@ -113,6 +114,17 @@ RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& wh
   c.mode = one_of(cfg, "mode", "chat", {"chat", "raw"}, site) == "raw" ? RecallMode::raw : RecallMode::chat;
   c.max_tokens = int_in(cfg, "max_tokens", c.max_tokens, 1, 10'000'000, site);
   c.prefill_no_think = config::get_bool(cfg, "prefill_no_think", c.prefill_no_think, site);
+  c.bounded = config::get_bool(cfg, "bounded", c.bounded, site);
+  if (cfg.contains("budget_factor")) {
+    const auto& v = cfg["budget_factor"];
+    if (!v.is_number() || v.get<double>() <= 0) {
+      site.child("budget_factor").fail("expected a number > 0 (the margin over the expected answer's tokens), got " +
+                                       v.dump());
+    }
+    c.budget_factor = v.get<double>();
+  }
+  c.budget_plus = int_in(cfg, "budget_plus", c.budget_plus, 0, 1'000'000, site);
+  c.stop_extra_lines = int_in(cfg, "stop_extra_lines", c.stop_extra_lines, 0, 1'000'000, site);
   return c;
 }
 
@@ -184,9 +196,22 @@ std::vector<Item> RecallProbe::items() const {
 }
 
 int RecallProbe::min_context() const {
-  const auto bytes = static_cast<long long>(m_corpus.text.size());
-  const long long corpus_tokens = m_config.random_bodies ? bytes * 3 / 4 : bytes / 3;
-  const long long total = corpus_tokens + m_config.max_tokens + 256;
+  // Tokens from bytes, generously: random bodies tokenize at ~1.5 bytes a token, code at ~3.
+  const auto tokens_of = [&](long long bytes) { return m_config.random_bodies ? bytes * 3 / 4 : bytes / 3; };
+  const long long corpus_tokens = tokens_of(static_cast<long long>(m_corpus.text.size()));
+  long long answer = m_config.max_tokens;
+  if (m_config.bounded) {
+    long long longest = 0;
+    for (const corpus::Target& t : m_sampled) {
+      long long bytes = 0;
+      const auto n = std::min<std::size_t>(t.body.size(), static_cast<std::size_t>(m_config.lines + m_config.bonus_lines));
+      for (std::size_t i = 0; i < n; ++i) bytes += static_cast<long long>(t.body[i].size()) + 1;
+      longest = std::max(longest, bytes);
+    }
+    const double budget = m_config.budget_factor * static_cast<double>(tokens_of(longest)) + m_config.budget_plus;
+    answer = std::min(answer, static_cast<long long>(budget) + 1);
+  }
+  const long long total = corpus_tokens + answer + 256;
   return static_cast<int>(std::min<long long>(total, 1LL << 30));
 }
 
@@ -195,7 +220,7 @@ std::vector<Probe::MetricInfo> RecallProbe::metrics() const {
           {"passed", true},          {"produced_lines", true}, {"cut", false}};
 }
 
-server::CompletionRequest RecallProbe::request_for(const corpus::Target& target) const {
+server::CompletionRequest RecallProbe::request_for(const corpus::Target& target, int n_predict) const {
   server::CompletionRequest request;
   const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
   std::string prompt = recall_prompt(m_corpus, target, n);
@@ -205,7 +230,7 @@ server::CompletionRequest RecallProbe::request_for(const corpus::Target& target)
   } else {
     request.prompt = std::move(prompt);
   }
-  request.n_predict = m_config.max_tokens;
+  request.n_predict = n_predict > 0 ? n_predict : m_config.max_tokens;
   request.temperature = 0.0;
   request.top_k = 40;
   request.top_p = 1.0;
@@ -215,7 +240,7 @@ server::CompletionRequest RecallProbe::request_for(const corpus::Target& target)
   return request;
 }
 
-core::Expected<void> RecallProbe::preflight(const corpus::Target& target, Context& ctx) {
+core::Expected<void> RecallProbe::preflight(const corpus::Target& target, int budget, Context& ctx) {
   if (ctx.cell.n_ctx <= 0) return {};
   const std::string cell = ctx.cell.model + "/" + ctx.cell.type_k + "/" + ctx.cell.type_v;
   auto cached = m_corpus_tokens.find(cell);
@@ -241,12 +266,12 @@ core::Expected<void> RecallProbe::preflight(const corpus::Target& target, Contex
   // A chat template adds a few dozen tokens around the messages.
   const int overhead = m_config.mode == RecallMode::chat ? 64 : 0;
   const long long needed =
-      static_cast<long long>(cached->second) + static_cast<long long>(question->size()) + overhead + m_config.max_tokens;
+      static_cast<long long>(cached->second) + static_cast<long long>(question->size()) + overhead + budget;
   if (needed > ctx.cell.n_ctx) {
     return core::fail(core::ErrorKind::invalid,
                       "recall prompt needs about " + std::to_string(needed) + " tokens (corpus " +
                           std::to_string(cached->second) + " + question " + std::to_string(question->size()) +
-                          " + max_tokens " + std::to_string(m_config.max_tokens) + ") but the context holds " +
+                          " + answer budget " + std::to_string(budget) + ") but the context holds " +
                           std::to_string(ctx.cell.n_ctx) + "; raise the server's -c or shrink the corpus");
   }
   return {};
@@ -259,11 +284,6 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
     return core::fail(core::ErrorKind::invalid, "recall: no sampled function named '" + item.key + "'");
   }
   const corpus::Target& target = *it;
-  if (auto ok = preflight(target, ctx); !ok) return std::unexpected(ok.error());
-
-  auto reply = ctx.api.complete(request_for(target));
-  if (!reply) return std::unexpected(reply.error());
-
   const auto lines = static_cast<std::size_t>(m_config.lines);
   const std::span<const std::string> body(target.body);
   const std::size_t n_primary = std::min(lines, body.size());
@@ -273,17 +293,58 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
   options.pass_lines = m_config.pass_lines;
   options.primary_lines = m_config.lines;
   options.align = m_config.align;
+
+  // The answer's budget: what the expected lines cost in this model's tokens, with a margin.
+  int budget = m_config.max_tokens;
+  nlohmann::json expected_tokens = nullptr;
+  if (m_config.bounded) {
+    std::string expected;
+    for (std::size_t i = 0; i < n_primary + n_bonus; ++i) expected += body[i] + "\n";
+    auto tokens = ctx.api.tokenize(expected, false);
+    if (tokens) {
+      expected_tokens = tokens->size();
+      const double b = m_config.budget_factor * static_cast<double>(tokens->size()) + m_config.budget_plus;
+      budget = static_cast<int>(std::clamp(b, 1.0, static_cast<double>(m_config.max_tokens)));
+    } else if (tokens.error().kind != core::ErrorKind::unsupported) {
+      core::Error e = tokens.error();
+      e.message = "answer budget tokenize: " + e.message;
+      return std::unexpected(std::move(e));
+    }
+  }
+  if (auto ok = preflight(target, budget, ctx); !ok) return std::unexpected(ok.error());
+
+  server::CompletionRequest request = request_for(target, budget);
+  bool enough_lines = false;
+  if (m_config.bounded) {
+    const std::size_t stop_at = n_primary + n_bonus + static_cast<std::size_t>(m_config.stop_extra_lines);
+    request.stop_when = [&options, stop_at, &enough_lines](std::string_view content) {
+      // Only complete lines count; the one being written may still grow.
+      const auto last_newline = content.rfind('\n');
+      if (last_newline == std::string_view::npos) return false;
+      enough_lines = score::answer_lines(content.substr(0, last_newline + 1), options).size() > stop_at;
+      return enough_lines;
+    };
+  }
+  auto reply = ctx.api.complete(request);
+  if (!reply) return std::unexpected(reply.error());
+
   const score::RecallScore s =
       score::score_recall(body.subspan(0, n_primary), body.subspan(n_primary, n_bonus), reply->content, options);
 
+  nlohmann::json cut = nullptr;
+  if (reply->stop_type == "cancel" && enough_lines) {
+    cut = "lines";
+  } else if (reply->stop_type == "limit") {
+    cut = "budget";
+  }
   ItemResult result;
-  result.response = reply->content;
+  result.response = {{"text", reply->content}, {"budget", budget}, {"expected_tokens", expected_tokens}, {"cut", cut}};
   result.metrics = {{"primary_matched", s.primary_matched},
                     {"bonus_matched", s.bonus_matched},
                     {"hallucinated", s.hallucinated},
                     {"passed", s.passed ? 1 : 0},
                     {"produced_lines", s.produced_lines},
-                    {"cut", reply->stop_type == "limit" ? 1 : 0}};
+                    {"cut", cut.is_null() ? 0 : 1}};
   add(result.timings, reply->timings);
   return result;
 }

@@ -1,5 +1,7 @@
 #include "kvsweep/server/llama_api.hpp"
 
+#include "kvsweep/http/sse.hpp"
+
 namespace kvsweep::server {
 
 nlohmann::json to_json(const Timings& t) {
@@ -14,8 +16,9 @@ nlohmann::json completion_body(const CompletionRequest& r) {
       {"typical_p", 1.0},           {"repeat_penalty", 1.0},        {"repeat_last_n", 0},
       {"presence_penalty", 0.0},    {"frequency_penalty", 0.0},     {"dry_multiplier", 0.0},
       {"xtc_probability", 0.0},     {"top_n_sigma", -1.0},          {"mirostat", 0},
-      {"cache_prompt", r.cache_prompt}, {"stream", false},
+      {"cache_prompt", r.cache_prompt}, {"stream", static_cast<bool>(r.stop_when)},
   };
+  if (r.stop_when) body["timings_per_token"] = true;
   if (!r.stop.empty()) body["stop"] = r.stop;
   if (r.n_probs > 0) body["n_probs"] = r.n_probs;
   if (!r.messages.empty()) {
@@ -102,8 +105,90 @@ core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, 
   }
 }
 
+core::Expected<void> CompletionStream::add(std::string_view data) {
+  if (data == "[DONE]") return {};
+  try {
+    const auto j = nlohmann::json::parse(data);
+    if (j.contains("error")) {
+      return core::fail(core::ErrorKind::http_status, "stream: " + http::error_message(std::string(data)));
+    }
+    CompletionResponse& r = m_response;
+    if (m_chat) {
+      const auto& choices = j.at("choices");
+      if (!choices.empty()) {
+        const auto& choice = choices.at(0);
+        if (choice.contains("delta") && choice["delta"].is_object()) {
+          const auto& delta = choice["delta"];
+          if (delta.contains("content") && delta["content"].is_string()) r.content += delta["content"].get<std::string>();
+          if (delta.contains("reasoning_content") && delta["reasoning_content"].is_string())
+            r.reasoning += delta["reasoning_content"].get<std::string>();
+        }
+        if (choice.contains("finish_reason") && choice["finish_reason"].is_string()) {
+          r.stop_type = choice["finish_reason"].get<std::string>() == "length" ? "limit" : "eos";
+        }
+        if (choice.contains("logprobs") && choice["logprobs"].is_object()) {
+          for (auto& p : parse_probs(choice["logprobs"].value("content", nlohmann::json::array())))
+            r.probs.push_back(std::move(p));
+        }
+      }
+    } else {
+      if (j.contains("content") && j["content"].is_string()) r.content += j["content"].get<std::string>();
+      if (j.contains("tokens") && j["tokens"].is_array()) {
+        for (const auto& t : j["tokens"]) r.tokens.push_back(t.get<std::int32_t>());
+      }
+      if (j.contains("completion_probabilities")) {
+        for (auto& p : parse_probs(j["completion_probabilities"])) r.probs.push_back(std::move(p));
+      }
+      if (j.value("stop", false)) r.stop_type = j.value("stop_type", "none");
+    }
+    if (j.contains("timings")) r.timings = parse_timings(j["timings"]);
+    return {};
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::parse, std::string("unexpected stream chunk: ") + e.what());
+  }
+}
+
+namespace {
+
+core::Expected<CompletionResponse> complete_streamed(http::Client& client, const CompletionRequest& request,
+                                                     bool chat) {
+  CompletionStream stream(chat);
+  http::SseDecoder sse;
+  core::Expected<void> failure;
+  bool stopped_by_caller = false;
+  auto on_bytes = [&](std::string_view bytes) {
+    for (const std::string& event : sse.feed(bytes)) {
+      if (auto added = stream.add(event); !added) {
+        failure = std::unexpected(added.error());
+        return false;
+      }
+    }
+    if (stream.response().stop_type.empty() && request.stop_when(stream.response().content)) {
+      stopped_by_caller = true;
+      return false;
+    }
+    return true;
+  };
+  auto result = client.post_stream(chat ? "/v1/chat/completions" : "/completion", completion_body(request), on_bytes);
+  if (!failure) return std::unexpected(failure.error());
+  if (!result) return std::unexpected(result.error());
+  for (const std::string& event : sse.finish()) {
+    if (auto added = stream.add(event); !added) return std::unexpected(added.error());
+  }
+  CompletionResponse response = stream.take();
+  if (stopped_by_caller) {
+    response.stop_type = "cancel";
+  } else if (response.stop_type.empty()) {
+    return core::fail(core::ErrorKind::timeout, "stream ended before its final chunk");
+  }
+  return response;
+}
+
+}  // namespace
+
 core::Expected<CompletionResponse> LlamaApi::complete(const CompletionRequest& request) {
   bool chat = !request.messages.empty();
+  if (request.stop_when) return complete_streamed(*m_client, request, chat);
   auto body = m_client->post_for_json(chat ? "/v1/chat/completions" : "/completion", completion_body(request));
   if (!body) return std::unexpected(body.error());
   return parse_completion(*body, chat);

@@ -1,4 +1,5 @@
 // The recall probe (seed 001, codeneedle-compatible) on the real llama-server.
+#include <map>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -11,10 +12,10 @@ TEST(Recall, RandomBodiesCorpusGivesScoredRecordsPerCellWithTheSameTargets) {
   kt::TempDir dir;
   auto cfg = kt::base_config(kt::tiny_model());
   cfg["server"]["ctx"] = 8192;
-  cfg["grid"] = {{"k", {"f16", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
+  cfg["grid"] = {{"k", {"f16", "q4_0"}}, {"v", {"f16", "q8_0"}}, {"reference", "f16/f16"}};
   cfg["probes"] = {{{"kind", "recall"},
                     {"corpus", {{"random_bodies", {{"functions", 6}, {"value_len", 8}, {"seed", 42}}}}},
-                    {"k", 3},
+                    {"k", 4},
                     {"seed", 42},
                     {"mode", "raw"},
                     {"max_tokens", 48}}};
@@ -22,8 +23,8 @@ TEST(Recall, RandomBodiesCorpusGivesScoredRecordsPerCellWithTheSameTargets) {
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto records = kt::read_records(run);
-  ASSERT_EQ(records.size(), 2u * 3u);
-  std::set<std::string> f16_items, q4_items;
+  ASSERT_EQ(records.size(), 4u * 4u);
+  std::map<std::string, std::set<std::string>> items_by_cell;
   for (const auto& rec : records) {
     ASSERT_EQ(rec["status"], "ok") << rec.dump().substr(0, 400);
     const auto& m = rec["metrics"];
@@ -32,11 +33,26 @@ TEST(Recall, RandomBodiesCorpusGivesScoredRecordsPerCellWithTheSameTargets) {
     EXPECT_GE(m["primary_matched"].get<int>(), 0);
     EXPECT_LE(m["primary_matched"].get<int>(), 20);
     EXPECT_TRUE(m["passed"] == 0 || m["passed"] == 1);
-    (rec["cell"]["type_k"] == "f16" ? f16_items : q4_items).insert(rec["item"].get<std::string>());
+    items_by_cell[rec["cell"]["type_k"].get<std::string>() + "/" + rec["cell"]["type_v"].get<std::string>()].insert(
+        rec["item"].get<std::string>());
+    // Bounded answers: the budget comes from the expected lines' tokens (the server tokenized
+    // them), never above max_tokens, and generation stayed within it.
+    const auto& response = rec["response"];
+    ASSERT_TRUE(response.is_object()) << response.dump();
+    EXPECT_TRUE(response["text"].is_string());
+    ASSERT_TRUE(response["expected_tokens"].is_number_integer()) << response.dump();
+    EXPECT_GT(response["expected_tokens"].get<int>(), 100);  // 25+ lines of random identifiers
+    EXPECT_EQ(response["budget"], 48);
+    EXPECT_LE(rec["timings"]["predicted_n"].get<int>(), 48);
+    EXPECT_EQ(m["cut"] == 1, !response["cut"].is_null());
   }
-  EXPECT_EQ(f16_items, q4_items);  // the same sampled functions in every cell
+  ASSERT_EQ(items_by_cell.size(), 4u);
+  for (const auto& [cell, items] : items_by_cell) {
+    EXPECT_EQ(items, items_by_cell.begin()->second) << cell;  // the same sampled functions in every cell
+    EXPECT_EQ(items.size(), 4u);
+  }
   // The corpus comes first, so every question after the first is served by the prefix cache.
   int cached = 0;
   for (const auto& rec : records) cached += rec["timings"]["cache_n"].get<int>() > 1000;
-  EXPECT_GE(cached, 4);
+  EXPECT_GE(cached, 4 * 3);
 }

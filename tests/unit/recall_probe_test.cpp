@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kvsweep/corpus/sample.hpp"
+#include "kvsweep/score/recall_score.hpp"
 
 namespace kvsweep::probe {
 namespace {
@@ -26,8 +27,19 @@ class FakeApi final : public server::Api {
   core::Expected<server::CompletionResponse> complete(const server::CompletionRequest& request) override {
     requests.push_back(request);
     server::CompletionResponse r;
-    r.content = answer;
     r.stop_type = stop_type;
+    if (request.stop_when) {
+      // Streams the answer a few bytes at a time, as a server would, until the caller stops it.
+      for (std::size_t i = 0; i < answer.size(); i += 5) {
+        r.content = answer.substr(0, i + 5);
+        if (request.stop_when(r.content)) {
+          r.stop_type = "cancel";
+          break;
+        }
+      }
+    } else {
+      r.content = answer;
+    }
     r.timings.prompt_n = 11;
     r.timings.predicted_n = 7;
     return r;
@@ -88,8 +100,12 @@ TEST(RecallConfig, DefaultsFollowCodeneedle) {
   EXPECT_FALSE(c.relax_indent);
   EXPECT_EQ(c.align, score::Alignment::difflib);
   EXPECT_EQ(c.mode, RecallMode::chat);
-  EXPECT_EQ(c.max_tokens, 512);
+  EXPECT_EQ(c.max_tokens, 6000);
   EXPECT_TRUE(c.prefill_no_think);
+  EXPECT_TRUE(c.bounded);
+  EXPECT_EQ(c.budget_factor, 1.25);
+  EXPECT_EQ(c.budget_plus, 32);
+  EXPECT_EQ(c.stop_extra_lines, 10);
   ASSERT_TRUE(c.random_bodies.has_value());
   EXPECT_EQ(c.random_bodies->functions, 30);
   EXPECT_EQ(c.random_bodies->value_len, 12);
@@ -181,7 +197,8 @@ TEST(RecallProbe, ChatRequestPutsTheCorpusFirstAndPrefillsAnEmptyThinkBlock) {
   EXPECT_EQ(prompt.find(" in file `"), std::string::npos);  // one file: no file qualifier
   EXPECT_EQ(r.messages[1].role, "assistant");
   EXPECT_EQ(r.messages[1].content, "<think>\n\n</think>\n\n");
-  EXPECT_EQ(r.n_predict, 512);
+  EXPECT_EQ(r.n_predict, 6000);
+  EXPECT_FALSE(r.stop_when);
   EXPECT_EQ(r.temperature, 0.0);
   EXPECT_EQ(r.top_k, 40);
   EXPECT_EQ(r.top_p, 1.0);
@@ -224,12 +241,21 @@ TEST(RecallProbe, RunScoresTheAnswer) {
   EXPECT_EQ(result->metrics["passed"], 1);
   EXPECT_EQ(result->metrics["produced_lines"], 23);
   EXPECT_EQ(result->metrics["cut"], 0);
-  EXPECT_EQ(result->response, api.answer);
+  EXPECT_EQ(result->response["text"], api.answer);
+  EXPECT_TRUE(result->response["cut"].is_null());
   EXPECT_EQ(result->timings.prompt_n, 11);
   EXPECT_EQ(result->timings.predicted_n, 7);
   ASSERT_EQ(api.requests.size(), 1u);
   EXPECT_NE(api.requests[0].messages[0].content.find("`" + target.name + "`"), std::string::npos);
-  EXPECT_TRUE(api.tokenized.empty());  // n_ctx unknown: no preflight
+  // n_ctx unknown: no preflight; only the expected answer (20 primary + 5 bonus lines here) is
+  // tokenized, for the budget: 1.25 × tokens + 32.
+  ASSERT_EQ(api.tokenized.size(), 1u);
+  EXPECT_EQ(api.tokenized[0], joined(target.body, 60));
+  const int expected_tokens = static_cast<int>((api.tokenized[0].size() + 3) / 4);
+  EXPECT_EQ(result->response["expected_tokens"], expected_tokens);
+  EXPECT_EQ(result->response["budget"], static_cast<int>(1.25 * expected_tokens + 32));
+  EXPECT_EQ(api.requests[0].n_predict, static_cast<int>(1.25 * expected_tokens + 32));
+  EXPECT_TRUE(api.requests[0].stop_when);
 
   // Seven lines only: below pass_lines; stopped at the token limit.
   api.answer = joined(target.body, 7);
@@ -240,6 +266,7 @@ TEST(RecallProbe, RunScoresTheAnswer) {
   EXPECT_EQ(result->metrics["passed"], 0);
   EXPECT_EQ(result->metrics["hallucinated"], 0);
   EXPECT_EQ(result->metrics["cut"], 1);
+  EXPECT_EQ(result->response["cut"], "budget");
 
   // Fenced answer with relaxed indentation.
   json relaxed = random_config();
@@ -287,8 +314,9 @@ TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
   ASSERT_TRUE(recall.run(recall.items()[0], ctx2).has_value());
   ASSERT_TRUE(recall.run(recall.items()[1], ctx2).has_value());
   EXPECT_EQ(api.requests.size(), 2u);
-  ASSERT_EQ(api.tokenized.size(), 3u);
-  EXPECT_EQ(api.tokenized[0], recall.corpus().text);
+  // Per item the expected answer (for the budget) and the question; the corpus once per cell.
+  ASSERT_EQ(api.tokenized.size(), 5u);
+  EXPECT_EQ(api.tokenized[1], recall.corpus().text);
 
   // A backend without a tokenizer: the preflight is skipped, the question still asked.
   FakeApi no_tokenizer;
@@ -298,7 +326,10 @@ TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
 }
 
 TEST(RecallProbe, MetricsAndMinContext) {
-  auto probe = make_recall_probe(random_config(), k_site);
+  json cfg = random_config();
+  cfg["bounded"] = false;
+  cfg["max_tokens"] = 512;
+  auto probe = make_recall_probe(cfg, k_site);
   const auto metrics = probe->metrics();
   ASSERT_EQ(metrics.size(), 6u);
   EXPECT_EQ(metrics[0].name, "primary_matched");
@@ -326,7 +357,9 @@ TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
                  {"name", "two-files"},
                  {"corpus", {{"files", json::array({"src/a.py", "src/b.py"})}}},
                  {"k", 2},
-                 {"lines", 20}};
+                 {"lines", 20},
+                 {"bounded", false},
+                 {"max_tokens", 512}};
   const ConfigSite site{"dir/sweep.json", "probes[0]", dir};
   auto probe = make_recall_probe(cfg, site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
@@ -337,6 +370,78 @@ TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
   EXPECT_NE(r.messages[0].content.find(" in file `" + recall.sampled().front().file + "`"), std::string::npos);
   EXPECT_EQ(probe->min_context(), static_cast<int>(recall.corpus().text.size()) / 3 + 512 + 256);
   std::filesystem::remove_all(dir);
+}
+
+TEST(RecallProbe, BoundedAnswerIsCancelledOnceItHasEnoughLines) {
+  auto probe = make_recall_probe(random_config(), k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  const corpus::Target& target = recall.sampled()[0];
+  FakeApi api;
+  const CellInfo cell = make_cell("q4_0", 0);
+  Context ctx{api, cell};
+  // A model that does not stop: the whole function, then the rest of the corpus.
+  api.answer = "<think>\n</think>\n" + joined(target.body, target.body.size()) + recall.corpus().text;
+  auto result = recall.run(recall.items()[0], ctx);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(result->response["cut"], "lines");
+  EXPECT_EQ(result->metrics["cut"], 1);
+  EXPECT_EQ(result->metrics["primary_matched"], 20);
+  const std::string text = result->response["text"];
+  EXPECT_LT(text.size(), api.answer.size() / 4);
+  // Stopped at the first complete line past primary + bonus + 10 (echoed think lines excluded).
+  const std::size_t expected_lines = std::min<std::size_t>(target.body.size(), 60) + 10;
+  const std::size_t got = score::answer_lines(text.substr(0, text.rfind('\n') + 1), {}).size();
+  EXPECT_GT(got, expected_lines);
+  EXPECT_LE(got, expected_lines + 3);  // a piece may complete a line after blank ones
+
+  // An answer that ends by itself is not cut.
+  api.answer = joined(target.body, 20);
+  result = recall.run(recall.items()[0], ctx);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_TRUE(result->response["cut"].is_null());
+  EXPECT_EQ(result->response["text"], api.answer);
+}
+
+TEST(RecallProbe, UnboundedAnswersUseMaxTokensOnly) {
+  json cfg = random_config();
+  cfg["bounded"] = false;
+  cfg["max_tokens"] = 700;
+  auto probe = make_recall_probe(cfg, k_site);
+  FakeApi api;
+  api.answer = "x\n";
+  const CellInfo cell = make_cell("f16", 0);
+  Context ctx{api, cell};
+  auto result = probe->run(probe->items()[0], ctx);
+  ASSERT_TRUE(result.has_value());
+  ASSERT_EQ(api.requests.size(), 1u);
+  EXPECT_EQ(api.requests[0].n_predict, 700);
+  EXPECT_FALSE(api.requests[0].stop_when);
+  EXPECT_TRUE(api.tokenized.empty());
+  EXPECT_TRUE(result->response["expected_tokens"].is_null());
+
+  // A backend that cannot tokenize gets max_tokens as the budget but still the line stop.
+  FakeApi no_tokenizer;
+  no_tokenizer.tokenize_unsupported = true;
+  no_tokenizer.answer = "x\n";
+  Context ctx2{no_tokenizer, cell};
+  json bounded = random_config();
+  bounded["max_tokens"] = 700;
+  auto probe2 = make_recall_probe(bounded, k_site);
+  ASSERT_TRUE(probe2->run(probe2->items()[0], ctx2).has_value());
+  EXPECT_EQ(no_tokenizer.requests[0].n_predict, 700);
+  EXPECT_TRUE(no_tokenizer.requests[0].stop_when);
+}
+
+TEST(RecallConfig, BudgetKnobsAreValidated) {
+  json cfg = random_config();
+  cfg["budget_factor"] = 0;
+  EXPECT_NE(error_of(cfg).find("probes[1].budget_factor: expected a number > 0"), std::string::npos) << error_of(cfg);
+  cfg = random_config();
+  cfg["stop_extra_lines"] = -1;
+  EXPECT_NE(error_of(cfg).find("probes[1].stop_extra_lines"), std::string::npos) << error_of(cfg);
+  cfg = random_config();
+  cfg["bounded"] = "yes";
+  EXPECT_NE(error_of(cfg).find("probes[1].bounded"), std::string::npos) << error_of(cfg);
 }
 
 }  // namespace

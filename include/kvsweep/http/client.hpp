@@ -3,8 +3,10 @@
 /// (connect, timeout, status, parse), never exceptions.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,6 +44,17 @@ class Client {
   /// the server's own message.
   core::Expected<nlohmann::json> post_for_json(const std::string& path, const nlohmann::json& body);
   core::Expected<nlohmann::json> get_json(const std::string& path);
+
+  /// POSTs JSON and hands the response body to `on_bytes` piece by piece as it arrives (a
+  /// streamed answer). `on_bytes` returns false to stop reading: the connection is closed,
+  /// which tells the server to stop generating, and the result has `cancelled` set.
+  /// A non-2xx answer is not streamed: it is an http_status error with the server's message.
+  struct StreamResult {
+    int status = 0;
+    bool cancelled = false;
+  };
+  core::Expected<StreamResult> post_stream(const std::string& path, const nlohmann::json& body,
+                                           const std::function<bool(std::string_view)>& on_bytes);
 
   const std::string& base_url() const { return m_base_url; }
 

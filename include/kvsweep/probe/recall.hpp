@@ -38,7 +38,11 @@ struct RecallConfig {
   bool relax_indent = false;
   score::Alignment align = score::Alignment::difflib;
   RecallMode mode = RecallMode::chat;
-  int max_tokens = 512;
+  int max_tokens = 6000;          // the hard cap (the published harness's only bound)
+  bool bounded = true;           // bound each answer by the expected answer's size (below); false = max_tokens only
+  double budget_factor = 1.25;   // n_predict = min(max_tokens, budget_factor × expected tokens + budget_plus),
+  int budget_plus = 32;          //   expected = the item's primary + bonus lines, counted by the server's /tokenize
+  int stop_extra_lines = 10;     // streamed: stop once the answer has this many lines more than primary + bonus
   bool prefill_no_think = true;  // chat mode: end the messages with an empty think block to continue
   std::uint32_t sampling_seed = 42;  // the server's sampler seed (greedy decoding makes it moot)
 };
@@ -71,16 +75,22 @@ inline constexpr std::string_view no_think_prefill = "<think>\n\n</think>\n\n";
 /// name, spec = {name, file, start_line, body_start_line, body_lines}.
 ///
 /// run() asks for the item's function with temperature 0, top_k 40, top_p 1, min_p 0, a
-/// fixed sampler seed, n_predict = max_tokens and cache_prompt. Chat mode sends
+/// fixed sampler seed and cache_prompt. Bounded answers (the default): n_predict is the
+/// budget min(max_tokens, budget_factor × tokens of the expected primary + bonus lines +
+/// budget_plus) — max_tokens where the backend cannot tokenize — and the answer is streamed
+/// and cancelled once it holds stop_extra_lines more lines (as scored: think block, fences and
+/// edge blank lines removed) than primary + bonus; lines past that cannot match anything. Chat mode sends
 /// [user: prompt] and, with prefill_no_think, a final assistant message `no_think_prefill`;
 /// raw mode sends the prompt as is. When the cell's n_ctx is known, a preflight counts the
 /// prompt's tokens with the server's tokenizer (the corpus once per cell, the question per
 /// item) and fails the item with an `invalid` error, before any generation, when prompt plus
-/// max_tokens exceed the context. The content is scored with score::score_recall.
+/// the budget exceed the context. The content is scored with score::score_recall.
 ///
 /// Metrics: primary_matched, bonus_matched, hallucinated (lower is better), passed (0/1),
-/// produced_lines, cut (1 when generation stopped at max_tokens; lower is better).
-/// The response is the raw content.
+/// produced_lines, cut (1 when the answer was stopped before the model ended it; lower is better).
+/// The response is {"text": the raw content, "budget": n_predict, "expected_tokens": tokens of
+/// primary + bonus (null when unknown), "cut": null | "budget" (stopped at n_predict) |
+/// "lines" (cancelled after enough lines)}.
 class RecallProbe final : public Probe {
  public:
   RecallProbe(RecallConfig config, corpus::Corpus corpus);
@@ -89,7 +99,8 @@ class RecallProbe final : public Probe {
   std::string name() const override { return m_config.name; }
   std::vector<Item> items() const override;
   /// corpus bytes / 3 (bytes × 3/4 for random bodies, which tokenize at ~1.5 bytes a token)
-  /// + max_tokens + 256 for the question and the chat template.
+  /// + the largest answer budget (estimated the same way; max_tokens when not bounded)
+  /// + 256 for the question and the chat template.
   int min_context() const override;
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override;
   std::vector<MetricInfo> metrics() const override;
@@ -98,11 +109,12 @@ class RecallProbe final : public Probe {
   const corpus::Corpus& corpus() const { return m_corpus; }
   /// The sampled targets, in sampling order.
   const std::vector<corpus::Target>& sampled() const { return m_sampled; }
-  /// The request run() sends for a target.
-  server::CompletionRequest request_for(const corpus::Target& target) const;
+  /// The request run() sends for a target, generating at most n_predict tokens (max_tokens
+  /// when not given); without stop_when (run() adds it for bounded answers).
+  server::CompletionRequest request_for(const corpus::Target& target, int n_predict = 0) const;
 
  private:
-  core::Expected<void> preflight(const corpus::Target& target, Context& ctx);
+  core::Expected<void> preflight(const corpus::Target& target, int budget, Context& ctx);
 
   RecallConfig m_config;
   corpus::Corpus m_corpus;

@@ -3,8 +3,10 @@
 /// independent of which backend (llama-server, ollama, external) answers.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +46,11 @@ struct CompletionRequest {
   bool cache_prompt = true;
   std::vector<std::string> stop;
   nlohmann::json extra = nlohmann::json::object();  // merged into the body last (e.g. chat_template_kwargs, tools)
+  /// When set, the answer is streamed and this is called with the content so far after each
+  /// piece; returning true ends the generation there (the server is told by closing the
+  /// connection) and the response's stop_type is "cancel". Backends that cannot stream
+  /// ignore it and generate up to n_predict.
+  std::function<bool(std::string_view content)> stop_when;
 };
 
 struct TopLogprob {
@@ -64,7 +71,7 @@ struct CompletionResponse {
   std::string reasoning;               // chat: reasoning_content, when the server split it out
   std::vector<std::int32_t> tokens;    // generated token ids when the backend returns them
   std::vector<TokenLogprob> probs;     // per generated token, when n_probs > 0
-  std::string stop_type;               // eos | limit | word | none (backend-normalised)
+  std::string stop_type;               // eos | limit | word | none | cancel (backend-normalised)
   Timings timings;
   nlohmann::json tool_calls = nullptr; // chat: message.tool_calls when present
 };

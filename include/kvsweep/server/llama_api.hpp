@@ -30,4 +30,21 @@ nlohmann::json completion_body(const CompletionRequest& request);
 /// Parses a /completion or /v1/chat/completions answer (exposed for tests).
 core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, bool chat);
 
+/// Builds a CompletionResponse from the chunks of a streamed /completion (chat = false) or
+/// /v1/chat/completions (chat = true) answer: content and reasoning deltas appended, token ids
+/// and probabilities collected, the newest `timings` kept (sent with every chunk when the
+/// request asks for timings_per_token), stop_type from the final chunk.
+class CompletionStream {
+ public:
+  explicit CompletionStream(bool chat) : m_chat(chat) {}
+  /// One event's data; "[DONE]" is accepted and ignored. A chunk of an unexpected shape is a parse error.
+  core::Expected<void> add(std::string_view data);
+  const CompletionResponse& response() const { return m_response; }
+  CompletionResponse take() { return std::move(m_response); }
+
+ private:
+  bool m_chat;
+  CompletionResponse m_response;
+};
+
 }  // namespace kvsweep::server
