@@ -7,7 +7,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_tiny_model(app, commands);
   register_report(app, commands);
   register_merge(app, commands);
-  register_pending(app, commands);
+  register_recall_tools(app, commands);
 }
 
 }  // namespace kvsweep::cli

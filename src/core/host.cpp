@@ -43,19 +43,12 @@ nlohmann::json host_info() {
   return j;
 }
 
-Expected<std::string> sha256_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::io, "cannot read " + path.string());
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  std::vector<char> buf(1 << 20);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(in.gcount()));
-  }
+namespace {
+
+std::string hex_digest(EVP_MD_CTX* ctx) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  EVP_DigestFinal_ex(ctx, md, &len);
   static const char* hex = "0123456789abcdef";
   std::string out;
   for (unsigned int i = 0; i < len; ++i) {
@@ -63,6 +56,34 @@ Expected<std::string> sha256_file(const std::filesystem::path& path) {
     out += hex[md[i] & 15];
   }
   return out;
+}
+
+using DigestCtx = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
+
+DigestCtx sha256_context() {
+  DigestCtx ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  return ctx;
+}
+
+}  // namespace
+
+Expected<std::string> sha256_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorKind::io, "cannot read " + path.string());
+  DigestCtx ctx = sha256_context();
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  return hex_digest(ctx.get());
+}
+
+std::string sha256_hex(std::string_view bytes) {
+  DigestCtx ctx = sha256_context();
+  EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
+  return hex_digest(ctx.get());
 }
 
 }  // namespace kvsweep::core

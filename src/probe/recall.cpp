@@ -16,7 +16,10 @@ const std::vector<std::string> k_keys = {"kind",  "name",         "corpus", "k",
                                          "align", "mode",         "max_tokens", "prefill_no_think",
                                          "bounded", "budget_factor", "budget_plus", "stop_extra_lines"};
 const std::vector<std::string> k_corpus_keys = {"files", "random_bodies"};
-const std::vector<std::string> k_random_keys = {"functions", "value_len", "seed", "min_lines", "max_lines"};
+const std::vector<std::string> k_random_keys = {"functions", "value_len", "seed", "min_lines", "max_lines",
+                                                "confusable"};
+const std::vector<std::string> k_confusable_keys = {"family_size", "prefix_len", "suffix_len", "mutate",
+                                                    "literal_tail"};
 
 config::Site site_of(const ConfigSite& site) { return config::Site(site.file, site.path); }
 
@@ -51,6 +54,28 @@ corpus::RandomBodiesOptions parse_random_bodies(const nlohmann::json& obj, const
   o.seed = static_cast<std::uint64_t>(seed);
   o.min_lines = int_in(obj, "min_lines", o.min_lines, 1, 100'000, site);
   o.max_lines = int_in(obj, "max_lines", std::max(o.max_lines, o.min_lines), o.min_lines, 100'000, site);
+  if (obj.contains("confusable")) {
+    const auto& c = obj["confusable"];
+    const config::Site csite = site.child("confusable");
+    if (c.is_boolean()) {
+      if (c.get<bool>()) o.confusable = corpus::ConfusableOptions{};
+    } else if (c.is_object()) {
+      config::check_keys(c, k_confusable_keys, csite);
+      corpus::ConfusableOptions co;
+      co.family_size = static_cast<int>(config::get_int(c, "family_size", co.family_size, csite));
+      co.prefix_len = static_cast<int>(config::get_int(c, "prefix_len", co.prefix_len, csite));
+      co.suffix_len = static_cast<int>(config::get_int(c, "suffix_len", co.suffix_len, csite));
+      co.literal_tail = static_cast<int>(config::get_int(c, "literal_tail", co.literal_tail, csite));
+      if (c.contains("mutate")) {
+        if (!c["mutate"].is_number()) csite.child("mutate").fail("expected a number in [0, 1], got " + c["mutate"].dump());
+        co.mutate = c["mutate"].get<double>();
+      }
+      o.confusable = co;
+    } else {
+      csite.fail("expected true/false or an object of knobs, got " + c.dump());
+    }
+  }
+  if (const std::string problem = corpus::check_random_bodies(o); !problem.empty()) site.fail(problem);
   return o;
 }
 

@@ -24,7 +24,8 @@ std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& log) {
+pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& log,
+            const std::filesystem::path& input = "/dev/null") {
   std::vector<std::string> argv_s = {KVSWEEP_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -36,6 +37,8 @@ pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& l
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(fd, 1);
     ::dup2(fd, 2);
+    const int in = ::open(input.c_str(), O_RDONLY);
+    ::dup2(in, 0);
     ::setenv("KVSWEEP_LLAMA_BIN", bin.c_str(), 1);
     ::execv(argv[0], argv.data());
     ::_exit(127);
@@ -92,14 +95,23 @@ TempDir::~TempDir() {
 }
 
 Result run_kvsweep(const std::vector<std::string>& args, double timeout_s) {
+  return run_kvsweep_with_input(args, {}, timeout_s);
+}
+
+Result run_kvsweep_with_input(const std::vector<std::string>& args, const std::string& input, double timeout_s) {
   char templ[] = "/tmp/kvsweep-out-XXXXXX";
   int fd = ::mkstemp(templ);
   ::close(fd);
-  pid_t pid = spawn(args, templ);
+  char in_templ[] = "/tmp/kvsweep-in-XXXXXX";
+  int in_fd = ::mkstemp(in_templ);
+  ::close(in_fd);
+  std::ofstream(in_templ, std::ios::binary) << input;
+  pid_t pid = spawn(args, templ, in_templ);
   Result r;
   r.exit_code = wait_pid(pid, timeout_s);
   r.output = slurp(templ);
   ::unlink(templ);
+  ::unlink(in_templ);
   return r;
 }
 

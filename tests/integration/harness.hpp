@@ -37,6 +37,8 @@ class TempDir {
 
 /// Runs kvsweep with `args` to completion.
 Result run_kvsweep(const std::vector<std::string>& args, double timeout_s = 300);
+/// The same with `input` on stdin (stdin is /dev/null otherwise).
+Result run_kvsweep_with_input(const std::vector<std::string>& args, const std::string& input, double timeout_s = 300);
 
 /// A kvsweep process running in the background.
 class Background {

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
+#include <vector>
 #include <regex>
 #include <string>
 #include <unordered_set>
 
+#include "kvsweep/core/host.hpp"
 #include "kvsweep/corpus/extract.hpp"
 
 namespace kvsweep::corpus {
@@ -50,6 +53,7 @@ TEST(RandomBodies, GoldenHashForTheSeedCorpusKnobs) {
   const std::string text = generate_random_bodies(knobs(200, 24, 42));
   EXPECT_EQ(text.size(), 292211u);
   EXPECT_EQ(fnv1a64(text), 0x74d4b90f11125fbaULL);
+  EXPECT_EQ(core::sha256_hex(text), "463b091ce2244272ce5ab1b61c668fe028076250ae5d1a7f69dc4cc36fb9fc54");
   EXPECT_EQ(text, generate_random_bodies(knobs(200, 24, 42)));
   EXPECT_NE(text, generate_random_bodies(knobs(200, 24, 43)));
 }
@@ -77,6 +81,77 @@ TEST(RandomBodies, LineCountRangeIsHonoured) {
   o.min_lines = 21;
   o.max_lines = 21;
   for (const auto& t : extract_python(generate_random_bodies(o))) EXPECT_EQ(t.body.size(), 22u);
+}
+
+RandomBodiesOptions confusable(int functions, std::uint64_t seed) {
+  RandomBodiesOptions o = knobs(functions, 24, seed);
+  o.confusable = ConfusableOptions{};
+  return o;
+}
+
+TEST(ConfusableBodies, GoldenHashAndTheHeaderRegeneratesIt) {
+  const std::string text = generate_random_bodies(confusable(40, 11));
+  EXPECT_EQ(text.size(), 57810u);
+  EXPECT_EQ(core::sha256_hex(text), "1fc7bccd45d71d3f735feba4bc781b12d2dbfd4817b763824bdefd4526029fb4");
+  EXPECT_TRUE(text.starts_with("# Incompressible recall corpus: kvsweep corpus random-bodies --functions 40 "
+                               "--value-len 24 --seed 11 --confusable --family-size 8 --prefix-len 24 "
+                               "--suffix-len 3 --mutate 0.5 --literal-tail 4\n"));
+  EXPECT_NE(text, generate_random_bodies(knobs(40, 24, 11)));
+}
+
+TEST(ConfusableBodies, FamiliesShareAPrefixAndNearDuplicateBodies) {
+  const RandomBodiesOptions o = confusable(40, 11);
+  const auto targets = extract_python(generate_random_bodies(o));
+  ASSERT_EQ(targets.size(), 40u);
+  std::map<std::string, std::vector<const Target*>> families;
+  for (const auto& t : targets) {
+    ASSERT_EQ(t.name.size(), 27u) << t.name;  // 24-character stem + 3-character suffix
+    families[t.name.substr(0, 24)].push_back(&t);
+  }
+  ASSERT_EQ(families.size(), 5u);
+  std::size_t lines = 0, differing = 0;
+  // Targets come in source order: count neighbours from the same family.
+  std::size_t same_family_neighbours = 0;
+  for (std::size_t i = 1; i < targets.size(); ++i) {
+    same_family_neighbours += targets[i].name.substr(0, 24) == targets[i - 1].name.substr(0, 24);
+  }
+  EXPECT_LT(same_family_neighbours, 35u / 2);  // laid out one family after another it would be 35
+  for (const auto& [stem, members] : families) {
+    ASSERT_EQ(members.size(), 8u) << stem;
+    const Target& first = *members.front();
+    for (const Target* m : members) {
+      ASSERT_EQ(m->body.size(), first.body.size());
+      for (std::size_t i = 0; i + 1 < first.body.size(); ++i) {
+        const std::string& a = first.body[i];
+        const std::string& b = m->body[i];
+        ASSERT_EQ(a.size(), b.size());
+        // Same identifier and literal up to its last four characters; only the tail may differ.
+        EXPECT_EQ(a.substr(0, a.size() - 5), b.substr(0, b.size() - 5)) << a << " vs " << b;
+        if (m != members.front()) {
+          ++lines;
+          differing += a != b;
+        }
+      }
+    }
+  }
+  // Two members differ on a line unless neither mutated it or both drew the same way: with
+  // mutate 0.5 about 3/4 of lines differ from the first member.
+  EXPECT_GT(differing, lines / 2);
+  EXPECT_LT(differing, lines);
+}
+
+TEST(ConfusableBodies, KnobsAreChecked) {
+  RandomBodiesOptions o = confusable(10, 1);
+  EXPECT_EQ(check_random_bodies(o), "");
+  o.confusable->literal_tail = 25;
+  EXPECT_NE(check_random_bodies(o).find("--literal-tail"), std::string::npos);
+  o = confusable(10, 1);
+  o.confusable->family_size = 1;
+  EXPECT_NE(check_random_bodies(o).find("--family-size"), std::string::npos);
+  o = confusable(10, 1);
+  o.confusable->mutate = 1.5;
+  EXPECT_NE(check_random_bodies(o).find("--mutate"), std::string::npos);
+  EXPECT_NE(check_random_bodies(knobs(0, 5, 1)).find("--functions"), std::string::npos);
 }
 
 }  // namespace

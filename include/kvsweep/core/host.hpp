@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -15,5 +16,7 @@ nlohmann::json host_info();
 
 /// Hex sha256 of a file's contents.
 Expected<std::string> sha256_file(const std::filesystem::path& path);
+/// Hex sha256 of bytes in memory.
+std::string sha256_hex(std::string_view bytes);
 
 }  // namespace kvsweep::core
