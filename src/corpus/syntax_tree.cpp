@@ -44,6 +44,7 @@ std::string_view SyntaxTree::text(TSNode node) const {
 
 void SyntaxTree::walk(const std::function<void(TSNode, std::span<const TSNode>)>& visit) const {
   TSTreeCursor cursor = ts_tree_cursor_new(root());
+  const std::unique_ptr<TSTreeCursor, void (*)(TSTreeCursor*)> cursor_owner(&cursor, ts_tree_cursor_delete);
   std::vector<TSNode> ancestors;  // named ancestors of the cursor's node
   // Per depth of the cursor: whether that node is named (and so was pushed onto ancestors).
   std::vector<bool> pushed;
@@ -58,10 +59,7 @@ void SyntaxTree::walk(const std::function<void(TSNode, std::span<const TSNode>)>
     }
     // No children: move to the next sibling, climbing while there is none.
     while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
-      if (!ts_tree_cursor_goto_parent(&cursor)) {
-        ts_tree_cursor_delete(&cursor);
-        return;
-      }
+      if (!ts_tree_cursor_goto_parent(&cursor)) return;
       if (pushed.back()) ancestors.pop_back();
       pushed.pop_back();
     }

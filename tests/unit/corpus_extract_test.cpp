@@ -400,6 +400,13 @@ TEST(ExtractJavaScript, TwentyBodyLinesAndFirstQualifyingOccurrenceWins) {
   EXPECT_EQ(targets[0].body.front(), "  let v0 = a;");
 }
 
+TEST(ExtractJavaScript, DeepNestingDoesNotExhaustTheStack) {
+  // The walk over the tree is iterative: 100,000 nested arrays are no problem.
+  const std::string src = "var deep = " + std::string(100000, '[') + std::string(100000, ']') + ";\n" +
+                          braced_function(Language::javascript, "after", 20);
+  EXPECT_EQ(rows(extract_javascript(src)), (std::vector<Row>{{"after", 2, 3, 22}}));
+}
+
 TEST(ExtractPhp, FunctionsMethodsAndWhatIsNotATarget) {
   EXPECT_EQ(rows(extract_php(k_php, 1)),
             (std::vector<Row>{
