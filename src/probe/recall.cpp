@@ -180,6 +180,7 @@ std::string recall_task_text(const corpus::Target& target, int n, bool multi_fil
              "(...):` signature (a docstring, if there is one, counts as body)";
     marker = "def " + target.name + "(";
   } else {
+    // JavaScript and PHP: the body is the lines between the `{` line and the `}` line.
     anchor = "the " + count + " lines that start right after the line with the opening brace `{` of `" +
              target.name + "`";
     marker = "the opening brace `{` of `" + target.name + "`";

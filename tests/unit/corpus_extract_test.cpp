@@ -13,6 +13,7 @@ namespace {
 // The expected (name, def line, first body line, last body line) rows below were produced by
 // running codeneedle's `ast`-based extraction (python3 3.11) on the same text, and for
 // JavaScript an ESTree walk with esprima's naming rules (acorn, as bundled with node 20).
+// The later JavaScript and PHP fixtures are worked out by hand from the rules in extract.hpp.
 
 struct Row {
   std::string name;
@@ -178,6 +179,123 @@ function declared() {
 }
 )~~";
 
+// Where the old token scanner was weak: braces inside template literals, strings and regex
+// literals (also a regex right after `)`), nested functions, member chains, computed keys.
+const std::string k_javascript_nested = R"~~(const re = /[{]/g;
+function outer() {
+  const s = `${ "}" } {`;
+  const r = /[{}]/.test(s);
+  function inner() {
+    return `
+}
+`;
+  }
+  if (r) /}/.test(s);
+  return inner;
+}
+a.b.c = function () {
+  return 1;
+};
+const named = function ownName() {
+  return 2;
+};
+const expr = (x) =>
+  x + 1;
+const block = (x) => {
+  return x;
+};
+const obj = {
+  handler: async function () {
+    return 3;
+  },
+  [computed]: () => {
+    return 4;
+  },
+  "it's": function* () {
+    yield 5;
+  },
+};
+class Shape {
+  static area() {
+    return 6;
+  }
+  constructor() {
+    this.#secret = function () {
+      return 7;
+    };
+  }
+}
+function outer() {
+  return 8;
+}
+const inner = () => {
+  return 9;
+};
+const asi = () => {
+  return 10;
+}
+[1, 2].forEach(asi);
+const called = function () {
+  return 11;
+}
+(0);
+)~~";
+
+const std::string k_php = R"~~(<html>
+<body>
+<?php
+function top($a) {
+    $s = "}{";
+    $t = '{';
+    $h = <<<EOT
+} not a brace {$a}
+EOT;
+    $n = <<<'NOW'
+}
+NOW;
+    return $s . $t . $h . $n;
+}
+?>
+<p>{ inline html }</p>
+<?php
+abstract class Base {
+    abstract protected function shape(): string;
+    public static function make(int $x): static {
+        return new static();
+    }
+    private function helper() {
+        $closure = function ($y) {
+            return $y;
+        };
+        return $closure;
+    }
+}
+interface Named {
+    public function name(): string;
+}
+trait Greets {
+    public function greet() {
+        return "hi {$this->name()}";
+    }
+}
+$handler = function () {
+    return 1;
+};
+$arrow = fn($x) => $x + 1;
+function top() {
+    return 2;
+}
+)~~";
+
+// A function with `lines` body lines in the given language.
+std::string braced_function(Language language, const std::string& name, int lines) {
+  std::string s = language == Language::php ? "function " + name + "($a) {\n" : "function " + name + "(a) {\n";
+  for (int i = 0; i < lines; ++i) {
+    s += language == Language::php ? "    $v" + std::to_string(i) + " = $a;\n" : "  let v" + std::to_string(i) + " = a;\n";
+  }
+  return s + "}\n";
+}
+
 TEST(ExtractPython, DecoratorsSignaturesStringsAndOneLiners) {
   // min_body_lines 1 lists every function; the real threshold (20) is tested below.
   EXPECT_EQ(rows(extract_python(k_python, 1)), (std::vector<Row>{
@@ -251,6 +369,72 @@ TEST(ExtractJavaScript, BodyIsBetweenTheBraceLines) {
   EXPECT_TRUE(extract_javascript(k_javascript).empty());  // nothing reaches 20 lines
 }
 
+TEST(ExtractJavaScript, NestedFunctionsAndBracesInTemplatesStringsAndRegexes) {
+  EXPECT_EQ(rows(extract_javascript(k_javascript_nested, 1)),
+            (std::vector<Row>{
+                {"outer", 2, 3, 11},      // `}` in a template, string, class and regex after `)`
+                {"inner", 5, 6, 8},       // nested; its body is a template literal's lines
+                {"c", 13, 14, 14},        // a.b.c = function: the member property
+                {"ownName", 16, 17, 17},  // a function expression's own name beats its variable
+                {"block", 21, 22, 22},    // `expr` has an expression body: not a target
+                {"handler", 25, 26, 26},
+                {"computed", 28, 29, 29},  // [computed]: an identifier key
+                {"it's", 31, 32, 32},      // a string key by its value; generators count
+                {"area", 36, 37, 37},      // static method
+                {"constructor", 39, 40, 42},
+                {"asi", 51, 52, 52},  // no `;` before the `[` line: still two statements
+                // this.#secret = function: a private member is not named; the second `outer`
+                // and the arrow `inner` lose to the first ones; `called`'s function is called
+                // with (0) on the next line, so it is not what the variable holds.
+            }));
+}
+
+TEST(ExtractJavaScript, TwentyBodyLinesAndFirstQualifyingOccurrenceWins) {
+  // The short `dup` does not qualify, so the later long one is the target of that name.
+  const std::string src = braced_function(Language::javascript, "dup", 19) +
+                          braced_function(Language::javascript, "dup", 20) +
+                          braced_function(Language::javascript, "dup", 25);
+  const auto targets = extract_javascript(src);
+  EXPECT_EQ(rows(targets), (std::vector<Row>{{"dup", 22, 23, 42}}));
+  ASSERT_FALSE(targets.empty());
+  EXPECT_EQ(targets[0].body.front(), "  let v0 = a;");
+}
+
+TEST(ExtractJavaScript, DeepNestingDoesNotExhaustTheStack) {
+  // The walk over the tree is iterative: 100,000 nested arrays are no problem.
+  const std::string src = "var deep = " + std::string(100000, '[') + std::string(100000, ']') + ";\n" +
+                          braced_function(Language::javascript, "after", 20);
+  EXPECT_EQ(rows(extract_javascript(src)), (std::vector<Row>{{"after", 2, 3, 22}}));
+}
+
+TEST(ExtractPhp, FunctionsMethodsAndWhatIsNotATarget) {
+  EXPECT_EQ(rows(extract_php(k_php, 1)),
+            (std::vector<Row>{
+                {"top", 4, 5, 13},     // braces in strings, heredoc and nowdoc are no braces
+                {"make", 20, 21, 21},  // static; the abstract `shape` has no body
+                {"helper", 23, 24, 27},  // the closure inside is not a target of its own
+                {"greet", 34, 35, 35},   // trait method; the interface's `name` has no body
+                // $handler's closure and the `fn` arrow have no name; the second `top` loses.
+            }));
+}
+
+TEST(ExtractPhp, BodyLinesInlineHtmlAndThreshold) {
+  const auto targets = extract_php(k_php, 1);
+  ASSERT_FALSE(targets.empty());
+  EXPECT_EQ(targets[0].language, Language::php);
+  EXPECT_EQ(targets[0].body.front(), "    $s = \"}{\";");
+  EXPECT_EQ(targets[0].body[3], "} not a brace {$a}");
+  EXPECT_EQ(targets[0].body.back(), "    return $s . $t . $h . $n;");
+  // A file that is mostly HTML, with a short function and one of exactly 20 body lines.
+  const std::string src = "<!doctype html>\n<title>{x}</title>\n<?php\n" + braced_function(Language::php, "short", 19) +
+                          braced_function(Language::php, "long", 20) + "?>\n<p>}</p>\n";
+  const auto php = extract_php(src);
+  EXPECT_EQ(rows(php), (std::vector<Row>{{"long", 25, 26, 45}}));
+  ASSERT_FALSE(php.empty());
+  EXPECT_EQ(php[0].body.back(), "    $v19 = $a;");
+  EXPECT_TRUE(extract_php("<p>no php at all { }</p>\n", 1).empty());
+}
+
 TEST(SplitLines, TerminatorsLikePythonSplitlines) {
   EXPECT_EQ(split_lines("a\nb\r\nc\rd"), (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_EQ(split_lines("a\n\n"), (std::vector<std::string>{"a", ""}));
@@ -314,6 +498,24 @@ TEST(BuildCorpus, RefusesMixedAndUnknownLanguages) {
   const auto u = build_corpus(unknown);
   ASSERT_FALSE(u.has_value());
   EXPECT_NE(u.error().message.find(".rb"), std::string::npos);
+}
+
+TEST(BuildCorpus, PhpFilesByExtensionWithSlashHeaders) {
+  EXPECT_EQ(language_of("lib/Thing.PHP").value(), Language::php);
+  EXPECT_EQ(to_string(Language::php), "php");
+  const std::vector<SourceFile> files{{"a.php", "<?php\n" + braced_function(Language::php, "alpha", 20)},
+                                      {"b.php", "<?php\n" + braced_function(Language::php, "beta", 20)}};
+  const auto corpus = build_corpus(files);
+  ASSERT_TRUE(corpus.has_value()) << corpus.error().message;
+  EXPECT_EQ(corpus->language, Language::php);
+  const auto lines = split_lines(corpus->text);
+  EXPECT_EQ(lines[0], "// ====== a.php ======");
+  // a.php: header, `<?php`, 22 function lines, the blank = 25 lines; b.php's header is line 26.
+  EXPECT_EQ(lines[25], "// ====== b.php ======");
+  ASSERT_EQ(corpus->targets.size(), 2u);
+  EXPECT_EQ(corpus->targets[1].name, "beta");
+  EXPECT_EQ(corpus->targets[1].start_line, 28);
+  EXPECT_EQ(lines[27], "function beta($a) {");
 }
 
 TEST(LoadCorpus, ReadsRelativeToBaseDirWithUniversalNewlines) {

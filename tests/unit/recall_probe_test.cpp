@@ -162,6 +162,22 @@ TEST(RecallConfig, BadValuesSayWhatIsWrong) {
   EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus.files: missing-file.py: cannot read"), std::string::npos);
 }
 
+TEST(RecallTaskText, BraceLanguagesAnchorOnTheOpeningBracePythonOnTheDef) {
+  corpus::Target php;
+  php.name = "render";
+  php.file = "View.php";
+  php.language = corpus::Language::php;
+  const std::string text = recall_task_text(php, 20, true);
+  EXPECT_NE(text.find("function named `render` in file `View.php`"), std::string::npos) << text;
+  EXPECT_NE(text.find("start right after the line with the opening brace `{` of `render`"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("def "), std::string::npos) << text;
+  corpus::Target py = php;
+  py.language = corpus::Language::python;
+  EXPECT_NE(recall_task_text(py, 20, false).find("`def render(...):` signature"), std::string::npos);
+  EXPECT_EQ(recall_task_text(py, 20, false).find("opening brace"), std::string::npos);
+}
+
 TEST(RecallProbe, ItemsAreTheCodeneedleSample) {
   auto probe = make_recall_probe(random_config(), k_site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);

@@ -1,5 +1,5 @@
 #pragma once
-/// Named-function extraction for recall corpora (Python and JavaScript), with the
+/// Named-function extraction for recall corpora (Python, JavaScript and PHP), with the
 /// published codeneedle harness's rules: which functions are targets, their body lines,
 /// and how several files are joined into one corpus.
 
@@ -13,11 +13,11 @@
 
 namespace kvsweep::corpus {
 
-enum class Language { python, javascript };
+enum class Language { python, javascript, php };
 
 std::string_view to_string(Language language);
 
-/// The language of a source file by its extension (.py; .js .mjs .cjs), or an `invalid` error.
+/// The language of a source file by its extension (.py; .js .mjs .cjs; .php), or an `invalid` error.
 core::Expected<Language> language_of(const std::filesystem::path& path);
 
 /// A function targets must have at least this many body lines (codeneedle's MIN_BODY_LINES).
@@ -28,7 +28,7 @@ struct Target {
   std::string name;
   std::string file;                // the file it came from, as the corpus names it ("" for a bare source)
   Language language = Language::python;
-  int start_line = 0;              // 1-based line of the `def` / `function` / method key / arrow parameters
+  int start_line = 0;              // 1-based line of the `def` / `function` / method key / arrow parameters / PHP name
   int body_start_line = 0;         // 1-based line of the first body line (codeneedle's start_line; sampling uses it)
   std::vector<std::string> body;   // the body lines, without line terminators
 };
@@ -53,11 +53,25 @@ std::vector<Target> extract_python(std::string_view source, int min_body_lines =
 /// named by the variable, assignment target (identifier or member property), object property
 /// key or method / class-method key. Body = the lines strictly between the line of `{` and
 /// the line of the matching `}`. Listed in source order; first qualifying occurrence wins.
-/// APPROXIMATE: a careful tokenizer (strings, template literals with nested `${}`, regex
-/// literals by the previous-token rule, comments) plus pattern rules over tokens, not a real
-/// parser. Known differences from esprima: a parenthesised `x = (function () {…})` is not
-/// named; a regex literal right after `)` or `}` is read as division.
+/// Parsed with tree-sitter-javascript (scripts/grammars). Not named, as esprima's walk leaves
+/// them: class fields (`x = () => {…}`), #private keys, default parameter values, destructuring
+/// targets, a function that is called or is an operand. Where esprima would refuse the file
+/// (a syntax error) tree-sitter recovers and this returns its best reading; numeric keys are
+/// shown as written (esprima would print 0x10 as 16).
 std::vector<Target> extract_javascript(std::string_view source, int min_body_lines = k_min_body_lines);
+
+/// PHP targets, the equivalent of codeneedle's token_get_all-based extraction: every
+/// `function NAME` with a `{ … }` body — functions at any nesting, and methods of classes,
+/// traits, enums and anonymous classes (static or not; abstract and interface methods have
+/// no body and are skipped). Closures and `fn` arrows are not targets: no name follows their
+/// `function`, so a token scanner keyed on `function NAME` never sees them, even when they are
+/// assigned to a variable. Body = the lines strictly between the line of `{` and the line of
+/// the matching `}`; source order; first occurrence of a name wins (names compared as written,
+/// though PHP's are case-insensitive). start_line is the line of the name.
+/// Parsed with tree-sitter-php's `php` grammar (scripts/grammars), so `<?php … ?>` tags,
+/// inline HTML, heredoc / nowdoc and strings holding braces are read as PHP reads them;
+/// that is an approximation of the token_get_all harness, which counts brace tokens itself.
+std::vector<Target> extract_php(std::string_view source, int min_body_lines = k_min_body_lines);
 
 std::vector<Target> extract_source(std::string_view source, Language language,
                                    int min_body_lines = k_min_body_lines);
@@ -78,7 +92,7 @@ struct Corpus {
 };
 
 /// Joins files as codeneedle does: one file is its text as is; several are each preceded by
-/// a `# ====== path ======` (Python) or `// ====== path ======` (JavaScript) header line,
+/// a `# ====== path ======` (Python) or `// ====== path ======` (JavaScript, PHP) header line,
 /// given a final newline if missing, and followed by a blank line. Targets' lines are
 /// shifted into the joined text; a name already taken by an earlier file is dropped.
 /// All files must be of one language (by extension), else an `invalid` error.
