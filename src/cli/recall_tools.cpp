@@ -74,7 +74,7 @@ struct FileOpts {
 };
 
 void add_file_options(CLI::App* sub, FileOpts& o) {
-  sub->add_option("FILE", o.files, "Source files (.py; .js .mjs .cjs), joined in order as one corpus")
+  sub->add_option("FILE", o.files, "Source files (.py; .js .mjs .cjs; .php), joined in order as one corpus")
       ->required()
       ->check(CLI::ExistingFile);
   sub->add_option("--min-body-lines", o.min_body_lines, "A target needs at least this many body lines")

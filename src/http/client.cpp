@@ -115,11 +115,12 @@ core::Expected<Client::StreamResult> Client::post_stream(const std::string& path
   httplib::Response res;
   httplib::Error err = httplib::Error::Success;
   const bool ok = m_impl->cli.send(req, res, err);
-  if (stopped) {
-    // Drop the connection rather than reuse it: the server may still be writing to it.
-    m_impl->cli.stop();
-    return StreamResult{status, true};
-  }
+  // Never reuse a streamed connection: after a cancel the server may still be writing to it,
+  // and after a complete stream a reused keep-alive socket was seen to fail the next request
+  // (a /tokenize right after a stream got a Read error once in 24 answers). A fresh connection
+  // per streamed answer costs one local connect.
+  m_impl->cli.stop();
+  if (stopped) return StreamResult{status, true};
   if (!ok) return std::unexpected(from_httplib(err, "POST " + m_base_url + path));
   status = res.status;
   if (status < 200 || status >= 300) {

@@ -266,25 +266,34 @@ server::CompletionRequest RecallProbe::request_for(const corpus::Target& target,
   return request;
 }
 
-core::Expected<void> RecallProbe::preflight(const corpus::Target& target, int budget, Context& ctx) {
-  if (ctx.cell.n_ctx <= 0) return {};
+core::Expected<RecallProbe::PromptTokens> RecallProbe::preflight(const corpus::Target& target, int budget,
+                                                                  Context& ctx) {
+  if (ctx.cell.n_ctx <= 0) return PromptTokens{};
   const std::string cell = ctx.cell.model + "/" + ctx.cell.type_k + "/" + ctx.cell.type_v;
-  auto cached = m_corpus_tokens.find(cell);
-  if (cached == m_corpus_tokens.end()) {
+  int corpus_tokens = 0;
+  {
+    // Cells may run in parallel threads; each counts its corpus once.
+    std::lock_guard lock(m_tokens_mutex);
+    const auto found = m_corpus_tokens.find(cell);
+    corpus_tokens = found == m_corpus_tokens.end() ? -1 : found->second;
+  }
+  if (corpus_tokens < 0) {
     auto tokens = ctx.api.tokenize(m_corpus.text, true);
     if (!tokens) {
       // A backend without a tokenizer endpoint cannot be checked; the request itself will tell.
-      if (tokens.error().kind == core::ErrorKind::unsupported) return {};
+      if (tokens.error().kind == core::ErrorKind::unsupported) return PromptTokens{};
       core::Error e = tokens.error();
       e.message = "preflight tokenize: " + e.message;
       return std::unexpected(std::move(e));
     }
-    cached = m_corpus_tokens.emplace(cell, static_cast<int>(tokens->size())).first;
+    corpus_tokens = static_cast<int>(tokens->size());
+    std::lock_guard lock(m_tokens_mutex);
+    m_corpus_tokens.emplace(cell, corpus_tokens);
   }
   const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
   auto question = ctx.api.tokenize("\n\n---\n\n" + recall_task_text(target, n, m_corpus.files.size() > 1), false);
   if (!question) {
-    if (question.error().kind == core::ErrorKind::unsupported) return {};
+    if (question.error().kind == core::ErrorKind::unsupported) return PromptTokens{};
     core::Error e = question.error();
     e.message = "preflight tokenize: " + e.message;
     return std::unexpected(std::move(e));
@@ -292,15 +301,15 @@ core::Expected<void> RecallProbe::preflight(const corpus::Target& target, int bu
   // A chat template adds a few dozen tokens around the messages.
   const int overhead = m_config.mode == RecallMode::chat ? 64 : 0;
   const long long needed =
-      static_cast<long long>(cached->second) + static_cast<long long>(question->size()) + overhead + budget;
+      static_cast<long long>(corpus_tokens) + static_cast<long long>(question->size()) + overhead + budget;
   if (needed > ctx.cell.n_ctx) {
     return core::fail(core::ErrorKind::invalid,
                       "recall prompt needs about " + std::to_string(needed) + " tokens (corpus " +
-                          std::to_string(cached->second) + " + question " + std::to_string(question->size()) +
+                          std::to_string(corpus_tokens) + " + question " + std::to_string(question->size()) +
                           " + answer budget " + std::to_string(budget) + ") but the context holds " +
                           std::to_string(ctx.cell.n_ctx) + "; raise the server's -c or shrink the corpus");
   }
-  return {};
+  return PromptTokens{corpus_tokens, static_cast<int>(question->size())};
 }
 
 core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
@@ -337,7 +346,8 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
       return std::unexpected(std::move(e));
     }
   }
-  if (auto ok = preflight(target, budget, ctx); !ok) return std::unexpected(ok.error());
+  const auto prompt_tokens = preflight(target, budget, ctx);
+  if (!prompt_tokens) return std::unexpected(prompt_tokens.error());
 
   server::CompletionRequest request = request_for(target, budget);
   bool enough_lines = false;
@@ -364,7 +374,13 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
     cut = "budget";
   }
   ItemResult result;
-  result.response = {{"text", reply->content}, {"budget", budget}, {"expected_tokens", expected_tokens}, {"cut", cut}};
+  const auto known = [](int n) { return n < 0 ? nlohmann::json(nullptr) : nlohmann::json(n); };
+  result.response = {{"text", reply->content},
+                     {"budget", budget},
+                     {"expected_tokens", expected_tokens},
+                     {"cut", cut},
+                     {"corpus_tokens", known(prompt_tokens->corpus)},
+                     {"question_tokens", known(prompt_tokens->question)}};
   result.metrics = {{"primary_matched", s.primary_matched},
                     {"bonus_matched", s.bonus_matched},
                     {"hallucinated", s.hallucinated},

@@ -259,6 +259,7 @@ TEST(RecallProbe, RunScoresTheAnswer) {
   EXPECT_EQ(result->metrics["cut"], 0);
   EXPECT_EQ(result->response["text"], api.answer);
   EXPECT_TRUE(result->response["cut"].is_null());
+  EXPECT_TRUE(result->response["corpus_tokens"].is_null());  // no preflight without n_ctx
   EXPECT_EQ(result->timings.prompt_n, 11);
   EXPECT_EQ(result->timings.predicted_n, 7);
   ASSERT_EQ(api.requests.size(), 1u);
@@ -327,7 +328,10 @@ TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
   const CellInfo big = make_cell("q4_0", corpus_tokens + 2000);
   Context ctx2{api, big};
   api.tokenized.clear();
-  ASSERT_TRUE(recall.run(recall.items()[0], ctx2).has_value());
+  const auto first = recall.run(recall.items()[0], ctx2);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->response["corpus_tokens"], corpus_tokens);  // the counts go into the record
+  EXPECT_GT(first->response["question_tokens"].get<int>(), 20);
   ASSERT_TRUE(recall.run(recall.items()[1], ctx2).has_value());
   EXPECT_EQ(api.requests.size(), 2u);
   // Per item the expected answer (for the budget) and the question; the corpus once per cell.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,7 +91,8 @@ inline constexpr std::string_view no_think_prefill = "<think>\n\n</think>\n\n";
 /// produced_lines, cut (1 when the answer was stopped before the model ended it; lower is better).
 /// The response is {"text": the raw content, "budget": n_predict, "expected_tokens": tokens of
 /// primary + bonus (null when unknown), "cut": null | "budget" (stopped at n_predict) |
-/// "lines" (cancelled after enough lines)}.
+/// "lines" (cancelled after enough lines), "corpus_tokens", "question_tokens": the preflight's
+/// counts (null when n_ctx is unknown or the backend cannot tokenize)}.
 class RecallProbe final : public Probe {
  public:
   RecallProbe(RecallConfig config, corpus::Corpus corpus);
@@ -114,11 +116,16 @@ class RecallProbe final : public Probe {
   server::CompletionRequest request_for(const corpus::Target& target, int n_predict = 0) const;
 
  private:
-  core::Expected<void> preflight(const corpus::Target& target, int budget, Context& ctx);
+  struct PromptTokens {
+    int corpus = -1;    // the corpus text with BOS; -1 when not counted
+    int question = -1;  // "\n\n---\n\n" + the task
+  };
+  core::Expected<PromptTokens> preflight(const corpus::Target& target, int budget, Context& ctx);
 
   RecallConfig m_config;
   corpus::Corpus m_corpus;
   std::vector<corpus::Target> m_sampled;
+  std::mutex m_tokens_mutex;
   std::map<std::string, int> m_corpus_tokens;  // per cell (model/type_k/type_v): tokens of the corpus text
 };
 
