@@ -218,8 +218,12 @@ server::CompletionRequest RecallProbe::request_for(const corpus::Target& target)
 core::Expected<void> RecallProbe::preflight(const corpus::Target& target, Context& ctx) {
   if (ctx.cell.n_ctx <= 0) return {};
   const std::string cell = ctx.cell.model + "/" + ctx.cell.type_k + "/" + ctx.cell.type_v;
-  auto cached = m_corpus_tokens.find(cell);
-  if (cached == m_corpus_tokens.end()) {
+  std::optional<int> corpus_tokens;
+  {
+    std::lock_guard lock(m_corpus_tokens_mutex);
+    if (auto it = m_corpus_tokens.find(cell); it != m_corpus_tokens.end()) corpus_tokens = it->second;
+  }
+  if (!corpus_tokens) {
     auto tokens = ctx.api.tokenize(m_corpus.text, true);
     if (!tokens) {
       // A backend without a tokenizer endpoint cannot be checked; the request itself will tell.
@@ -228,7 +232,9 @@ core::Expected<void> RecallProbe::preflight(const corpus::Target& target, Contex
       e.message = "preflight tokenize: " + e.message;
       return std::unexpected(std::move(e));
     }
-    cached = m_corpus_tokens.emplace(cell, static_cast<int>(tokens->size())).first;
+    corpus_tokens = static_cast<int>(tokens->size());
+    std::lock_guard lock(m_corpus_tokens_mutex);
+    m_corpus_tokens.emplace(cell, *corpus_tokens);
   }
   const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
   auto question = ctx.api.tokenize("\n\n---\n\n" + recall_task_text(target, n, m_corpus.files.size() > 1), false);
@@ -241,11 +247,11 @@ core::Expected<void> RecallProbe::preflight(const corpus::Target& target, Contex
   // A chat template adds a few dozen tokens around the messages.
   const int overhead = m_config.mode == RecallMode::chat ? 64 : 0;
   const long long needed =
-      static_cast<long long>(cached->second) + static_cast<long long>(question->size()) + overhead + m_config.max_tokens;
+      static_cast<long long>(*corpus_tokens) + static_cast<long long>(question->size()) + overhead + m_config.max_tokens;
   if (needed > ctx.cell.n_ctx) {
     return core::fail(core::ErrorKind::invalid,
                       "recall prompt needs about " + std::to_string(needed) + " tokens (corpus " +
-                          std::to_string(cached->second) + " + question " + std::to_string(question->size()) +
+                          std::to_string(*corpus_tokens) + " + question " + std::to_string(question->size()) +
                           " + max_tokens " + std::to_string(m_config.max_tokens) + ") but the context holds " +
                           std::to_string(ctx.cell.n_ctx) + "; raise the server's -c or shrink the corpus");
   }

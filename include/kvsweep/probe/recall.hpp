@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -108,6 +109,7 @@ class RecallProbe final : public Probe {
   corpus::Corpus m_corpus;
   std::vector<corpus::Target> m_sampled;
   std::map<std::string, int> m_corpus_tokens;  // per cell (model/type_k/type_v): tokens of the corpus text
+  std::mutex m_corpus_tokens_mutex;            // cells running in parallel share the probe
 };
 
 /// Builds the recall probe from its config object (parse_recall_config, then the corpus).
