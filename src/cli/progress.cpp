@@ -1,5 +1,6 @@
 #include "kvsweep/cli/progress.hpp"
 
+#include <algorithm>
 #include <iomanip>
 #include <sstream>
 
@@ -18,21 +19,26 @@ std::string fmt_duration(double s) {
 StderrProgress::StderrProgress(bool terminal) : m_terminal(terminal) {}
 
 void StderrProgress::plan(std::size_t cells, std::size_t items_total) {
+  std::lock_guard lock(m_mutex);
   m_cells = cells;
   m_items_total = items_total;
   m_start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "kvsweep: %zu cells, %zu items\n", cells, items_total);
 }
 
-void StderrProgress::cell_started(std::size_t index, std::size_t count, const sweep::Cell& cell) {
+void StderrProgress::cell_started(std::size_t index, std::size_t count, const sweep::Cell& cell, int slot) {
+  std::lock_guard lock(m_mutex);
   m_cell_index = index;
   m_cell_label = cell.label();
+  m_running.push_back({index, cell.label(), slot});
   if (m_terminal) redraw();
-  else std::fprintf(stderr, "[cell %zu/%zu] %s: starting server\n", index + 1, count, cell.label().c_str());
+  else if (slot < 0) std::fprintf(stderr, "[cell %zu/%zu] %s: starting server\n", index + 1, count, cell.label().c_str());
+  else std::fprintf(stderr, "[cell %zu/%zu] %s: starting server in slot %d\n", index + 1, count, cell.label().c_str(), slot);
 }
 
 void StderrProgress::item_done(const sweep::Cell& cell, const std::string& probe, const std::string& item,
                                const std::string& status, double wall_s) {
+  std::lock_guard lock(m_mutex);
   ++m_items_done;
   if (m_terminal) {
     if (status != "ok") {
@@ -46,18 +52,26 @@ void StderrProgress::item_done(const sweep::Cell& cell, const std::string& probe
 }
 
 void StderrProgress::cell_done(const sweep::CellResult& r) {
-  if (r.outcome == "skipped") {
-    m_items_done += static_cast<std::size_t>(r.items_skipped);
-    return;
-  }
+  std::lock_guard lock(m_mutex);
+  ++m_cells_done;
   m_items_done += static_cast<std::size_t>(r.items_skipped);
+  if (r.outcome == "skipped") return;
+  // Several cells run at once in a parallel run: name this one by its own index.
+  std::size_t index = m_cell_index;
+  auto it = std::find_if(m_running.begin(), m_running.end(), [&](const Running& x) { return x.label == r.cell.label(); });
+  if (it != m_running.end()) {
+    index = it->index;
+    m_running.erase(it);
+  }
   if (m_terminal) std::fprintf(stderr, "\r\033[K");
-  std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed)\n", m_cell_index + 1, m_cells, r.cell.label().c_str(),
+  std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed)\n", index + 1, m_cells, r.cell.label().c_str(),
                r.outcome.c_str(), r.items_ok, r.items_failed);
   if (r.outcome != "ok" && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
+  if (m_terminal && !m_running.empty() && m_running.front().slot >= 0) redraw();
 }
 
 void StderrProgress::note(const std::string& message) {
+  std::lock_guard lock(m_mutex);
   if (m_terminal) std::fprintf(stderr, "\r\033[K");
   std::fprintf(stderr, "note: %s\n", message.c_str());
 }
@@ -67,16 +81,27 @@ void StderrProgress::redraw() {
   std::string eta = "?";
   if (m_items_done > 0 && m_items_total > m_items_done)
     eta = fmt_duration(elapsed / static_cast<double>(m_items_done) * static_cast<double>(m_items_total - m_items_done));
-  std::fprintf(stderr, "\r\033[Kcell %zu/%zu %s | items %zu/%zu | %s elapsed | ETA %s", m_cell_index + 1, m_cells,
-               m_cell_label.c_str(), m_items_done, m_items_total, fmt_duration(elapsed).c_str(), eta.c_str());
+  if (!m_running.empty() && m_running.front().slot >= 0) {
+    // Parallel cells: every running cell with its slot on the one status line.
+    std::string running;
+    for (const auto& c : m_running) running += (running.empty() ? "" : ", ") + c.label + "@" + std::to_string(c.slot);
+    std::fprintf(stderr, "\r\033[Kcells %zu/%zu done, running %s | items %zu/%zu | %s elapsed | ETA %s", m_cells_done,
+                 m_cells, running.c_str(), m_items_done, m_items_total, fmt_duration(elapsed).c_str(), eta.c_str());
+  } else {
+    std::fprintf(stderr, "\r\033[Kcell %zu/%zu %s | items %zu/%zu | %s elapsed | ETA %s", m_cell_index + 1, m_cells,
+                 m_cell_label.c_str(), m_items_done, m_items_total, fmt_duration(elapsed).c_str(), eta.c_str());
+  }
   std::fflush(stderr);
 }
 
 std::string summary_table(const sweep::RunResult& result) {
   std::ostringstream out;
+  // The slot column only when cells ran in slots (--parallel-cells, slot_env).
+  const bool slots = std::any_of(result.cells.begin(), result.cells.end(), [](const auto& r) { return r.slot >= 0; });
   out << std::left << std::setw(32) << "cell" << std::setw(17) << "outcome" << std::right << std::setw(6) << "ok"
-      << std::setw(8) << "failed" << std::setw(9) << "skipped" << std::setw(9) << "KV MiB" << std::setw(9) << "ready s"
-      << "\n";
+      << std::setw(8) << "failed" << std::setw(9) << "skipped" << std::setw(9) << "KV MiB" << std::setw(9) << "ready s";
+  if (slots) out << std::setw(6) << "slot";
+  out << "\n";
   for (const auto& r : result.cells) {
     std::string label = r.cell.label() + (r.cell.is_reference ? " *" : "");
     out << std::left << std::setw(32) << label << std::setw(17) << r.outcome << std::right << std::setw(6) << r.items_ok
@@ -84,7 +109,9 @@ std::string summary_table(const sweep::RunResult& result) {
         << std::setprecision(2);
     if (r.effective.found) out << r.effective.total_mib;
     else out << "-";
-    out << std::setw(9) << std::setprecision(2) << r.ready_s << "\n";
+    out << std::setw(9) << std::setprecision(2) << r.ready_s;
+    if (slots) out << std::setw(6) << (r.slot >= 0 ? std::to_string(r.slot) : "-");
+    out << "\n";
   }
   out << "(* reference cell) wall " << std::fixed << std::setprecision(1) << result.wall_s << " s"
       << (result.interrupted ? ", interrupted" : "") << "\n";

@@ -32,6 +32,8 @@ struct RunOpts {
   bool strict = false;
   std::string only;
   std::string shard;
+  int parallel_cells = 0;              // 0: from the config (sweep.parallel_cells, default 1)
+  std::vector<std::string> slot_env;   // NAME=TEMPLATE; replaces the config's sweep.slot_env
 };
 
 /// The llama-server binary: an absolute/relative path as given, else $KVSWEEP_LLAMA_BIN/<name>, else PATH.
@@ -103,6 +105,19 @@ int run_command(const RunOpts& o) {
     if (!ropts.shard) throw core::FatalError("--shard '" + o.shard + "': expected I/N with 0 <= I < N (e.g. 0/3)");
   }
   if (!o.only.empty()) ropts.filter = sweep::parse_filter(o.only);
+  ropts.parallel_cells = o.parallel_cells > 0 ? o.parallel_cells : cfg.sweep.parallel_cells;
+  if (ropts.parallel_cells > 1 && cfg.server.backend != "llama-server")
+    throw core::FatalError("--parallel-cells needs backend \"llama-server\": an Ollama or external server is one "
+                           "server, not one per cell (backend is \"" + cfg.server.backend + "\")");
+  ropts.slot_env = cfg.sweep.slot_env;
+  if (!o.slot_env.empty()) {
+    ropts.slot_env.clear();
+    for (const auto& text : o.slot_env) {
+      auto e = config::parse_slot_env(text);
+      if (!e) throw core::FatalError("--slot-env " + e.error().message);
+      ropts.slot_env.push_back(*e);
+    }
+  }
 
   bool needs_embedder = false;
   for (const auto& p : probes) needs_embedder = needs_embedder || p->needs_embedder();
@@ -127,6 +142,15 @@ int run_command(const RunOpts& o) {
       std::printf("%s\n", items.size() > 8 ? " …" : "");
     }
     std::printf("total: %zu items\n", per_cell * cells.size());
+    if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
+      std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
+      for (int slot = 0; slot < ropts.parallel_cells; ++slot) {
+        std::printf("  slot %d:", slot);
+        for (const auto& [k, v] : config::expand_slot_env(ropts.slot_env, slot))
+          std::printf(" %s=%s", k.c_str(), config::is_secret_env_name(k) ? "<redacted>" : v.c_str());
+        std::printf("\n");
+      }
+    }
     return core::exit_code::ok;
   }
 
@@ -231,6 +255,14 @@ void register_run(CLI::App& app, Commands& commands) {
   sub->add_option("--only", o->only, "Only matching cells/probes: key=value[,key=value], keys model,k,v,cell,probe");
   sub->add_option("--shard", o->shard, "Run every N-th cell: I/N (0-based), for scale-out");
   sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");
+  sub->add_option("--parallel-cells", o->parallel_cells,
+                  "Run up to N cells at once, each server in its slot 0..N-1 (each model's reference cell first; "
+                  "default: sweep.parallel_cells, else 1)")
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--slot-env", o->slot_env,
+                  "Environment of a slot's server, NAME=TEMPLATE with {slot} replaced by the slot number, e.g. "
+                  "'CUDA_VISIBLE_DEVICES={slot}' (repeatable; replaces sweep.slot_env)")
+      ->allow_extra_args(false);
   sub->callback([&commands, o, resume] {
     o->resume_flag = resume->count() > 0;
     commands.action = [o] { return run_command(*o); };

@@ -83,7 +83,8 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
   c.base_dir = file.has_parent_path() ? std::filesystem::absolute(file).parent_path() : std::filesystem::current_path();
   c.raw = doc;
   Site root(file.string(), "");
-  check_keys(doc, {"name", "server", "models", "grid", "probes", "embedder", "output_dir", "$schema", "description"}, root);
+  check_keys(doc, {"name", "server", "models", "grid", "probes", "embedder", "sweep", "output_dir", "$schema", "description"},
+             root);
   c.name = get_string(doc, "name", file.stem().string(), root);
   c.output_dir = get_string(doc, "output_dir", "runs", root);
 
@@ -239,6 +240,27 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     }
     c.embedder = emb;
   }
+
+  if (doc.contains("sweep")) {
+    Site sw = root.child("sweep");
+    const auto& swj = doc["sweep"];
+    check_keys(swj, {"parallel_cells", "slot_env"}, sw);
+    c.sweep.parallel_cells = static_cast<int>(get_int(swj, "parallel_cells", 1, sw));
+    if (c.sweep.parallel_cells < 1) sw.child("parallel_cells").fail("must be >= 1");
+    if (swj.contains("slot_env")) {
+      if (!swj["slot_env"].is_object())
+        sw.child("slot_env").fail("expected an object of NAME: template, e.g. {\"CUDA_VISIBLE_DEVICES\": \"{slot}\"}");
+      for (auto it = swj["slot_env"].begin(); it != swj["slot_env"].end(); ++it) {
+        if (!it.value().is_string()) sw.child("slot_env").child(it.key()).fail("expected a string");
+        auto e = make_slot_env(it.key(), it.value().get<std::string>());
+        if (!e) sw.child("slot_env").child(it.key()).fail(e.error().message);
+        c.sweep.slot_env.push_back(*e);
+      }
+    }
+    if (c.sweep.parallel_cells > 1 && c.server.backend != "llama-server")
+      sw.child("parallel_cells").fail("needs backend \"llama-server\" (an Ollama or external server is one server, "
+                                      "not one per cell)");
+  }
   return c;
 }
 
@@ -276,6 +298,12 @@ nlohmann::json to_json(const Config& c) {
                          {"order", c.grid.order == Order::shuffle ? "shuffle" : "as-listed"}, {"seed", c.grid.seed}};
   nlohmann::json j = {{"name", c.name}, {"server", server}, {"models", models}, {"grid", grid}, {"probes", c.probes},
                       {"output_dir", c.output_dir}};
+  // Only when set: the manifest of a serial run stays as it was.
+  if (c.sweep.parallel_cells != 1 || !c.sweep.slot_env.empty()) {
+    nlohmann::json slot_env = nlohmann::json::object();
+    for (const auto& e : c.sweep.slot_env) slot_env[e.name] = e.value_template;
+    j["sweep"] = {{"parallel_cells", c.sweep.parallel_cells}, {"slot_env", slot_env}};
+  }
   if (c.embedder) {
     j["embedder"] = {{"backend", c.embedder->backend}, {"model", c.embedder->model}, {"pooling", c.embedder->pooling},
                      {"args", c.embedder->args}, {"url", c.embedder->url}, {"api_key_env", c.embedder->api_key_env}};
@@ -286,6 +314,7 @@ nlohmann::json to_json(const Config& c) {
 std::string config_hash(const Config& c) {
   nlohmann::json j = to_json(c);
   j.erase("output_dir");
+  j.erase("sweep");  // how many cells ran at once, and on which device, does not change what they answer
   // FNV-1a 64 over the canonical dump (keys sorted by nlohmann's std::map); enough to tell configs apart.
   std::string s = j.dump();
   std::uint64_t h = 1469598103934665603ULL;

@@ -51,6 +51,7 @@ void ApiEmbedder::evict_overflow() {
 }
 
 core::Expected<std::vector<std::vector<float>>> ApiEmbedder::embed(const std::vector<std::string>& texts) {
+  std::lock_guard lock(m_mutex);
   std::vector<std::optional<std::vector<float>>> found(texts.size());
   std::vector<std::string> missing;             // distinct, in order of first appearance
   std::vector<std::size_t> missing_of(texts.size(), 0);

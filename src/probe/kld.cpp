@@ -164,7 +164,7 @@ std::string join(const std::vector<std::string>& argv) {
 
 class ProcessToolRunner final : public ToolRunner {
  public:
-  core::Expected<ToolRun> run(const std::vector<std::string>& argv, const std::filesystem::path& log,
+  core::Expected<ToolRun> run(const std::vector<std::string>& argv, const Env& env, const std::filesystem::path& log,
                               std::chrono::seconds timeout) override {
     std::error_code ec;
     std::filesystem::create_directories(log.parent_path(), ec);
@@ -172,6 +172,7 @@ class ProcessToolRunner final : public ToolRunner {
     const std::uintmax_t start = ec ? 0 : size;
     process::LaunchSpec spec;
     spec.argv = argv;
+    spec.env = env;
     spec.log_path = log;
     auto child = process::Child::spawn(spec);
     if (!child) return std::unexpected(child.error());
@@ -254,7 +255,7 @@ class KldProbe final : public Probe {
                                        std::to_string(m_ctx), "--chunks", std::to_string(m_chunks),
                                        "--kl-divergence-base", base.string(), "-ctk", cell.type_k, "-ctv", cell.type_v};
       argv.insert(argv.end(), common.begin(), common.end());
-      auto ran = run_tool(argv, log);
+      auto ran = run_tool(argv, cell.env, log);
       core::Expected<BasePerplexity> ppl = ran ? parse_base_output(ran->output) : std::unexpected(ran.error());
       if (!ppl) {
         // A truncated logits file must not be mistaken for a good one by the other cells.
@@ -275,7 +276,7 @@ class KldProbe final : public Probe {
                                      "--kl-divergence-base", base.string(), "--kl-divergence",
                                      "-ctk", cell.type_k, "-ctv", cell.type_v};
     argv.insert(argv.end(), common.begin(), common.end());
-    auto ran = run_tool(argv, log);
+    auto ran = run_tool(argv, cell.env, log);
     if (!ran) return std::unexpected(ran.error());
     auto summary = parse_kld_output(ran->output);
     if (!summary) return std::unexpected(summary.error());
@@ -321,8 +322,9 @@ class KldProbe final : public Probe {
     return p;
   }
 
-  core::Expected<ToolRun> run_tool(const std::vector<std::string>& argv, const std::filesystem::path& log) const {
-    auto ran = m_runner->run(argv, log, std::chrono::seconds(m_timeout_s));
+  core::Expected<ToolRun> run_tool(const std::vector<std::string>& argv, const ToolRunner::Env& env,
+                                   const std::filesystem::path& log) const {
+    auto ran = m_runner->run(argv, env, log, std::chrono::seconds(m_timeout_s));
     if (!ran) return ran;
     if (ran->status.signaled || ran->status.code != 0)
       return core::fail(core::ErrorKind::process, "llama-perplexity " + ran->status.describe() + " (" + join(argv) +

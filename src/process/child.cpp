@@ -165,6 +165,9 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
       ::dup2(log_fd, 1);
       ::dup2(log_fd, 2);
     }
+    // Descriptors another thread opened without O_CLOEXEC (a parallel cell's HTTP sockets)
+    // must not live on in this child: a server holding a socket of another would keep it open.
+    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     ::execve(exe.c_str(), argv.data(), envp.data());
     int e = errno;
     [[maybe_unused]] auto n = ::write(err_pipe[1], &e, sizeof e);

@@ -5,6 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <deque>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -66,19 +69,31 @@ std::string classify_load_failure(const std::string& log) {
 }
 
 int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    socklen_t len = sizeof addr;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) port = ntohs(addr.sin_port);
+  // Cells starting at once (--parallel-cells) must not be handed the same port: the kernel may
+  // give a just-closed port out again before the first server has bound it.
+  static std::mutex mutex;
+  static std::deque<int> recent;
+  std::lock_guard lock(mutex);
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    int port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+      socklen_t len = sizeof addr;
+      if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) port = ntohs(addr.sin_port);
+    }
+    ::close(fd);
+    if (port == 0) return 0;
+    if (std::find(recent.begin(), recent.end(), port) != recent.end()) continue;
+    recent.push_back(port);
+    if (recent.size() > 64) recent.pop_front();
+    return port;
   }
-  ::close(fd);
-  return port;
+  return 0;
 }
 
 }  // namespace kvsweep::server

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -120,7 +121,20 @@ core::Expected<RunStore> RunStore::open_impl(const std::filesystem::path& dir, b
   return store;
 }
 
+bool RunStore::has_ok(const std::string& key) const {
+  std::lock_guard lock(m_mutex);
+  return m_ok.contains(key);
+}
+
+std::vector<nlohmann::json> RunStore::select(const std::function<bool(const nlohmann::json&)>& pred) const {
+  std::lock_guard lock(m_mutex);
+  std::vector<nlohmann::json> out;
+  std::copy_if(m_records.begin(), m_records.end(), std::back_inserter(out), pred);
+  return out;
+}
+
 core::Expected<void> RunStore::append(const nlohmann::json& record) {
+  std::lock_guard lock(m_mutex);  // check, write and remember as one step: no duplicate slips in
   std::string key = triple_key_of(record);
   bool ok = record.value("status", "") == "ok";
   if (ok && m_ok.contains(key)) {
@@ -172,6 +186,7 @@ core::Expected<void> write_file_atomic(const std::filesystem::path& path, const 
 }
 
 core::Expected<void> RunStore::write_manifest(const nlohmann::json& manifest) {
+  std::lock_guard lock(m_mutex);  // one writer of manifest.json.tmp at a time
   return write_file_atomic(m_dir / "manifest.json", manifest.dump(2) + "\n");
 }
 

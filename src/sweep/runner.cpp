@@ -2,6 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <iterator>
+#include <set>
 #include <thread>
 
 #include "kvsweep/core/clock.hpp"
@@ -32,6 +37,14 @@ nlohmann::json cell_result_json(const CellResult& r) {
   j["items_wall_s"] = r.items_wall_s;
   j["server_ms"] = r.server_ms;
   j["effective"] = server::to_json(r.effective);
+  if (!r.started_at.empty()) {
+    j["started_at"] = r.started_at;
+    j["finished_at"] = r.finished_at;
+  }
+  if (r.slot >= 0) {
+    j["slot"] = r.slot;
+    j["slot_env"] = config::env_for_record(r.slot_env);
+  }
   return j;
 }
 
@@ -61,7 +74,7 @@ int Runner::context_size() const {
   return (ctx + 255) / 256 * 256;
 }
 
-server::CellSpec Runner::cell_spec(const Cell& cell) const {
+server::CellSpec Runner::cell_spec(const Cell& cell, int slot) const {
   server::CellSpec spec;
   spec.model_name = cell.model;
   spec.model_path = cell.model_path;
@@ -71,6 +84,8 @@ server::CellSpec Runner::cell_spec(const Cell& cell) const {
   spec.log_path = m_store.log_path(cell.id());
   spec.extra_args = m_config.server.args;
   spec.env = m_config.server.env;
+  // The slot's entries come last: the child's environment takes the last value of a name.
+  if (slot >= 0) std::ranges::copy(config::expand_slot_env(m_options.slot_env, slot), std::back_inserter(spec.env));
   spec.ready_timeout = seconds_to_ms(m_config.server.ready_timeout_s);
   spec.request_timeout = seconds_to_ms(m_config.server.request_timeout_s);
   spec.stop_grace = seconds_to_ms(m_config.server.stop_grace_s);
@@ -181,13 +196,17 @@ RunResult Runner::run() {
     results.push_back(r);
   }
   update_manifest(results, "running");
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (m_cancel.load()) break;
-    auto c0 = std::chrono::steady_clock::now();
-    results[i] = run_cell(cells[i], i, cells.size());
-    results[i].wall_s = core::seconds_between(c0, std::chrono::steady_clock::now());
-    m_progress.cell_done(results[i]);
-    update_manifest(results, "running");
+  if (m_options.parallel_cells > 1) {
+    run_parallel(cells, results);
+  } else {
+    // One cell at a time; a slot environment, when given, is slot 0's.
+    const int slot = m_options.slot_env.empty() ? -1 : 0;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (m_cancel.load()) break;
+      results[i] = run_timed(cells[i], i, cells.size(), slot);
+      m_progress.cell_done(results[i]);
+      update_manifest(results, "running");
+    }
   }
   result.interrupted = m_cancel.load();
   result.cells = results;
@@ -197,7 +216,75 @@ RunResult Runner::run() {
   return result;
 }
 
-CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t count) {
+void Runner::run_parallel(const std::vector<Cell>& cells, std::vector<CellResult>& results) {
+  // A model's reference cell must finish before the model's other cells start: probes compare
+  // with its records (divergence in reference mode, kld's base logits). Until then its slot-mates
+  // run other models' cells, or wait.
+  std::set<std::string> reference_pending;
+  for (const auto& c : cells)
+    if (c.is_reference) reference_pending.insert(c.model);
+  std::vector<bool> taken(cells.size(), false);
+  std::condition_variable wake;
+
+  std::exception_ptr error;  // the first exception of a worker, rethrown once all have stopped
+  auto work = [&](int slot) {
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+      std::optional<std::size_t> next;
+      bool all_taken = true;
+      for (std::size_t i = 0; i < cells.size() && !next; ++i) {
+        if (taken[i]) continue;
+        all_taken = false;
+        if (cells[i].is_reference || !reference_pending.contains(cells[i].model)) next = i;
+      }
+      if (m_cancel.load() || all_taken || error) return;
+      if (!next) {
+        // The cancel flag is set from a signal handler, which cannot notify: poll it.
+        wake.wait_for(lock, Ms(100));
+        continue;
+      }
+      taken[*next] = true;
+      lock.unlock();
+      CellResult r = run_timed(cells[*next], *next, cells.size(), slot);
+      lock.lock();
+      results[*next] = std::move(r);
+      if (cells[*next].is_reference) reference_pending.erase(cells[*next].model);
+      m_progress.cell_done(results[*next]);
+      update_manifest(results, "running");
+      wake.notify_all();
+    }
+  };
+  auto worker = [&](int slot) {
+    try {
+      work(slot);
+    } catch (...) {
+      std::lock_guard lock(m_mutex);
+      if (!error) error = std::current_exception();
+    }
+  };
+  const auto slots = std::min<std::size_t>(static_cast<std::size_t>(m_options.parallel_cells), cells.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t slot = 0; slot < slots; ++slot) threads.emplace_back(worker, static_cast<int>(slot));
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+CellResult Runner::run_timed(const Cell& cell, std::size_t index, std::size_t count, int slot) {
+  auto c0 = std::chrono::steady_clock::now();
+  auto w0 = std::chrono::system_clock::now();
+  CellResult r = run_cell(cell, index, count, slot);
+  r.wall_s = core::seconds_between(c0, std::chrono::steady_clock::now());
+  r.started_at = core::iso8601_ms(w0);
+  r.finished_at = core::iso8601_ms(std::chrono::system_clock::now());
+  if (slot >= 0) {
+    r.slot = slot;
+    r.slot_env = config::expand_slot_env(m_options.slot_env, slot);
+  }
+  return r;
+}
+
+CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t count, int slot) {
   CellResult r;
   r.cell = cell;
   // What is left to do in this cell.
@@ -220,9 +307,9 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     r.message = "every item already recorded";
     return r;
   }
-  m_progress.cell_started(index, count, cell);
+  m_progress.cell_started(index, count, cell, m_options.parallel_cells > 1 ? slot : -1);
 
-  server::CellSpec spec = cell_spec(cell);
+  server::CellSpec spec = cell_spec(cell, slot);
   auto start = [&]() -> std::unique_ptr<server::Instance> {
     auto inst = m_backend.start(spec, m_cancel);
     if (!inst) {
@@ -261,16 +348,16 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   info.server_args = m_config.server.args;
   info.run_dir = m_store.dir();
   info.log_path = spec.log_path;
+  if (slot >= 0) info.env = config::expand_slot_env(m_options.slot_env, slot);
   r.outcome = "ok";
   for (auto& t : todo) {
     // The reference cell's ok records for this probe (for probes comparing against it).
-    std::vector<nlohmann::json> reference;
-    for (const auto& rec : m_store.records()) {
+    std::vector<nlohmann::json> reference = m_store.select([&](const nlohmann::json& rec) {
       const auto& c = rec["cell"];
-      if (rec.value("probe", "") == t.probe->name() && rec.value("status", "") == "ok" &&
-          c.value("model", "") == cell.model && c.value("type_k", "") + "/" + c.value("type_v", "") == m_config.grid.reference)
-        reference.push_back(rec);
-    }
+      return rec.value("probe", "") == t.probe->name() && rec.value("status", "") == "ok" &&
+             c.value("model", "") == cell.model &&
+             c.value("type_k", "") + "/" + c.value("type_v", "") == m_config.grid.reference;
+    });
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       const auto& item = t.items[k];
       if (m_cancel.load()) break;

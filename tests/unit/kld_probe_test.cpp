@@ -247,9 +247,10 @@ TEST(KldArgs, OnlyWhatLlamaPerplexityUnderstandsPassesThrough) {
 /// --kl-divergence) writes the file it was given, as the real tool does.
 class FakeRunner final : public kvsweep::probe::ToolRunner {
  public:
-  Expected<ToolRun> run(const std::vector<std::string>& argv, const std::filesystem::path& log,
+  Expected<ToolRun> run(const std::vector<std::string>& argv, const Env& env, const std::filesystem::path& log,
                         std::chrono::seconds timeout) override {
     calls.push_back(argv);
+    envs.push_back(env);
     logs.push_back(log);
     timeouts.push_back(timeout);
     const bool base_run = std::find(argv.begin(), argv.end(), "--kl-divergence") == argv.end();
@@ -264,6 +265,7 @@ class FakeRunner final : public kvsweep::probe::ToolRunner {
   }
   std::vector<std::string> outputs;
   std::vector<std::vector<std::string>> calls;
+  std::vector<Env> envs;
   std::vector<std::filesystem::path> logs;
   std::vector<std::chrono::seconds> timeouts;
   bool write_base = true;
@@ -310,8 +312,10 @@ class KldProbeTest : public ::testing::Test {
     return kvsweep::probe::make_kld_probe_with(cfg, ConfigSite{"t.json", "probes[2]", dir}, runner);
   }
 
-  Expected<kvsweep::probe::ItemResult> run(kvsweep::probe::Probe& probe, const std::string& type, bool reference) {
+  Expected<kvsweep::probe::ItemResult> run(kvsweep::probe::Probe& probe, const std::string& type, bool reference,
+                                           kvsweep::probe::ToolRunner::Env env = {}) {
     CellInfo cell;
+    cell.env = std::move(env);
     cell.model = "tiny";
     cell.model_path = "/models/tiny.gguf";
     cell.type_k = type;
@@ -373,6 +377,17 @@ TEST_F(KldProbeTest, OtherCellsScoreAgainstTheSavedBase) {
   EXPECT_EQ(runner->timeouts[0], std::chrono::seconds(60));
   EXPECT_FALSE(res->response.contains("base"));
   EXPECT_DOUBLE_EQ(res->metrics["mean_kld"].get<double>(), 0.248995);
+}
+
+TEST_F(KldProbeTest, ToolsRunWithTheCellsSlotEnvironment) {
+  // --parallel-cells: llama-perplexity must land on the cell's device, like its server.
+  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output)};
+  auto probe = make({{"corpus", "corpus.txt"}});
+  const kvsweep::probe::ToolRunner::Env env = {{"CUDA_VISIBLE_DEVICES", "1"}};
+  ASSERT_TRUE(run(*probe, "f16", true, env));
+  ASSERT_EQ(runner->envs.size(), 2u);
+  EXPECT_EQ(runner->envs[0], env);
+  EXPECT_EQ(runner->envs[1], env);
 }
 
 TEST_F(KldProbeTest, WithoutABaseFileACellFailsClearly) {

@@ -1,8 +1,12 @@
 #pragma once
-/// Progress on stderr: a redrawn status line with ETA on a terminal, plain lines otherwise.
+/// Progress on stderr: a redrawn status line with ETA on a terminal, plain lines otherwise;
+/// safe to call from the threads of cells run in parallel (one line at a time).
 
 #include <chrono>
 #include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "kvsweep/sweep/runner.hpp"
 
@@ -12,17 +16,24 @@ class StderrProgress final : public sweep::ProgressSink {
  public:
   explicit StderrProgress(bool terminal);
   void plan(std::size_t cells, std::size_t items_total) override;
-  void cell_started(std::size_t index, std::size_t count, const sweep::Cell& cell) override;
+  void cell_started(std::size_t index, std::size_t count, const sweep::Cell& cell, int slot) override;
   void item_done(const sweep::Cell& cell, const std::string& probe, const std::string& item, const std::string& status,
                  double wall_s) override;
   void cell_done(const sweep::CellResult& result) override;
   void note(const std::string& message) override;
 
  private:
+  struct Running {
+    std::size_t index;
+    std::string label;
+    int slot;  // -1 when cells run one at a time
+  };
   void redraw();
+  std::mutex m_mutex;  // one writer of stderr and of the counters at a time
   bool m_terminal;
-  std::size_t m_cells = 0, m_items_total = 0, m_items_done = 0, m_cell_index = 0;
+  std::size_t m_cells = 0, m_items_total = 0, m_items_done = 0, m_cell_index = 0, m_cells_done = 0;
   std::string m_cell_label;
+  std::vector<Running> m_running;  // cells started and not yet done, in start order
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };
 

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/config/slot_env.hpp"
+
 namespace kvsweep::config {
 
 /// The nine cache types llama-server accepts for -ctk/-ctv.
@@ -61,6 +63,12 @@ struct EmbedderConfig {
   std::string api_key_env;
 };
 
+/// How a sweep is executed on this host; not part of the config hash (results do not depend on it).
+struct SweepConfig {
+  int parallel_cells = 1;          // cells run at once, each server in its own slot 0..N-1
+  std::vector<SlotEnv> slot_env;   // per-slot environment, e.g. CUDA_VISIBLE_DEVICES={slot}
+};
+
 struct Config {
   std::filesystem::path file;
   std::filesystem::path base_dir;       // relative paths resolve against the config's directory
@@ -70,6 +78,7 @@ struct Config {
   GridConfig grid;
   nlohmann::json probes = nlohmann::json::array();  // validated by the probe factories
   std::optional<EmbedderConfig> embedder;
+  SweepConfig sweep;
   std::string output_dir = "runs";
   nlohmann::json raw;                   // the parsed document, for the manifest
 };

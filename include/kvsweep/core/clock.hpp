@@ -21,6 +21,8 @@ class SystemClock final : public Clock {
 
 /// ISO-8601 UTC with seconds, e.g. 2026-11-22T10:00:00Z.
 std::string iso8601(std::chrono::system_clock::time_point t);
+/// ISO-8601 UTC with milliseconds, e.g. 2026-11-22T10:00:00.250Z (ordering events within a second).
+std::string iso8601_ms(std::chrono::system_clock::time_point t);
 
 /// Seconds between two steady time points.
 inline double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <list>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,7 +23,8 @@ namespace kvsweep::probe {
 ///
 /// The cache is a segmented LRU: a text seen once sits in a probation segment; a text asked
 /// for again is promoted to a protected segment that hop outputs (each usually seen once)
-/// cannot flush. Not thread-safe: one run, one caller at a time.
+/// cannot flush. Thread-safe: cells running in parallel share it; one embed() at a time
+/// (the embedding server answers one request at a time anyway).
 class ApiEmbedder final : public Embedder {
  public:
   static constexpr std::size_t default_capacity = 4096;
@@ -56,6 +58,7 @@ class ApiEmbedder final : public Embedder {
   void insert(const std::string& text, std::vector<float> vector);
   void evict_overflow();
 
+  std::mutex m_mutex;  // guards the cache and the counters during embed()
   server::Api& m_api;
   nlohmann::json m_description;
   std::size_t m_probation_capacity;

@@ -65,11 +65,12 @@ struct ToolRun {
 /// Runs a command-line tool to completion (the seam unit tests replace with canned output).
 class ToolRunner {
  public:
+  using Env = std::vector<std::pair<std::string, std::string>>;
   virtual ~ToolRunner() = default;
-  /// Runs `argv` with stdout and stderr appended to `log`; a run past `timeout` is killed and is
-  /// a process error.
-  virtual core::Expected<ToolRun> run(const std::vector<std::string>& argv, const std::filesystem::path& log,
-                                      std::chrono::seconds timeout) = 0;
+  /// Runs `argv` with `env` added to its environment (the cell's slot, e.g. its GPU) and
+  /// stdout and stderr appended to `log`; a run past `timeout` is killed and is a process error.
+  virtual core::Expected<ToolRun> run(const std::vector<std::string>& argv, const Env& env,
+                                      const std::filesystem::path& log, std::chrono::seconds timeout) = 0;
 };
 
 /// The real runner: process::Child in its own process group.

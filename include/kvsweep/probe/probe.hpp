@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@ struct CellInfo {
   std::vector<std::string> server_args;  // the user's extra server args (e.g. -fa on), for probes that run tools
   std::filesystem::path run_dir;         // where probes may keep per-run artifacts (e.g. KLD base logits)
   std::filesystem::path log_path;        // the cell's log file
+  std::vector<std::pair<std::string, std::string>> env;  // the slot's environment, for tools a probe launches
 };
 
 /// What one item produced. A failed request is an error (recorded with its class), never a zero metric.

@@ -3,6 +3,8 @@
 /// atomically) and records.jsonl (append-only, fsync per record, torn last line repaired).
 
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,6 +21,8 @@ inline constexpr int kSchemaVersion = 1;
 std::string triple_key(const nlohmann::json& cell, const std::string& probe, const std::string& item);
 std::string triple_key_of(const nlohmann::json& record);
 
+/// Safe to share between the threads of cells run in parallel: append, has_ok, select and
+/// write_manifest hold one lock (a record is written and fsynced whole before the next).
 class RunStore {
  public:
   RunStore(const RunStore&) = delete;
@@ -37,10 +41,13 @@ class RunStore {
   static core::Expected<nlohmann::json> read_manifest(const std::filesystem::path& dir);
 
   const std::filesystem::path& dir() const { return m_dir; }
+  /// Every record; only while no other thread appends (use select() then).
   const std::vector<nlohmann::json>& records() const { return m_records; }
+  /// A copy of the records for which `pred` holds.
+  std::vector<nlohmann::json> select(const std::function<bool(const nlohmann::json&)>& pred) const;
   /// Bytes dropped from a torn last line when the store was opened (0 when clean).
   std::size_t repaired_bytes() const { return m_repaired; }
-  bool has_ok(const std::string& key) const { return m_ok.contains(key); }
+  bool has_ok(const std::string& key) const;
 
   /// Appends one record as a JSON line and fsyncs. Refuses a second `ok` record for a triple.
   core::Expected<void> append(const nlohmann::json& record);
@@ -56,6 +63,7 @@ class RunStore {
   std::vector<nlohmann::json> m_records;
   std::set<std::string> m_ok;
   std::size_t m_repaired = 0;
+  mutable std::mutex m_mutex;  // guards m_fd writes, m_records, m_ok and manifest.json
 };
 
 /// Writes `text` to `path` atomically (same directory temp file, fsync, rename).

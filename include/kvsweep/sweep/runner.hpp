@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +35,10 @@ struct CellResult {
   double items_wall_s = 0; // sum of item wall times as seen by kvsweep
   double server_ms = 0;    // sum of server-reported prompt_ms + predicted_ms
   server::EffectiveKv effective;
+  std::string started_at;   // wall clock, ms precision (cells of a parallel run overlap)
+  std::string finished_at;
+  int slot = -1;            // the slot the server ran in; -1 when no slot was used (serial, no slot env)
+  std::vector<std::pair<std::string, std::string>> slot_env;  // the slot's environment as the server got it
 };
 
 struct RunResult {
@@ -46,7 +52,9 @@ class ProgressSink {
  public:
   virtual ~ProgressSink() = default;
   virtual void plan(std::size_t cells, std::size_t items_total) = 0;
-  virtual void cell_started(std::size_t index, std::size_t count, const Cell& cell) = 0;
+  /// `slot` is the slot the cell runs in when several run at once, else -1. Called from the
+  /// cells' threads when they run in parallel: implementations must be thread-safe.
+  virtual void cell_started(std::size_t index, std::size_t count, const Cell& cell, int slot) = 0;
   virtual void item_done(const Cell& cell, const std::string& probe, const std::string& item, const std::string& status,
                          double wall_s) = 0;
   virtual void cell_done(const CellResult& result) = 0;
@@ -56,6 +64,8 @@ class ProgressSink {
 struct RunOptions {
   std::optional<Shard> shard;
   Filter filter;
+  int parallel_cells = 1;                 // cells run at once (each model's reference cell first)
+  std::vector<config::SlotEnv> slot_env;  // each cell server's environment, by slot
 };
 
 class Runner {
@@ -72,11 +82,16 @@ class Runner {
   int context_size() const;
 
  private:
-  CellResult run_cell(const Cell& cell, std::size_t index, std::size_t count);
+  /// run_cell with its wall-clock span, slot and slot environment filled in.
+  CellResult run_timed(const Cell& cell, std::size_t index, std::size_t count, int slot);
+  CellResult run_cell(const Cell& cell, std::size_t index, std::size_t count, int slot);
+  /// Runs `cells` on up to parallel_cells threads, one slot each; a model's other cells wait for
+  /// its reference cell, whose records they are compared with.
+  void run_parallel(const std::vector<Cell>& cells, std::vector<CellResult>& results);
   nlohmann::json make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item, const std::string& status,
                              double wall_s, int attempt) const;
   void update_manifest(const std::vector<CellResult>& results, const std::string& status);
-  server::CellSpec cell_spec(const Cell& cell) const;
+  server::CellSpec cell_spec(const Cell& cell, int slot) const;
 
   const config::Config& m_config;
   std::vector<std::unique_ptr<probe::Probe>>& m_probes;
@@ -87,7 +102,8 @@ class Runner {
   RunOptions m_options;
   probe::Embedder* m_embedder = nullptr;
   nlohmann::json m_embedder_description;
-  nlohmann::json m_manifest;
+  nlohmann::json m_manifest;  // in a parallel run, touched only under m_mutex
+  std::mutex m_mutex;          // parallel runs: the schedule, the results and the manifest
 };
 
 }  // namespace kvsweep::sweep

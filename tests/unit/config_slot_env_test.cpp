@@ -1,0 +1,102 @@
+// Slot environment templates (--slot-env, sweep.slot_env) and the sweep section of a config.
+#include <gtest/gtest.h>
+
+#include "kvsweep/config/config.hpp"
+#include "kvsweep/config/slot_env.hpp"
+#include "kvsweep/core/error.hpp"
+
+namespace config = kvsweep::config;
+using json = nlohmann::json;
+
+namespace {
+
+std::string parse_error(const std::string& text) {
+  auto e = config::parse_slot_env(text);
+  return e ? "" : e.error().message;
+}
+
+json config_with(const json& sweep) {
+  return {{"models", {{{"name", "tiny"}, {"path", "/models/tiny.gguf"}}}},
+          {"grid", {{"k", {"f16", "q8_0"}}, {"v", "same-as-k"}}},
+          {"probes", {{{"kind", "complete"}}}},
+          {"sweep", sweep}};
+}
+
+std::string config_error(const json& doc) {
+  try {
+    config::from_json(doc, "sweep.json");
+  } catch (const kvsweep::core::FatalError& e) {
+    return e.message;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(SlotEnv, ExpandsEveryPlaceholderPerSlot) {
+  auto cuda = config::parse_slot_env("CUDA_VISIBLE_DEVICES={slot}");
+  ASSERT_TRUE(cuda) << cuda.error().message;
+  EXPECT_EQ(cuda->name, "CUDA_VISIBLE_DEVICES");
+  auto pair = config::parse_slot_env("GPUS={slot},{slot}");  // '=' after the first belongs to the value
+  auto fixed = config::parse_slot_env("OMP_NUM_THREADS=4");
+  auto eq = config::parse_slot_env("X=a=b");
+  ASSERT_TRUE(pair && fixed && eq);
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(config::expand_slot_env({*cuda, *pair, *fixed, *eq}, 1),
+            (Env{{"CUDA_VISIBLE_DEVICES", "1"}, {"GPUS", "1,1"}, {"OMP_NUM_THREADS", "4"}, {"X", "a=b"}}));
+  EXPECT_EQ(config::expand_slot_env({*cuda}, 12), (Env{{"CUDA_VISIBLE_DEVICES", "12"}}));
+  EXPECT_EQ(config::expand_slot_env({}, 0), Env{});
+}
+
+TEST(SlotEnv, BadTemplatesSayWhatIsWrong) {
+  EXPECT_NE(parse_error("CUDA_VISIBLE_DEVICES").find("expected NAME=TEMPLATE"), std::string::npos);
+  EXPECT_NE(parse_error("={slot}").find("is not an environment variable name"), std::string::npos);
+  EXPECT_NE(parse_error("1GPU={slot}").find("'1GPU' is not an environment variable name"), std::string::npos);
+  EXPECT_NE(parse_error("A-B={slot}").find("not an environment variable name"), std::string::npos);
+  std::string typo = parse_error("CUDA_VISIBLE_DEVICES={slots}");
+  EXPECT_NE(typo.find("unknown placeholder '{slots}'"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("the only placeholder is {slot}"), std::string::npos) << typo;
+  EXPECT_NE(parse_error("X={SLOT}").find("unknown placeholder '{SLOT}'"), std::string::npos);
+  EXPECT_NE(parse_error("X={slot").find("an unclosed '{'"), std::string::npos);
+  EXPECT_NE(parse_error("X=slot}").find("a '}' without '{'"), std::string::npos);
+  EXPECT_EQ(parse_error("X="), "");  // an empty value is a value
+}
+
+TEST(SlotEnv, SecretValuesAreRedactedInRecords) {
+  EXPECT_TRUE(config::is_secret_env_name("OPENAI_API_KEY"));
+  EXPECT_TRUE(config::is_secret_env_name("hf_token"));
+  EXPECT_FALSE(config::is_secret_env_name("CUDA_VISIBLE_DEVICES"));
+  EXPECT_EQ(config::env_for_record({{"CUDA_VISIBLE_DEVICES", "1"}, {"LLAMA_API_KEY", "sk-123"}}),
+            (json{{"CUDA_VISIBLE_DEVICES", "1"}, {"LLAMA_API_KEY", "<redacted>"}}));
+}
+
+TEST(SweepConfig, ParallelCellsAndSlotEnvFromTheConfig) {
+  auto c = config::from_json(config_with({{"parallel_cells", 2}, {"slot_env", {{"CUDA_VISIBLE_DEVICES", "{slot}"}}}}),
+                             "sweep.json");
+  EXPECT_EQ(c.sweep.parallel_cells, 2);
+  ASSERT_EQ(c.sweep.slot_env.size(), 1u);
+  EXPECT_EQ(c.sweep.slot_env[0].value_template, "{slot}");
+  // How a sweep is spread over a host does not change its results: same hash as serial.
+  auto serial = config::from_json(config_with(json::object()), "sweep.json");
+  EXPECT_EQ(serial.sweep.parallel_cells, 1);
+  EXPECT_EQ(config::config_hash(c), config::config_hash(serial));
+  EXPECT_EQ(config::to_json(c)["sweep"]["parallel_cells"], 2);
+  EXPECT_FALSE(config::to_json(serial).contains("sweep"));
+}
+
+TEST(SweepConfig, ErrorsNameTheFileAndTheKey) {
+  EXPECT_EQ(config_error(config_with({{"parallel_cells", 0}})), "sweep.json: sweep.parallel_cells: must be >= 1");
+  std::string typo = config_error(config_with({{"paralel_cells", 2}}));
+  EXPECT_NE(typo.find("sweep.json: sweep"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("parallel_cells"), std::string::npos) << typo;
+  std::string bad = config_error(config_with({{"slot_env", {{"CUDA_VISIBLE_DEVICES", "{gpu}"}}}}));
+  EXPECT_NE(bad.find("sweep.json: sweep.slot_env.CUDA_VISIBLE_DEVICES: "), std::string::npos) << bad;
+  EXPECT_NE(bad.find("unknown placeholder '{gpu}'"), std::string::npos) << bad;
+  EXPECT_NE(config_error(config_with({{"slot_env", {{"X", 1}}}})).find("sweep.slot_env.X: expected a string"),
+            std::string::npos);
+  EXPECT_NE(config_error(config_with({{"slot_env", "CUDA_VISIBLE_DEVICES={slot}"}})).find("expected an object"),
+            std::string::npos);
+  auto ext = config_with({{"parallel_cells", 2}});
+  ext["server"] = {{"backend", "external"}, {"url", "http://127.0.0.1:8080"}};
+  EXPECT_NE(config_error(ext).find("sweep.parallel_cells: needs backend \"llama-server\""), std::string::npos);
+}
