@@ -16,14 +16,14 @@ std::string fmt_duration(double s) {
 }
 }  // namespace
 
-StderrProgress::StderrProgress(bool terminal) : m_terminal(terminal) {}
+StderrProgress::StderrProgress(bool terminal, bool quiet) : m_quiet(quiet), m_terminal(terminal && !quiet) {}
 
 void StderrProgress::plan(std::size_t cells, std::size_t items_total) {
   std::lock_guard lock(m_mutex);
   m_cells = cells;
   m_items_total = items_total;
   m_start = std::chrono::steady_clock::now();
-  std::fprintf(stderr, "kvsweep: %zu cells, %zu items\n", cells, items_total);
+  if (!m_quiet) std::fprintf(stderr, "kvsweep: %zu cells, %zu items\n", cells, items_total);
 }
 
 void StderrProgress::cell_started(std::size_t index, std::size_t count, const sweep::Cell& cell, int slot) {
@@ -31,6 +31,7 @@ void StderrProgress::cell_started(std::size_t index, std::size_t count, const sw
   m_cell_index = index;
   m_cell_label = cell.label();
   m_running.push_back({index, cell.label(), slot});
+  if (m_quiet) return;
   if (m_terminal) redraw();
   else if (slot < 0) std::fprintf(stderr, "[cell %zu/%zu] %s: starting server\n", index + 1, count, cell.label().c_str());
   else std::fprintf(stderr, "[cell %zu/%zu] %s: starting server in slot %d\n", index + 1, count, cell.label().c_str(), slot);
@@ -45,7 +46,7 @@ void StderrProgress::item_done(const sweep::Cell& cell, const std::string& probe
       std::fprintf(stderr, "\r\033[K%s %s/%s: %s\n", cell.label().c_str(), probe.c_str(), item.c_str(), status.c_str());
     }
     redraw();
-  } else {
+  } else if (!m_quiet || status != "ok") {
     std::fprintf(stderr, "  %s %s/%s %s (%.2f s)\n", cell.label().c_str(), probe.c_str(), item.c_str(), status.c_str(),
                  wall_s);
   }
@@ -63,6 +64,7 @@ void StderrProgress::cell_done(const sweep::CellResult& r) {
     index = it->index;
     m_running.erase(it);
   }
+  if (m_quiet && r.outcome == "ok") return;
   if (m_terminal) std::fprintf(stderr, "\r\033[K");
   std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed)\n", index + 1, m_cells, r.cell.label().c_str(),
                r.outcome.c_str(), r.items_ok, r.items_failed);

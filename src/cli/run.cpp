@@ -180,9 +180,9 @@ int run_command(const RunOpts& o) {
       spdlog::warn("records.jsonl ended in a torn line ({} bytes); cut it off, the item will run again",
                    store->repaired_bytes());
   }
-  std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
+  if (spdlog::get_level() < spdlog::level::warn) std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
 
-  StderrProgress progress(::isatty(2) == 1);
+  StderrProgress progress(::isatty(2) == 1, spdlog::get_level() >= spdlog::level::warn);
   sweep::Runner runner(cfg, probes, *backend, *store, progress, cancel_flag(), ropts);
 
   // The embedder is an instrument: started once per run, the same for every cell.

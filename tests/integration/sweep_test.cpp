@@ -87,8 +87,12 @@ TEST(Sweep, QuantizedVWithoutFlashAttentionIsUnsupportedAndTheSweepGoesOn) {
   cfg["server"]["args"] = {"-fa", "off", "-t", "1"};
   cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16", "q8_0"}}, {"reference", "f16/f16"}, {"order", "as-listed"}};
   auto run = dir / "run";
-  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+  // -q: only what went wrong is narrated.
+  auto r = kt::run_kvsweep({"-q", "run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("starting server"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("tiny/f16/f16: ok"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tiny/f16/q8_0: unsupported"), std::string::npos) << r.output;
   auto manifest = kt::read_manifest(run);
   ASSERT_EQ(manifest["cells"].size(), 2u);
   for (const auto& c : manifest["cells"]) {
@@ -106,6 +110,7 @@ TEST(Sweep, QuantizedVWithoutFlashAttentionIsUnsupportedAndTheSweepGoesOn) {
   auto run2 = dir / "run2";
   auto strict = kt::run_kvsweep({"run", (dir / "sweep.json").string(), "-o", run2.string(), "--strict"});
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_NE(strict.output.find("tiny/f16/f16: ok"), std::string::npos) << strict.output;  // narrated without -q
 }
 
 TEST(Sweep, ServerKilledMidCellIsRestartedOnceAndEveryItemRecordedOnce) {
@@ -287,3 +292,4 @@ TEST(Cli, TinyModelIsByteIdenticalForOneSeedAndDiffersForAnother) {
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_NE(v.output.find("git "), std::string::npos);
 }
+

@@ -14,7 +14,8 @@ namespace kvsweep::cli {
 
 class StderrProgress final : public sweep::ProgressSink {
  public:
-  explicit StderrProgress(bool terminal);
+  /// terminal: one redrawn status line; quiet (-q): only failed items, cells that did not end ok and notes.
+  explicit StderrProgress(bool terminal, bool quiet = false);
   void plan(std::size_t cells, std::size_t items_total) override;
   void cell_started(std::size_t index, std::size_t count, const sweep::Cell& cell, int slot) override;
   void item_done(const sweep::Cell& cell, const std::string& probe, const std::string& item, const std::string& status,
@@ -23,6 +24,7 @@ class StderrProgress final : public sweep::ProgressSink {
   void note(const std::string& message) override;
 
  private:
+  bool m_quiet = false;
   struct Running {
     std::size_t index;
     std::string label;
