@@ -45,7 +45,7 @@ bool infer_deterministic(const std::string& kind, const nlohmann::json& entry, c
   if (config.is_object() && config.contains("temperature") && config["temperature"].is_number()) {
     return config["temperature"].get<double>() == 0.0;
   }
-  return kind == "complete" || kind == "recall" || kind == "divergence" || kind == "kld";
+  return kind == "complete" || kind == "recall" || kind == "divergence" || kind == "kld" || kind == "toolcall";
 }
 
 void add_metric(ProbeDef& probe, const std::string& name) {

@@ -37,6 +37,23 @@ TEST(RunData, ReadsProbesCellsAndAxes) {
   EXPECT_EQ(d.cells()[3].outcome, "load_failed");
 }
 
+TEST(RunData, GreedyProbeKindsAreDeterministicUnlessTheConfigSaysOtherwise) {
+  TempDir dir("rundata-det");
+  nlohmann::json m = nlohmann::json::parse(testing::kManifest);
+  for (const char* kind : {"toolcall", "recall", "divergence", "kld"}) {
+    m["probes"].push_back({{"name", kind}, {"kind", kind}, {"items", 1}, {"metrics", nlohmann::json::array()}});
+    m["config"]["probes"].push_back({{"kind", kind}});
+  }
+  m["probes"].push_back({{"name", "hot"}, {"kind", "complete"}, {"items", 1}, {"metrics", nlohmann::json::array()}});
+  m["config"]["probes"].push_back({{"kind", "complete"}, {"name", "hot"}, {"temperature", 0.9}});
+  testing::write_run(dir.path(), m, {});
+  auto d = RunData::load(dir.path());
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  ASSERT_EQ(d->probes().size(), 7u);
+  for (std::size_t i = 2; i < 6; ++i) EXPECT_TRUE(d->probes()[i].deterministic) << d->probes()[i].kind;
+  EXPECT_FALSE(d->probes()[6].deterministic);  // sampled at 0.9
+}
+
 TEST(RunData, LastOkRecordCountsAndATripleWithoutOkIsFailed) {
   TempDir dir("rundata-ok");
   const RunData d = load_fixture(dir);
