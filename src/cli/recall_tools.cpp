@@ -225,7 +225,8 @@ void register_score(CLI::App& app, Commands& commands) {
       "lines in no block; passed = primary_matched >= pass_lines.");
   auto json_flag = std::make_shared<bool>(false);
   sub->add_flag("--json", *json_flag, "JSON in, JSON out (the only format; accepted for DESIGN.md's command line)");
-  sub->callback([&commands] {
+  // The flag's storage must outlive parsing: the callback holds it.
+  sub->callback([&commands, json_flag] {
     commands.action = [] {
       const std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
       json in;
