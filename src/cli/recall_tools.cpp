@@ -107,6 +107,7 @@ void register_extract(CLI::App& app, Commands& commands) {
         std::printf("%s\n", out.dump(2).c_str());
       } else {
         print_table(c.targets, local);
+        std::fflush(stdout);
         std::fprintf(stderr, "%zu targets in %d lines\n", c.targets.size(), c.total_lines);
       }
       return core::exit_code::ok;
@@ -143,6 +144,7 @@ void register_sample(CLI::App& app, Commands& commands) {
         std::printf("%s\n", out.dump(2).c_str());
       } else {
         print_table(chosen, local);
+        std::fflush(stdout);
         std::fprintf(stderr, "%zu of %zu targets (k %d, seed %lld)\n", chosen.size(), c.targets.size(), o->k,
                      static_cast<long long>(o->seed));
       }
