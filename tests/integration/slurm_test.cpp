@@ -1,9 +1,9 @@
 // scripts/slurm/ for real: a 3-shard job array and the merge job on a single-node Slurm on
 // this host (scripts/slurm/local-cluster selftest). Skipped, saying why, where it cannot run.
-#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -14,18 +14,42 @@ namespace kt = kvsweep::testing;
 
 TEST(SlurmLocal, ThreeShardArrayAndMergeJobGiveTheWholeGrid) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (slurmd and munged run as root here)";
+  const auto on_path = [](const std::string& tool) {
+    const char* path = std::getenv("PATH");
+    std::string dirs = std::string(path ? path : "") + ":/usr/sbin:/sbin";
+    for (std::size_t start = 0, end; start <= dirs.size(); start = end + 1) {
+      end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      if (::access((dirs.substr(start, end - start) + "/" + tool).c_str(), X_OK) == 0) return true;
+    }
+    return false;
+  };
   for (const char* tool : {"munged", "slurmctld", "slurmd", "sbatch"}) {
-    if (std::system((std::string("command -v ") + tool + " >/dev/null 2>&1").c_str()) != 0)
-      GTEST_SKIP() << tool << " not installed (apt-get install slurm-wlm munge)";
+    if (!on_path(tool)) GTEST_SKIP() << tool << " not installed (apt-get install slurm-wlm munge)";
   }
-  std::string cmd = "KVSWEEP='" + std::string(KVSWEEP_BINARY) + "' KVSWEEP_LLAMA_BIN='" + kt::llama_bin_dir() + "' '" +
-                    std::string(KVSWEEP_SOURCE_DIR) + "/scripts/slurm/local-cluster' selftest 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
+  // The script is run from an argv (no shell), its environment set in the child.
+  const std::string script = std::string(KVSWEEP_SOURCE_DIR) + "/scripts/slurm/local-cluster";
+  int pipe_fd[2];
+  ASSERT_EQ(::pipe(pipe_fd), 0);
+  const std::string llama_bin = kt::llama_bin_dir();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(pipe_fd[1], 1);
+    ::dup2(pipe_fd[1], 2);
+    ::close(pipe_fd[0]);
+    ::setenv("KVSWEEP", KVSWEEP_BINARY, 1);
+    ::setenv("KVSWEEP_LLAMA_BIN", llama_bin.c_str(), 1);
+    ::execl(script.c_str(), script.c_str(), "selftest", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(pipe_fd[1]);
   std::string output;
   char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) output.append(buf, n);
-  int status = ::pclose(p);
+  for (ssize_t n; (n = ::read(pipe_fd[0], buf, sizeof buf)) > 0;) output.append(buf, static_cast<std::size_t>(n));
+  ::close(pipe_fd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status)) << output;
   if (WEXITSTATUS(status) == 3) GTEST_SKIP() << output;
   ASSERT_EQ(WEXITSTATUS(status), 0) << output;
