@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <glob.h>
+
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/corpus/sample.hpp"
 #include "kvsweep/score/recall_score.hpp"
@@ -79,6 +81,38 @@ corpus::RandomBodiesOptions parse_random_bodies(const nlohmann::json& obj, const
   return o;
 }
 
+bool is_pattern(const std::string& path) { return path.find_first_of("*?[") != std::string::npos; }
+
+/// Files as listed, with each glob pattern (`*`, `?`, `[…]`; relative to base_dir) replaced by
+/// its matches in sorted order, shown relative to base_dir as the pattern was written.
+std::vector<std::string> expand_files(const std::vector<std::string>& files, const std::filesystem::path& base_dir,
+                                      const config::Site& site) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!is_pattern(files[i])) {
+      out.push_back(files[i]);
+      continue;
+    }
+    const std::filesystem::path pattern(files[i]);
+    const std::filesystem::path full = pattern.is_absolute() || base_dir.empty() ? pattern : base_dir / pattern;
+    glob_t g{};
+    const int rc = ::glob(full.c_str(), GLOB_ERR, nullptr, &g);
+    std::vector<std::string> matches;
+    if (rc == 0) {
+      for (std::size_t m = 0; m < g.gl_pathc; ++m) {
+        const std::filesystem::path match(g.gl_pathv[m]);
+        if (!std::filesystem::is_regular_file(match)) continue;
+        matches.push_back(pattern.is_absolute() || base_dir.empty() ? match.string()
+                                                                    : match.lexically_relative(base_dir).string());
+      }
+    }
+    ::globfree(&g);
+    if (matches.empty()) site.index(i).fail("pattern '" + files[i] + "' matches no file (relative to the config file)");
+    out.insert(out.end(), matches.begin(), matches.end());
+  }
+  return out;
+}
+
 void add(server::Timings& sum, const server::Timings& t) {
   sum.prompt_n += t.prompt_n;
   sum.cache_n += t.cache_n;
@@ -108,6 +142,7 @@ RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& wh
     c.files = config::get_strings(corpus_cfg, "files", {}, corpus_site);
     if (c.files.empty()) corpus_site.child("files").fail("must name at least one file");
     for (std::size_t i = 0; i < c.files.size(); ++i) {
+      if (is_pattern(c.files[i])) continue;  // checked once expanded
       auto language = corpus::language_of(c.files[i]);
       if (!language) corpus_site.child("files").index(i).fail(language.error().message);
     }
@@ -161,7 +196,8 @@ corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSite& 
         {std::string(random_bodies_file_name), corpus::generate_random_bodies(*config.random_bodies)}};
     loaded = corpus::build_corpus(files, config.lines);
   } else {
-    loaded = corpus::load_corpus(config.files, config.base_dir, config.lines);
+    loaded = corpus::load_corpus(expand_files(config.files, config.base_dir, site.child("files")), config.base_dir,
+                                 config.lines);
   }
   if (!loaded) site.child("files").fail(loaded.error().message + " (paths are relative to the config file)");
   if (loaded->targets.empty()) {

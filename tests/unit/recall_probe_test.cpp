@@ -389,6 +389,22 @@ TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
   const auto r = recall.request_for(recall.sampled().front());
   EXPECT_NE(r.messages[0].content.find(" in file `" + recall.sampled().front().file + "`"), std::string::npos);
   EXPECT_EQ(probe->min_context(), static_cast<int>(recall.corpus().text.size()) / 3 + 512 + 256);
+
+  // A glob pattern expands to its matches in sorted order, shown relative to the config.
+  json globbed = cfg;
+  globbed["corpus"]["files"] = json::array({"src/*.py"});
+  auto probe2 = make_recall_probe(globbed, site);
+  const auto& recall2 = dynamic_cast<const RecallProbe&>(*probe2);
+  EXPECT_EQ(recall2.corpus().files, (std::vector<std::string>{"src/a.py", "src/b.py"}));
+  EXPECT_EQ(recall2.corpus().text, recall.corpus().text);
+  globbed["corpus"]["files"] = json::array({"src/*.js"});
+  try {
+    make_recall_probe(globbed, site);
+    ADD_FAILURE() << "a pattern matching nothing must fail";
+  } catch (const core::FatalError& e) {
+    EXPECT_NE(e.message.find("probes[0].corpus.files[0]: pattern 'src/*.js' matches no file"), std::string::npos)
+        << e.message;
+  }
   std::filesystem::remove_all(dir);
 }
 
