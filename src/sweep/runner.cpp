@@ -144,6 +144,8 @@ RunResult Runner::run() {
   m_manifest["kind"] = "kvsweep-run";
   m_manifest["name"] = m_config.name;
   m_manifest["config"] = config::to_json(m_config);
+  // Like the slot environments: values of secret-looking names (…KEY…, …TOKEN…) never reach the run directory.
+  m_manifest["config"]["server"]["env"] = config::env_for_record(m_config.server.env);
   m_manifest["config_file"] = std::filesystem::absolute(m_config.file).string();
   m_manifest["config_hash"] = config::config_hash(m_config);
   m_manifest["kvsweep"] = {{"version", core::version()}, {"git_sha", core::git_sha()}};

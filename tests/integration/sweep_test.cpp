@@ -86,6 +86,7 @@ TEST(Sweep, QuantizedVWithoutFlashAttentionIsUnsupportedAndTheSweepGoesOn) {
   auto cfg = kt::base_config(kt::tiny_model());
   cfg["server"]["args"] = {"-fa", "off", "-t", "1"};
   cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16", "q8_0"}}, {"reference", "f16/f16"}, {"order", "as-listed"}};
+  cfg["server"]["env"] = {{"MY_API_KEY", "s3cret-value-123"}, {"OMP_NUM_THREADS", "1"}};
   auto run = dir / "run";
   // -q: only what went wrong is narrated.
   auto r = kt::run_kvsweep({"-q", "run", kt::write_config(dir, cfg).string(), "-o", run.string()});
@@ -95,6 +96,11 @@ TEST(Sweep, QuantizedVWithoutFlashAttentionIsUnsupportedAndTheSweepGoesOn) {
   EXPECT_NE(r.output.find("tiny/f16/q8_0: unsupported"), std::string::npos) << r.output;
   auto manifest = kt::read_manifest(run);
   ASSERT_EQ(manifest["cells"].size(), 2u);
+  // A secret-looking environment value never reaches the run directory; others are recorded.
+  EXPECT_EQ(manifest["config"]["server"]["env"]["MY_API_KEY"], "<redacted>");
+  EXPECT_EQ(manifest["config"]["server"]["env"]["OMP_NUM_THREADS"], "1");
+  EXPECT_EQ(manifest.dump().find("s3cret-value-123"), std::string::npos);
+  EXPECT_EQ(r.output.find("s3cret-value-123"), std::string::npos);
   for (const auto& c : manifest["cells"]) {
     if (c["type_v"] == "q8_0") {
       EXPECT_EQ(c["outcome"], "unsupported") << c.dump();
