@@ -1,6 +1,7 @@
 // The recall tools of DESIGN.md's command line: `corpus random-bodies`, `extract`, `sample` and
 // `score` — the corpus/ and score/ building blocks of the recall probe, usable on their own
 // (e.g. to check a selection or a score against the published Python harness).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/cli/commands.hpp"
+#include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/core/host.hpp"
@@ -153,60 +155,30 @@ void register_sample(CLI::App& app, Commands& commands) {
   });
 }
 
-std::vector<std::string> string_array(const json& c, const char* key, bool required, const std::string& where) {
-  if (!c.contains(key)) {
-    if (required) throw core::FatalError(where + ": missing \"" + key + "\" (an array of lines)");
-    return {};
-  }
-  const json& v = c[key];
-  if (!v.is_array()) throw core::FatalError(where + ": \"" + key + "\" must be an array of strings, got " + v.type_name());
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) {
-      throw core::FatalError(where + ": \"" + key + "\"[" + std::to_string(i) + "] must be a string, got " +
-                             v[i].type_name());
-    }
-    out.push_back(v[i].get<std::string>());
-  }
-  return out;
-}
-
-json score_case(const json& c, const std::string& where) {
-  if (!c.is_object()) throw core::FatalError(where + ": expected a JSON object, got " + std::string(c.type_name()));
+/// One case of `kvsweep score`; malformed values fail through the config getters, naming the key.
+json score_case(const json& c, const config::Site& where) {
+  if (!c.is_object()) where.fail("expected a JSON object, got " + std::string(c.type_name()));
   static const std::vector<std::string> known = {"primary", "bonus", "response", "relax_indent", "align", "pass_lines"};
   for (auto it = c.begin(); it != c.end(); ++it) {
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
-      throw core::FatalError(where + ": unknown key \"" + it.key() +
-                             "\"; known: primary, bonus, response, relax_indent, align, pass_lines");
+      where.fail("unknown key \"" + it.key() + "\"; known: primary, bonus, response, relax_indent, align, pass_lines");
     }
   }
-  const auto primary = string_array(c, "primary", true, where);
-  const auto bonus = string_array(c, "bonus", false, where);
+  if (!c.contains("primary")) where.fail("missing \"primary\" (an array of lines)");
+  const auto primary = config::get_strings(c, "primary", {}, where);
+  const auto bonus = config::get_strings(c, "bonus", {}, where);
   if (!c.contains("response") || !c["response"].is_string()) {
-    throw core::FatalError(where + ": \"response\" must be the model's answer as a string");
+    where.child("response").fail("must be the model's answer as a string");
   }
   score::RecallOptions options;
   options.primary_lines = static_cast<int>(primary.size());
-  if (c.contains("relax_indent")) {
-    if (!c["relax_indent"].is_boolean()) throw core::FatalError(where + ": \"relax_indent\" must be true or false");
-    options.relax_indent = c["relax_indent"].get<bool>();
-  }
-  if (c.contains("align")) {
-    const json& a = c["align"];
-    if (a == "difflib") {
-      options.align = score::Alignment::difflib;
-    } else if (a == "lcs") {
-      options.align = score::Alignment::lcs;
-    } else {
-      throw core::FatalError(where + ": \"align\" must be \"difflib\" or \"lcs\", got " + a.dump());
-    }
-  }
-  if (c.contains("pass_lines")) {
-    if (!c["pass_lines"].is_number_integer() || c["pass_lines"].get<long long>() < 0) {
-      throw core::FatalError(where + ": \"pass_lines\" must be an integer >= 0");
-    }
-    options.pass_lines = c["pass_lines"].get<int>();
-  }
+  options.relax_indent = config::get_bool(c, "relax_indent", options.relax_indent, where);
+  const std::string align = config::get_string(c, "align", "difflib", where);
+  if (align != "difflib" && align != "lcs") where.fail("\"align\" must be \"difflib\" or \"lcs\", got \"" + align + "\"");
+  options.align = align == "lcs" ? score::Alignment::lcs : score::Alignment::difflib;
+  const long long pass_lines = config::get_int(c, "pass_lines", options.pass_lines, where);
+  if (pass_lines < 0) where.child("pass_lines").fail("must be >= 0");
+  options.pass_lines = static_cast<int>(pass_lines);
   const auto s = score::score_recall(primary, bonus, c["response"].get<std::string>(), options);
   return {{"primary_matched", s.primary_matched}, {"primary_total", primary.size()},
           {"bonus_matched", s.bonus_matched},     {"bonus_total", bonus.size()},
@@ -240,9 +212,9 @@ void register_score(CLI::App& app, Commands& commands) {
       json out;
       if (in.is_array()) {
         out = json::array();
-        for (std::size_t i = 0; i < in.size(); ++i) out.push_back(score_case(in[i], "stdin[" + std::to_string(i) + "]"));
+        for (std::size_t i = 0; i < in.size(); ++i) out.push_back(score_case(in[i], config::Site("stdin", "").index(i)));
       } else {
-        out = score_case(in, "stdin");
+        out = score_case(in, config::Site("stdin", ""));
       }
       std::printf("%s\n", out.dump().c_str());
       return core::exit_code::ok;
