@@ -68,10 +68,7 @@ corpus::RandomBodiesOptions parse_random_bodies(const nlohmann::json& obj, const
       co.prefix_len = static_cast<int>(config::get_int(c, "prefix_len", co.prefix_len, csite));
       co.suffix_len = static_cast<int>(config::get_int(c, "suffix_len", co.suffix_len, csite));
       co.literal_tail = static_cast<int>(config::get_int(c, "literal_tail", co.literal_tail, csite));
-      if (c.contains("mutate")) {
-        if (!c["mutate"].is_number()) csite.child("mutate").fail("expected a number in [0, 1], got " + c["mutate"].dump());
-        co.mutate = c["mutate"].get<double>();
-      }
+      co.mutate = config::get_number(c, "mutate", co.mutate, csite);  // range: check_random_bodies
       o.confusable = co;
     } else {
       csite.fail("expected true/false or an object of knobs, got " + c.dump());
@@ -175,13 +172,10 @@ RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& wh
   c.max_tokens = int_in(cfg, "max_tokens", c.max_tokens, 1, 10'000'000, site);
   c.prefill_no_think = config::get_bool(cfg, "prefill_no_think", c.prefill_no_think, site);
   c.bounded = config::get_bool(cfg, "bounded", c.bounded, site);
-  if (cfg.contains("budget_factor")) {
-    const auto& v = cfg["budget_factor"];
-    if (!v.is_number() || v.get<double>() <= 0) {
-      site.child("budget_factor").fail("expected a number > 0 (the margin over the expected answer's tokens), got " +
-                                       v.dump());
-    }
-    c.budget_factor = v.get<double>();
+  c.budget_factor = config::get_number(cfg, "budget_factor", c.budget_factor, site);
+  if (c.budget_factor <= 0) {
+    site.child("budget_factor").fail("expected a number > 0 (the margin over the expected answer's tokens), got " +
+                                     cfg["budget_factor"].dump());
   }
   c.budget_plus = int_in(cfg, "budget_plus", c.budget_plus, 0, 1'000'000, site);
   c.stop_extra_lines = int_in(cfg, "stop_extra_lines", c.stop_extra_lines, 0, 1'000'000, site);
