@@ -64,12 +64,14 @@ core::Expected<Response> Client::post_json(const std::string& path, const nlohma
 }
 
 namespace {
+/// A non-2xx answer as an http_status error carrying the server's own message.
+core::Error status_error(const std::string& what, int status, const std::string& body) {
+  return {core::ErrorKind::http_status, what + ": HTTP " + std::to_string(status) + ": " + error_message(body), status};
+}
+
 core::Expected<nlohmann::json> to_json_result(core::Expected<Response> r, const std::string& what) {
   if (!r) return std::unexpected(r.error());
-  if (r->status < 200 || r->status >= 300) {
-    return core::fail(core::ErrorKind::http_status,
-                      what + ": HTTP " + std::to_string(r->status) + ": " + error_message(r->body), r->status);
-  }
+  if (r->status < 200 || r->status >= 300) return std::unexpected(status_error(what, r->status, r->body));
   try {
     return nlohmann::json::parse(r->body);
   } catch (const std::exception& e) {
@@ -125,8 +127,7 @@ core::Expected<Client::StreamResult> Client::post_stream(const std::string& path
   status = res.status;
   if (status < 200 || status >= 300) {
     if (error_body.empty()) error_body = res.body;
-    return core::fail(core::ErrorKind::http_status,
-                      "POST " + path + ": HTTP " + std::to_string(status) + ": " + error_message(error_body), status);
+    return std::unexpected(status_error("POST " + path, status, error_body));
   }
   return StreamResult{status, false};
 }
