@@ -23,8 +23,15 @@ void register_merge(CLI::App& app, Commands& commands) {
       std::vector<std::filesystem::path> in(o->inputs.begin(), o->inputs.end());
       auto r = sweep::merge_runs(in, o->out);
       if (!r) throw core::FatalError("merge: " + r.error().message);
-      std::printf("merged %zu runs into %s: %zu cells, %zu records (%zu duplicates dropped)\n", r->runs, o->out.c_str(),
-                  r->cells, r->records, r->duplicates_dropped);
+      std::printf("merged %zu runs into %s: %zu cells, %zu records (%zu duplicates dropped, %zu records of support "
+                  "copies of the reference cell dropped)\n",
+                  r->runs, o->out.c_str(), r->cells, r->records, r->duplicates_dropped, r->support_dropped);
+      if (!r->missing_shards.empty()) {
+        std::string list;
+        for (const auto& s : r->missing_shards) list += (list.empty() ? "" : ", ") + s;
+        std::fprintf(stderr, "kvsweep merge: missing shards %s: the merged run is partial "
+                             "(merge all the shards again when they finish)\n", list.c_str());
+      }
       return core::exit_code::ok;
     };
   });

@@ -105,7 +105,7 @@ std::string summary_table(const sweep::RunResult& result) {
   if (slots) out << std::setw(6) << "slot";
   out << "\n";
   for (const auto& r : result.cells) {
-    std::string label = r.cell.label() + (r.cell.is_reference ? " *" : "");
+    std::string label = r.cell.label() + (r.cell.support ? " + " : r.cell.is_reference ? " *" : "");
     out << std::left << std::setw(32) << label << std::setw(17) << r.outcome << std::right << std::setw(6) << r.items_ok
         << std::setw(8) << r.items_failed << std::setw(9) << r.items_skipped << std::setw(9) << std::fixed
         << std::setprecision(2);
@@ -115,7 +115,8 @@ std::string summary_table(const sweep::RunResult& result) {
     if (slots) out << std::setw(6) << (r.slot >= 0 ? std::to_string(r.slot) : "-");
     out << "\n";
   }
-  out << "(* reference cell) wall " << std::fixed << std::setprecision(1) << result.wall_s << " s"
+  const bool support = std::any_of(result.cells.begin(), result.cells.end(), [](const auto& r) { return r.cell.support; });
+  out << (support ? "(* reference cell, + its support copy: owned by another shard) wall " : "(* reference cell) wall ") << std::fixed << std::setprecision(1) << result.wall_s << " s"
       << (result.interrupted ? ", interrupted" : "") << "\n";
   return out.str();
 }

@@ -104,6 +104,19 @@ int run_command(const RunOpts& o) {
     ropts.shard = sweep::parse_shard(o.shard);
     if (!ropts.shard) throw core::FatalError("--shard '" + o.shard + "': expected I/N with 0 <= I < N (e.g. 0/3)");
   }
+  if (resume) {
+    // A shard resumes as the shard it is: its manifest says which.
+    if (auto m = sweep::RunStore::read_manifest(run_dir); m && m->contains("shard")) {
+      const auto& s = (*m)["shard"];
+      const sweep::Shard was{s.value("index", 0), s.value("count", 1)};
+      if (ropts.shard && (ropts.shard->index != was.index || ropts.shard->count != was.count))
+        throw core::FatalError("--resume " + run_dir + ": the run is shard " + std::to_string(was.index) + "/" +
+                               std::to_string(was.count) + ", not " + o.shard);
+      ropts.shard = was;
+    } else if (m && ropts.shard) {
+      throw core::FatalError("--resume " + run_dir + ": the run is not a shard; resume it without --shard");
+    }
+  }
   if (!o.only.empty()) ropts.filter = sweep::parse_filter(o.only);
   ropts.parallel_cells = o.parallel_cells > 0 ? o.parallel_cells : cfg.sweep.parallel_cells;
   if (ropts.parallel_cells > 1 && cfg.server.backend != "llama-server")
@@ -125,12 +138,16 @@ int run_command(const RunOpts& o) {
     throw core::FatalError(cfg.file.string() + ": embedder: missing; a probe (telephone) needs an embedding model");
 
   if (o.dry_run) {
-    auto cells = sweep::plan_cells(cfg, ropts.shard);
+    auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes));
     std::erase_if(cells, [&](const sweep::Cell& c) { return !ropts.filter.matches_cell(c); });
-    std::printf("plan for %s (config hash %s)\n", cfg.name.c_str(), config::config_hash(cfg).c_str());
-    std::printf("cells (%zu, in run order):\n", cells.size());
+    std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
+    if (ropts.shard) std::printf(", shard %d/%d", ropts.shard->index, ropts.shard->count);
+    std::printf("\ncells (%zu, in run order):\n", cells.size());
     for (std::size_t i = 0; i < cells.size(); ++i)
-      std::printf("  %2zu. %s%s\n", i + 1, cells[i].label().c_str(), cells[i].is_reference ? "  (reference)" : "");
+      std::printf("  %2zu. %s%s\n", i + 1, cells[i].label().c_str(),
+                  cells[i].support        ? "  (reference, support: owned by another shard, run for comparisons)"
+                  : cells[i].is_reference ? "  (reference)"
+                                          : "");
     std::printf("probes:\n");
     std::size_t per_cell = 0;
     for (const auto& p : probes) {

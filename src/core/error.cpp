@@ -12,6 +12,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::process: return "process";
     case ErrorKind::unsupported: return "unsupported";
     case ErrorKind::invalid: return "invalid";
+    case ErrorKind::exceeds_context: return "exceeds_context";
     case ErrorKind::cancelled: return "cancelled";
   }
   return "unknown";

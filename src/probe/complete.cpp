@@ -24,6 +24,7 @@ class CompleteProbe final : public Probe {
   std::string kind() const override { return "complete"; }
   std::string name() const override { return m_name; }
   int min_context() const override { return 512 + m_max_tokens; }
+  bool compares_with_reference() const override { return true; }  // match_reference
 
   std::vector<Item> items() const override { return prompt_items(m_prompts); }
 

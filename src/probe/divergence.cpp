@@ -153,6 +153,7 @@ class DivergenceProbe final : public Probe {
   std::string kind() const override { return "divergence"; }
   std::string name() const override { return m_name; }
   int min_context() const override { return 512 + m_tokens; }
+  bool compares_with_reference() const override { return m_mode == Mode::reference; }
 
   std::vector<Item> items() const override { return prompt_items(m_prompts); }
 

@@ -210,6 +210,7 @@ class KldProbe final : public Probe {
 
   std::string kind() const override { return "kld"; }
   std::string name() const override { return m_name; }
+  bool compares_with_reference() const override { return true; }  // scored against the reference's logits
 
   std::vector<Item> items() const override {
     json spec = {{"ctx", m_ctx}, {"chunks", m_chunks}};

@@ -333,7 +333,7 @@ core::Expected<RecallProbe::PromptTokens> RecallProbe::preflight(const corpus::T
   const long long needed =
       static_cast<long long>(corpus_tokens) + static_cast<long long>(question->size()) + overhead + budget;
   if (needed > ctx.cell.n_ctx) {
-    return core::fail(core::ErrorKind::invalid,
+    return core::fail(core::ErrorKind::exceeds_context,
                       "recall prompt needs about " + std::to_string(needed) + " tokens (corpus " +
                           std::to_string(corpus_tokens) + " + question " + std::to_string(question->size()) +
                           " + answer budget " + std::to_string(budget) + ") but the context holds " +

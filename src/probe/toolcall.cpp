@@ -305,7 +305,7 @@ class ToolcallProbe final : public Probe {
     const int length = item.spec.at("length").get<int>();
     const std::uint64_t seed = item.spec.at("seed").get<std::uint64_t>();
     if (ctx.cell.n_ctx > 0 && length + m_options.max_tokens > ctx.cell.n_ctx)
-      return core::fail(core::ErrorKind::invalid,
+      return core::fail(core::ErrorKind::exceeds_context,
                         "exceeds context: " + item.key + " needs " + std::to_string(length) + " prompt + " +
                             std::to_string(m_options.max_tokens) + " answer tokens but the server's context is " +
                             std::to_string(ctx.cell.n_ctx) + " (raise server.ctx or drop the length)");
@@ -351,7 +351,7 @@ class ToolcallProbe final : public Probe {
     auto res = ctx.api.complete(req);
     if (!res) {
       if (exceeds_context_error(res.error()))
-        return core::fail(core::ErrorKind::invalid, "exceeds context: " + item.key + ": " + res.error().message,
+        return core::fail(core::ErrorKind::exceeds_context, "exceeds context: " + item.key + ": " + res.error().message,
                           res.error().http_status);
       return std::unexpected(res.error());
     }

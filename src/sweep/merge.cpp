@@ -1,5 +1,6 @@
 #include "kvsweep/sweep/merge.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -42,6 +43,22 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
     }
   }
 
+  // Support cells: a shard's copy of a reference cell another shard owns. When the owner is
+  // among the inputs, its records stand and the copies are dropped unread: they served that
+  // shard's comparisons and may differ (another node, another GPU).
+  std::vector<std::set<std::string>> support(inputs.size());  // per input: its support cells
+  std::set<std::string> owned;                                 // cells some input owns
+  for (std::size_t i = 0; i < manifests.size(); ++i) {
+    for (const auto& c : manifests[i].value("cells", nlohmann::json::array())) {
+      if (c.value("support", false)) support[i].insert(cell_key(c));
+      else owned.insert(cell_key(c));
+    }
+  }
+  auto superseded = [&](std::size_t i, const nlohmann::json& cell) {
+    const std::string key = cell_key(cell);
+    return support[i].contains(key) && owned.contains(key);
+  };
+
   // Records: union; an ok triple seen twice must say the same thing.
   std::map<std::string, std::pair<nlohmann::json, std::string>> ok;  // triple -> (record, from)
   std::vector<nlohmann::json> merged;
@@ -50,6 +67,10 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
     auto records = RunStore::read_records(inputs[i]);
     if (!records) return std::unexpected(records.error());
     for (const auto& r : *records) {
+      if (superseded(i, r.value("cell", nlohmann::json::object()))) {
+        ++summary.support_dropped;
+        continue;
+      }
       std::string line = r.dump();
       if (!seen_lines.insert(line).second) {
         ++summary.duplicates_dropped;
@@ -94,6 +115,7 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
                     {"status", manifests[i].value("status", "")}});
     complete = complete && manifests[i].value("status", "") == "complete";
     for (const auto& c : manifests[i].value("cells", nlohmann::json::array())) {
+      if (superseded(i, c)) continue;
       if (cell_keys.insert(cell_key(c)).second) cells.push_back(c);
     }
     std::error_code ec;
@@ -103,6 +125,18 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
       std::filesystem::copy_file(f.path(), dest, ec);
     }
   }
+  // Shards of one N that leave some index out: the merged run lacks their cells.
+  std::set<int> indices;
+  int count = 0;
+  for (const auto& m : manifests) {
+    if (!m.contains("shard")) continue;
+    indices.insert(m["shard"].value("index", 0));
+    count = std::max(count, m["shard"].value("count", 0));
+  }
+  for (int s = 0; s < count; ++s)
+    if (!indices.contains(s)) summary.missing_shards.push_back(std::to_string(s) + "/" + std::to_string(count));
+  complete = complete && summary.missing_shards.empty();
+
   summary.cells = cells.size();
   manifest["cells"] = cells;
   manifest["merged_from"] = from;

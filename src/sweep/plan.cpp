@@ -75,7 +75,7 @@ std::vector<Cell> grid_cells(const config::Config& c) {
     auto add = [&](const std::string& k, const std::string& v) {
       for (const auto& e : cells)
         if (e.model == m.name && e.type_k == k && e.type_v == v) return;
-      cells.push_back(Cell{m.name, m.path, k, v, k + "/" + v == c.grid.reference});
+      cells.push_back(Cell{m.name, m.path, k, v, k + "/" + v == c.grid.reference, false});
     };
     for (const auto& k : c.grid.k) {
       for (const auto& v : c.grid.v) {
@@ -110,20 +110,21 @@ void seeded_shuffle(std::vector<Cell>& cells, std::uint64_t seed) {
   }
 }
 
-std::vector<Cell> plan_cells(const config::Config& c, const std::optional<Shard>& shard) {
+std::vector<Cell> plan_cells(const config::Config& c, const std::optional<Shard>& shard, ReferenceSupport support) {
   std::vector<Cell> all = grid_cells(c);
   std::vector<Cell> cells;
-  // Shards partition the non-reference cells (every-N-th of the canonical order); each shard
-  // also runs the reference cell, because probes compare every cell with it. Deterministic
-  // probes give identical reference records in every shard, and merge checks that they do.
-  std::size_t i = 0;
-  for (const auto& cell : all) {
-    if (cell.is_reference) {
-      cells.push_back(cell);
-      continue;
+  // Shards partition the cells: every N-th of the canonical order. A shard that does not own a
+  // reference cell runs it as a support cell when probes compare with it, so that its cells are
+  // compared with a reference measured on the same machine; merge keeps only the owner's records
+  // of it (support copies may differ: another node, another GPU).
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Cell cell = all[i];
+    const bool owned = !shard || static_cast<int>(i % static_cast<std::size_t>(shard->count)) == shard->index;
+    if (!owned) {
+      if (!cell.is_reference || support == ReferenceSupport::skip) continue;
+      cell.support = true;
     }
-    if (!shard || static_cast<int>(i % static_cast<std::size_t>(shard->count)) == shard->index) cells.push_back(cell);
-    ++i;
+    cells.push_back(std::move(cell));
   }
   if (c.grid.order == config::Order::shuffle) seeded_shuffle(cells, c.grid.seed);
   // Reference cells first: probes that compare against the reference need its records.

@@ -25,6 +25,7 @@ nlohmann::json cell_result_json(const CellResult& r) {
   nlohmann::json j = r.cell.to_json();
   j["id"] = r.cell.id();
   j["is_reference"] = r.cell.is_reference;
+  if (r.cell.support) j["support"] = true;
   j["outcome"] = r.outcome;
   j["message"] = r.message;
   j["items_ok"] = r.items_ok;
@@ -53,6 +54,11 @@ std::string cell_key(const nlohmann::json& c) {
 }
 
 }  // namespace
+
+ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes) {
+  return std::ranges::any_of(probes, [](const auto& p) { return p->compares_with_reference(); }) ? ReferenceSupport::run
+                                                                                                : ReferenceSupport::skip;
+}
 
 Runner::Runner(const config::Config& config, std::vector<std::unique_ptr<probe::Probe>>& probes,
                server::Backend& backend, RunStore& store, ProgressSink& progress, const std::atomic<bool>& cancel,
@@ -135,7 +141,7 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
 
 RunResult Runner::run() {
   auto t0 = std::chrono::steady_clock::now();
-  auto cells = plan_cells(m_config, m_options.shard);
+  auto cells = plan_cells(m_config, m_options.shard, reference_support(m_probes));
   std::erase_if(cells, [&](const Cell& c) { return !m_options.filter.matches_cell(c); });
 
   // Manifest: provenance first, so even a run that dies at once says what it was.
@@ -360,6 +366,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
              c.value("model", "") == cell.model &&
              c.value("type_k", "") + "/" + c.value("type_v", "") == m_config.grid.reference;
     });
+    bool exceeded = false;  // an item of this probe did not fit the context
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       const auto& item = t.items[k];
       if (m_cancel.load()) break;
@@ -435,6 +442,13 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       if (err.http_status) rec["http_status"] = err.http_status;
       (void)m_store.append(rec);
       ++r.items_failed;
+      if (err.kind == core::ErrorKind::exceeds_context && !exceeded) {
+        // Said once per probe and cell: the next items will most likely not fit either.
+        exceeded = true;
+        const std::string what = t.probe->name() + ": " + err.message;
+        m_progress.note(cell.label() + ": " + what);
+        r.message += (r.message.empty() ? "" : "\n") + what;
+      }
       m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
     }
     if (m_cancel.load()) break;

@@ -40,6 +40,11 @@ std::vector<std::string> proc_strings(pid_t pid, const char* file) {
 // What a running llama-server is: its cell ("k/v", from -ctk/-ctv) and KVSWEEP_TEST_SLOT as its
 // environment holds it ("<unset>" when missing). Empty cell when the process is already gone.
 std::pair<std::string, std::string> server_cell_and_slot(pid_t pid) {
+  // The environment first: a server that exits between two reads of /proc shows an empty
+  // environment (never the case for a live one, which has at least PATH), and that must not
+  // read as "started without its slot's variable".
+  auto env = proc_strings(pid, "environ");
+  if (env.empty()) return {};
   auto argv = proc_strings(pid, "cmdline");
   std::string k, v;
   for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
@@ -47,7 +52,7 @@ std::pair<std::string, std::string> server_cell_and_slot(pid_t pid) {
     if (argv[i] == "-ctv") v = argv[i + 1];
   }
   std::string slot = "<unset>";
-  for (const auto& e : proc_strings(pid, "environ"))
+  for (const auto& e : env)
     if (e.rfind("KVSWEEP_TEST_SLOT=", 0) == 0) slot = e.substr(18);
   if (k.empty()) return {};
   return {k + "/" + v, slot};

@@ -56,3 +56,34 @@ TEST(Recall, RandomBodiesCorpusGivesScoredRecordsPerCellWithTheSameTargets) {
   for (const auto& rec : records) cached += rec["timings"]["cache_n"].get<int>() > 1000;
   EXPECT_GE(cached, 4 * 3);
 }
+
+TEST(Recall, CorpusBeyondTheContextFailsEveryItemClearlyBeforeAnyGeneration) {
+  kt::TempDir dir;
+  auto cfg = kt::base_config(kt::tiny_model());
+  cfg["server"]["ctx"] = 1024;
+  cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
+  // 12 functions of 24-40 lines of random identifiers: several thousand tokens.
+  cfg["probes"] = {{{"kind", "recall"},
+                    {"corpus", {{"random_bodies", {{"functions", 12}, {"value_len", 16}, {"seed", 3}}}}},
+                    {"k", 3},
+                    {"mode", "raw"},
+                    {"max_tokens", 48}}};
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;  // an item error is recorded; the sweep goes on
+  auto records = kt::read_records(run);
+  ASSERT_EQ(records.size(), 3u);
+  for (const auto& rec : records) {
+    EXPECT_EQ(rec["status"], "exceeds_context") << rec.dump().substr(0, 400);
+    const std::string error = rec["error"];
+    EXPECT_EQ(error.rfind("recall prompt needs about ", 0), 0u) << error;
+    EXPECT_NE(error.find("but the context holds 1024; raise the server's -c"), std::string::npos) << error;
+    EXPECT_FALSE(rec.contains("timings")) << rec.dump().substr(0, 400);  // nothing was generated
+  }
+  // Said once for the cell, with the reason, in the progress and in the manifest.
+  EXPECT_NE(r.output.find("tiny/f16/f16: recall: recall prompt needs about"), std::string::npos) << r.output;
+  const auto manifest = kt::read_manifest(run);
+  ASSERT_EQ(manifest["cells"].size(), 1u);
+  EXPECT_EQ(manifest["cells"][0]["items_failed"], 3);
+  EXPECT_NE(manifest["cells"][0]["message"].get<std::string>().find("raise the server's -c"), std::string::npos);
+}

@@ -1,4 +1,5 @@
 // Scale-out: shards of one sweep merged give what the unsharded run gives.
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -37,7 +38,8 @@ TEST(Shard, ThreeShardsMergedEqualTheUnshardedRun) {
   ASSERT_EQ(kt::run_kvsweep({"run", cfg.string(), "-o", whole.string()}).exit_code, 0);
 
   std::vector<std::string> merge_args = {"merge"};
-  std::set<std::string> cells_seen;
+  std::set<std::string> owned;  // cells some shard owns
+  int support_copies = 0;
   for (int i = 0; i < 3; ++i) {
     auto shard = dir / ("shard" + std::to_string(i));
     auto r = kt::run_kvsweep({"run", cfg.string(), "-o", shard.string(), "--shard", std::to_string(i) + "/3"});
@@ -45,21 +47,31 @@ TEST(Shard, ThreeShardsMergedEqualTheUnshardedRun) {
     const auto manifest = kt::read_manifest(shard);  // keep it alive: operator[] returns into it
     for (const auto& c : manifest["cells"]) {
       std::string key = c["type_k"].get<std::string>() + "/" + c["type_v"].get<std::string>();
-      // Every cell in exactly one shard; the reference cell runs in each (probes compare with it).
-      if (c["is_reference"].get<bool>()) continue;
-      EXPECT_TRUE(cells_seen.insert(key).second) << key << " in two shards";
+      // `complete` compares with the reference (match_reference): a shard that does not own the
+      // reference cell runs a support copy of it. Every cell is owned by exactly one shard.
+      if (c.value("support", false)) {
+        EXPECT_TRUE(c["is_reference"].get<bool>()) << key;
+        ++support_copies;
+        continue;
+      }
+      EXPECT_TRUE(owned.insert(key).second) << key << " in two shards";
     }
     merge_args.push_back(shard.string());
   }
-  EXPECT_EQ(cells_seen.size(), 8u);
+  EXPECT_EQ(owned.size(), 9u);
+  EXPECT_EQ(support_copies, 2);
   auto merged = dir / "merged";
   merge_args.insert(merge_args.end(), {"-o", merged.string()});
   auto m = kt::run_kvsweep(merge_args);
   ASSERT_EQ(m.exit_code, 0) << m.output;
+  // 2 support copies × 4 prompts.
+  EXPECT_NE(m.output.find("9 cells, 36 records (0 duplicates dropped, 8 records of support copies"), std::string::npos)
+      << m.output;
 
   auto a = by_triple(kt::read_records(whole));
   auto b = by_triple(kt::read_records(merged));
   EXPECT_EQ(a.size(), 36u);
+  EXPECT_EQ(kt::read_records(merged).size(), 36u);
   EXPECT_EQ(a, b);  // same triples, same greedy answers
 
   auto ra = kt::run_kvsweep({"report", whole.string()});
@@ -70,12 +82,88 @@ TEST(Shard, ThreeShardsMergedEqualTheUnshardedRun) {
   EXPECT_NE(report_body(ra.output).find("## complete"), std::string::npos);
   const auto merged_manifest = kt::read_manifest(merged);
   EXPECT_EQ(merged_manifest["cells"].size(), 9u);
-  for (const auto& c : merged_manifest["cells"]) EXPECT_EQ(c["outcome"], "ok");
+  EXPECT_EQ(merged_manifest["status"], "complete");
+  for (const auto& c : merged_manifest["cells"]) {
+    EXPECT_EQ(c["outcome"], "ok");
+    EXPECT_FALSE(c.value("support", false)) << c.dump();
+  }
+
+  // Two of three shards: a partial run, and merge says which shard is missing.
+  auto partial = dir / "partial";
+  auto p = kt::run_kvsweep({"merge", (dir / "shard0").string(), (dir / "shard2").string(), "-o", partial.string()});
+  ASSERT_EQ(p.exit_code, 0) << p.output;
+  EXPECT_NE(p.output.find("missing shards 1/3: the merged run is partial"), std::string::npos)
+      << p.output;
+  EXPECT_EQ(kt::read_manifest(partial)["status"], "partial");
 
   // A shard is also deterministic: the same I/N gives the same cells.
   auto again = kt::run_kvsweep({"run", cfg.string(), "--shard", "1/3", "--dry-run"});
   auto again2 = kt::run_kvsweep({"run", cfg.string(), "--shard", "1/3", "--dry-run"});
   EXPECT_EQ(again.output, again2.output);
+}
+
+TEST(Shard, SupportCopiesGiveWayToTheOwnerAndAShardResumesAsItself) {
+  kt::TempDir dir;
+  auto config = kt::base_config(kt::tiny_model());
+  config["grid"] = {{"k", {"f16", "q4_0"}}, {"v", "same-as-k"}, {"reference", "f16/f16"}, {"order", "as-listed"}};
+  config["probes"][0]["max_tokens"] = 8;
+  auto cfg = kt::write_config(dir, config);
+  // Canonical order f16/f16, f16/q4_0, q4_0/f16, q4_0/q4_0: shard 0/2 owns the reference.
+  auto s0 = dir / "s0", s1 = dir / "s1";
+  ASSERT_EQ(kt::run_kvsweep({"run", cfg.string(), "-o", s0.string(), "--shard", "0/2"}).exit_code, 0);
+  ASSERT_EQ(kt::run_kvsweep({"run", cfg.string(), "-o", s1.string(), "--shard", "1/2"}).exit_code, 0);
+  ASSERT_EQ(kt::read_records(s1).size(), 12u);  // f16/q4_0 and q4_0/q4_0 plus the support reference
+
+  // The support copy measured something else (another GPU, say): merge keeps the owner's.
+  std::vector<std::string> lines;
+  for (auto r : kt::read_records(s1)) {
+    if (r["cell"]["type_k"] == "f16" && r["cell"]["type_v"] == "f16") r["response"] = "measured elsewhere";
+    lines.push_back(r.dump());
+  }
+  {
+    std::ofstream out(s1 / "records.jsonl", std::ios::trunc);
+    for (const auto& l : lines) out << l << "\n";
+  }
+  auto merged = dir / "merged";
+  auto m = kt::run_kvsweep({"merge", s0.string(), s1.string(), "-o", merged.string()});
+  ASSERT_EQ(m.exit_code, 0) << m.output;
+  auto want = by_triple(kt::read_records(s0));
+  auto got = by_triple(kt::read_records(merged));
+  EXPECT_EQ(got.size(), 16u);
+  for (const auto& [key, response] : want) EXPECT_EQ(got[key], response) << key;
+
+  // An owned cell whose records differ between two runs is refused.
+  auto copy = dir / "s0copy";
+  std::filesystem::copy(s0, copy, std::filesystem::copy_options::recursive);
+  lines.clear();
+  for (auto r : kt::read_records(copy)) {
+    if (r["cell"]["type_k"] == "q4_0") r["response"] = "not what s0 has";
+    lines.push_back(r.dump());
+  }
+  {
+    std::ofstream out(copy / "records.jsonl", std::ios::trunc);
+    for (const auto& l : lines) out << l << "\n";
+  }
+  auto refused = kt::run_kvsweep({"merge", s0.string(), copy.string(), "-o", (dir / "refused").string()});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.output.find("has different results in"), std::string::npos) << refused.output;
+
+  // --resume of a shard runs the shard's cells (all recorded: nothing), not the whole grid.
+  auto r = kt::run_kvsweep({"run", "--resume", s0.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(kt::read_records(s0).size(), 8u);
+  auto wrong = kt::run_kvsweep({"run", "--resume", s0.string(), "--shard", "1/2"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.output.find("the run is shard 0/2, not 1/2"), std::string::npos) << wrong.output;
+
+  // Without a probe that compares with the reference, a shard runs only its own cells.
+  config["probes"] = {{{"kind", "divergence"}, {"mode", "cache"}, {"tokens", 4}}};
+  auto plan = kt::run_kvsweep({"run", kt::write_config(dir, config, "cache.json").string(), "--shard", "1/2", "--dry-run"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_NE(plan.output.find("cells (2, in run order)"), std::string::npos) << plan.output;
+  EXPECT_EQ(plan.output.find("f16/f16"), std::string::npos) << plan.output;
+  auto with_support = kt::run_kvsweep({"run", cfg.string(), "--shard", "1/2", "--dry-run"});
+  EXPECT_NE(with_support.output.find("tiny/f16/f16  (reference, support"), std::string::npos) << with_support.output;
 }
 
 TEST(Shard, MergeRefusesRunsOfDifferentConfigs) {

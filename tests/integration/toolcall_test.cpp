@@ -57,7 +57,7 @@ TEST(Toolcall, ThreeCellsTwoLengthsScoredRecordsAndAReportPerLength) {
     cells.insert(cell_of(rec));
     const std::string item = rec["item"];
     if (item == "L4096-s1") {
-      EXPECT_EQ(rec["status"], "invalid") << rec.dump();
+      EXPECT_EQ(rec["status"], "exceeds_context") << rec.dump();
       EXPECT_EQ(rec["error"].get<std::string>().rfind("exceeds context: L4096-s1", 0), 0u) << rec["error"];
       continue;
     }

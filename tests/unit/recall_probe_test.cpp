@@ -320,7 +320,7 @@ TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
   Context ctx{api, small};
   auto result = recall.run(recall.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
-  EXPECT_EQ(result.error().kind, core::ErrorKind::invalid);
+  EXPECT_EQ(result.error().kind, core::ErrorKind::exceeds_context);
   EXPECT_NE(result.error().message.find("raise the server's -c"), std::string::npos);
   EXPECT_TRUE(api.requests.empty());
 

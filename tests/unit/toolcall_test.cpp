@@ -558,7 +558,7 @@ TEST(ToolcallProbe, LengthsBeyondTheContextAreItemErrors) {
   r.cell.n_ctx = 4096;
   auto res = r.run(1);
   ASSERT_FALSE(res);
-  EXPECT_EQ(res.error().kind, ErrorKind::invalid);
+  EXPECT_EQ(res.error().kind, ErrorKind::exceeds_context);
   EXPECT_EQ(res.error().message.rfind("exceeds context: L8192-s1 needs 8192 prompt + 64 answer tokens", 0), 0u)
       << res.error().message;
   EXPECT_TRUE(r.api.requests.empty());
@@ -566,6 +566,7 @@ TEST(ToolcallProbe, LengthsBeyondTheContextAreItemErrors) {
   r.api.fail_exceed = true;
   res = r.run(0);
   ASSERT_FALSE(res);
+  EXPECT_EQ(res.error().kind, ErrorKind::exceeds_context);
   EXPECT_EQ(res.error().message.rfind("exceeds context: L1024-s1: ", 0), 0u) << res.error().message;
 }
 

@@ -16,6 +16,7 @@ enum class ErrorKind {
   process,      // a child process could not be started or died
   unsupported,  // the backend cannot do what was asked
   invalid,      // bad input (config, arguments)
+  exceeds_context,  // the prompt plus the answer budget do not fit the server's context (-c)
   cancelled,    // interrupted by the user
 };
 

@@ -68,6 +68,9 @@ class Probe {
   /// The items of this probe for one cell (same list for every cell).
   virtual std::vector<Item> items() const = 0;
   virtual bool needs_embedder() const { return false; }
+  /// Whether items read the reference cell's records while they run (Context::reference_records).
+  /// A shard that does not own the reference cell then runs it too, as a support cell.
+  virtual bool compares_with_reference() const { return false; }
   /// Minimum context the probe needs (the runner uses it for -c when the config leaves it open).
   virtual int min_context() const { return 0; }
   /// Runs one item. An Error means the item failed (timeout and connect errors also tell the

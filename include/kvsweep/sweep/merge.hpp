@@ -1,6 +1,7 @@
 #pragma once
 /// Merging run directories (shards of one sweep) into one run: same config hash required,
-/// records unioned, an ok triple present in two runs must be identical.
+/// records unioned, an ok triple present in two runs must be identical; a shard's support copy
+/// of a reference cell gives way to the shard that owns the cell.
 
 #include <filesystem>
 #include <string>
@@ -14,7 +15,9 @@ struct MergeSummary {
   std::size_t runs = 0;
   std::size_t records = 0;
   std::size_t duplicates_dropped = 0;  // identical records seen in more than one run
+  std::size_t support_dropped = 0;     // records of support cells whose owning shard is merged too
   std::size_t cells = 0;
+  std::vector<std::string> missing_shards;  // "I/N" of shards not among the inputs (the run is then partial)
 };
 
 /// Joins `inputs` into a new run directory `output` (which must not hold records).

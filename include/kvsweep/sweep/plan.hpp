@@ -19,6 +19,9 @@ struct Cell {
   std::string type_k;
   std::string type_v;
   bool is_reference = false;
+  /// A reference cell run by a shard that does not own it, only so that this shard's cells can
+  /// be compared with it; merge keeps the owning shard's records of it.
+  bool support = false;
 
   /// "model/k/v", the human label.
   std::string label() const { return model + "/" + type_k + "/" + type_v; }
@@ -47,10 +50,16 @@ Filter parse_filter(const std::string& text);
 
 /// All cells of the grid in canonical order (model, then K list order, then V list order).
 std::vector<Cell> grid_cells(const config::Config& config);
-/// The cells to run: the shard's share of the non-reference cells (every N-th in canonical
-/// order) plus the reference cells, ordered (shuffled by seed or as listed) with each
-/// model's reference cell first.
-std::vector<Cell> plan_cells(const config::Config& config, const std::optional<Shard>& shard);
+/// Whether a shard runs the reference cells it does not own.
+enum class ReferenceSupport { skip, run };
+
+/// The cells to run: the shard's share of the grid (cell i of the canonical order belongs to
+/// shard i mod N, so every cell is in exactly one shard), plus, with ReferenceSupport::run, the
+/// reference cells owned by other shards marked `support` (probes that compare with the
+/// reference need its records in every shard); ordered (shuffled by seed or as listed) with
+/// each model's reference cell first.
+std::vector<Cell> plan_cells(const config::Config& config, const std::optional<Shard>& shard,
+                             ReferenceSupport support = ReferenceSupport::run);
 
 /// A portable deterministic shuffle (splitmix64 + Fisher–Yates), same on every platform.
 void seeded_shuffle(std::vector<Cell>& cells, std::uint64_t seed);

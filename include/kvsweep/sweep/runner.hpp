@@ -61,6 +61,9 @@ class ProgressSink {
   virtual void note(const std::string& message) = 0;
 };
 
+/// ReferenceSupport::run when any of `probes` compares with the reference cell while it runs.
+ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes);
+
 struct RunOptions {
   std::optional<Shard> shard;
   Filter filter;
