@@ -270,7 +270,8 @@ void register_run(CLI::App& app, Commands& commands) {
                      ->expected(0, 1);
   sub->add_flag("--dry-run", o->dry_run, "Print the plan (cells in order, items) and exit");
   sub->add_option("--only", o->only, "Only matching cells/probes: key=value[,key=value], keys model,k,v,cell,probe");
-  sub->add_option("--shard", o->shard, "Run every N-th cell: I/N (0-based), for scale-out");
+  sub->add_option("--shard", o->shard, "Run shard I of N (0-based): every N-th cell of the grid, plus a support copy of the reference "
+                  "cell where a probe compares with it; join the shards with `kvsweep merge`");
   sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");
   sub->add_option("--parallel-cells", o->parallel_cells,
                   "Run up to N cells at once, each server in its slot 0..N-1 (each model's reference cell first; "
