@@ -1,4 +1,4 @@
-# The tree-sitter grammars corpus/ parses JavaScript and PHP with: their generated C
+# The tree-sitter grammars corpus/ parses Python, JavaScript and PHP with: their generated C
 # sources come from the npm registry through scripts/grammars (never from this
 # repository) and are compiled here into one static library, without our warnings:
 # it is third-party generated code. The runtime is Debian's libtree-sitter.
@@ -10,6 +10,8 @@ if(NOT KVSWEEP_GRAMMARS_DIR)
 endif()
 
 set(KVSWEEP_GRAMMAR_SOURCES
+    ${KVSWEEP_GRAMMARS_DIR}/tree-sitter-python/src/parser.c
+    ${KVSWEEP_GRAMMARS_DIR}/tree-sitter-python/src/scanner.c
     ${KVSWEEP_GRAMMARS_DIR}/tree-sitter-javascript/src/parser.c
     ${KVSWEEP_GRAMMARS_DIR}/tree-sitter-javascript/src/scanner.c
     # The `php` grammar (not `php_only`): it reads `<?php` tags and inline HTML.

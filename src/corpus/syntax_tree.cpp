@@ -5,6 +5,7 @@
 #include "kvsweep/core/error.hpp"
 
 // The grammars' entry points, compiled from the npm packages' C sources (cmake/grammars.cmake).
+extern "C" const TSLanguage* tree_sitter_python(void);
 extern "C" const TSLanguage* tree_sitter_javascript(void);
 extern "C" const TSLanguage* tree_sitter_php(void);
 
@@ -14,9 +15,9 @@ namespace {
 
 const TSLanguage* grammar_of(Language language) {
   switch (language) {
+    case Language::python: return tree_sitter_python();
     case Language::javascript: return tree_sitter_javascript();
     case Language::php: return tree_sitter_php();
-    case Language::python: break;
   }
   throw core::FatalError("syntax tree: no tree-sitter grammar for " + std::string(to_string(language)));
 }
@@ -68,6 +69,19 @@ void SyntaxTree::walk(const std::function<void(TSNode, std::span<const TSNode>)>
 
 TSNode field(TSNode node, std::string_view name) {
   return ts_node_child_by_field_name(node, name.data(), static_cast<uint32_t>(name.size()));
+}
+
+std::vector<TSNode> children(TSNode node) {
+  std::vector<TSNode> out;
+  if (ts_node_is_null(node)) return out;
+  TSTreeCursor cursor = ts_tree_cursor_new(node);
+  if (ts_tree_cursor_goto_first_child(&cursor)) {
+    do {
+      out.push_back(ts_tree_cursor_current_node(&cursor));
+    } while (ts_tree_cursor_goto_next_sibling(&cursor));
+  }
+  ts_tree_cursor_delete(&cursor);
+  return out;
 }
 
 std::vector<Target> braced_targets(std::string_view source, std::vector<BracedFunction> found, Language language,

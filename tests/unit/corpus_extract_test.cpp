@@ -120,6 +120,56 @@ else:
         return 2
 )~~";
 
+// Compound statements whose bodies sit deeper in the ast than their indentation shows: match
+// cases (under a match_case node), except* handlers, loops' else; comments where tree-sitter
+// hangs them inside blocks (before the first statement, after a decorator, after the last one).
+const std::string k_python_compound = R"~~(def uses_match(command):
+    # a comment before the first statement
+    match command:
+        case "go":
+            def dup():
+                return 1
+        case _:
+            pass
+    return command
+
+
+try:
+    pass
+except* ValueError:
+    def grouped():
+        return 1
+finally:
+    def dup():
+        return 2
+
+
+@decorator
+class Outer:
+    @property
+
+    # a comment between the decorator and the def
+    def prop(self):
+        @decorator
+        class Inner:
+            pass
+        return Inner
+    # a comment after the last statement, at body indentation
+  # and one less indented
+
+
+async def with_loop():
+    async with a:
+        async for x in y:
+            def grouped():
+                return x
+        while True:
+            break
+        else:
+            def loop_else():
+                return 1
+)~~";
+
 const std::string k_javascript = R"~~(// function fake() { in a comment }
 var re = /function notMe\(\) {/g, s = "function alsoNot() {";
 function declared(a,
@@ -342,6 +392,79 @@ TEST(ExtractPython, TwentyLineThresholdAndTrailingComments) {
   EXPECT_EQ(targets[0].body_start_line, 24);
   EXPECT_EQ(targets[0].body.size(), 20u);
   EXPECT_EQ(targets[0].body.back(), "    b19 = 19");
+}
+
+TEST(ExtractPython, MatchCasesExceptStarLoopElseAndComments) {
+  // `dup` under `finally` (depth 2) beats the one in a match case (depth 4); `grouped` under
+  // except* (depth 3) beats the one in `async for` (depth 4); `prop`'s body starts at the
+  // `class` line of its decorated first statement and ends before the trailing comments.
+  EXPECT_EQ(rows(extract_python(k_python_compound, 1)),
+            (std::vector<Row>{{"uses_match", 1, 3, 9},
+                              {"with_loop", 36, 37, 45},
+                              {"dup", 18, 19, 19},
+                              {"prop", 27, 29, 31},
+                              {"grouped", 15, 16, 16},
+                              {"loop_else", 44, 45, 45}}));
+}
+
+TEST(ExtractPython, TypeParametersAndTypeAliasStatements) {
+  // Python 3.12 syntax (PEP 695), worked out by hand: type parameters change nothing.
+  const std::string src =
+      "type Alias[T] = list[T]\n"
+      "\n"
+      "\n"
+      "class Box[T]:\n"
+      "    def get[U](self, other: U) -> T | U:\n"
+      "        return self.item\n"
+      "\n"
+      "\n"
+      "def first[T](xs: list[T]) -> T:\n"
+      "    return xs[0]\n";
+  EXPECT_EQ(rows(extract_python(src, 1)), (std::vector<Row>{{"first", 9, 10, 10}, {"get", 5, 6, 6}}));
+}
+
+TEST(ExtractPython, WhereTheGrammarFailsOnValidCodeWhatItRecognisedIsKept) {
+  // tree-sitter-python takes a bracketed continuation line indented less than its block (`baz)`)
+  // for a dedent (upstream issue 256) and leaves ERROR nodes. Here only the function holding
+  // it is lost: ast also lists `f` (3, 4..5).
+  const std::string mild =
+      "class K:\n"
+      "    def weird(self):\n"
+      "        def f():\n"
+      "            (bar.\n"
+      "        baz)\n"
+      "        for x in y:\n"
+      "            pass\n"
+      "\n"
+      "    def method(self):\n"
+      "        return 1\n"
+      "\n"
+      "\n"
+      "def top():\n"
+      "    return 2\n";
+  EXPECT_EQ(rows(extract_python(mild, 1)),
+            (std::vector<Row>{{"top", 13, 14, 14}, {"weird", 2, 3, 7}, {"method", 9, 10, 10}}));
+  // Here the class ends up in an ERROR node covering the file, and its first method in another
+  // between the class header and the block: both are read through, so `first` is still found,
+  // at its depth (ast also lists weird 5, 6..16 and f 6, 7..14).
+  const std::string severe =
+      "class K(Base):\n"
+      "    def first(self):\n"
+      "        return 0\n"
+      "\n"
+      "    def weird(self):\n"
+      "        def f():\n"
+      "            (bar.\n"
+      "        baz)\n"
+      "            (bar.\n"
+      "        baz(\n"
+      "        ))\n"
+      "            files().setdefault(\n"
+      "                0\n"
+      "            )\n"
+      "        for line in f():\n"
+      "            self.check(line)\n";
+  EXPECT_EQ(rows(extract_python(severe, 1)), (std::vector<Row>{{"first", 2, 3, 3}}));
 }
 
 TEST(ExtractJavaScript, DeclarationsExpressionsArrowsPropertiesAndMethods) {

@@ -43,9 +43,14 @@ std::vector<std::string> split_lines(std::string_view text);
 /// last line of the last statement, so trailing blank and comment lines are excluded.
 /// Listed in ast.walk order (breadth first, then source order); the first occurrence of a
 /// name among functions with at least `min_body_lines` body lines wins.
-/// A hand-written indentation-aware scanner, not a parser: it follows strings (triple-quoted,
-/// prefixed), comments, brackets and backslash continuations; it never fails, and on source
-/// that Python would reject it still returns its best reading.
+/// Parsed with tree-sitter-python (scripts/grammars); lines are counted at "\n", as tree-sitter
+/// counts them (load_corpus converts "\r\n" and "\r"). bench/check-extract compares it with ast.
+/// tree-sitter misreads some valid code: a bracketed continuation line indented less than its
+/// block is taken for a dedent (tree-sitter-python issue 256), and 0.23's scanner keeps indents
+/// in a byte, so an indentation of 256 columns or more is misread. It leaves ERROR nodes; the
+/// defs it recognised inside them are still listed (an ERROR between a header and its block
+/// counts as the start of that body), but functions in the misread stretch can be lost or
+/// misplaced. On source that Python would reject, too, this returns tree-sitter's best reading.
 std::vector<Target> extract_python(std::string_view source, int min_body_lines = k_min_body_lines);
 
 /// JavaScript targets as codeneedle finds them with esprima: function declarations, function

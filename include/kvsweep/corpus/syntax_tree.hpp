@@ -1,7 +1,7 @@
 #pragma once
-/// A tree-sitter parse of one source text (JavaScript or PHP) for the brace languages'
-/// extractors: it owns the parser and the tree; the source must outlive it. Also the rule
-/// those extractors share for turning found functions into targets.
+/// A tree-sitter parse of one source text (Python, JavaScript or PHP) for the extractors: it
+/// owns the parser and the tree; the source must outlive it. Also the rule the brace languages'
+/// extractors share for turning found functions into targets.
 
 #include <functional>
 #include <memory>
@@ -18,9 +18,9 @@ namespace kvsweep::corpus {
 
 class SyntaxTree {
  public:
-  /// Parses `source` with the grammar for `language` (javascript or php). tree-sitter recovers
-  /// from syntax errors, so there is always a tree (with ERROR or MISSING nodes where the source
-  /// is broken). Throws core::FatalError when the runtime rejects the grammar's ABI.
+  /// Parses `source` with the grammar for `language`. tree-sitter recovers from syntax errors,
+  /// so there is always a tree (with ERROR or MISSING nodes where the source is broken).
+  /// Throws core::FatalError when the runtime rejects the grammar's ABI.
   SyntaxTree(std::string_view source, Language language);
 
   TSNode root() const { return ts_tree_root_node(m_tree.get()); }
@@ -42,6 +42,10 @@ class SyntaxTree {
 inline std::string_view type_of(TSNode node) { return ts_node_type(node); }
 /// The child in a grammar field ("name", "body"), or a null node.
 TSNode field(TSNode node, std::string_view name);
+/// The node's visible children (named nodes, anonymous tokens and extras such as comments) in
+/// source order (none for a null node), read with a cursor: linear in their number, where
+/// ts_node_child(i) is not.
+std::vector<TSNode> children(TSNode node);
 /// 1-based lines of a node's first and last character.
 inline int first_line(TSNode node) { return static_cast<int>(ts_node_start_point(node).row) + 1; }
 inline int last_line(TSNode node) { return static_cast<int>(ts_node_end_point(node).row) + 1; }
