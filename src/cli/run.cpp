@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -79,10 +80,15 @@ int run_command(const RunOpts& o) {
   }
   bool resume = o.resume_flag || !o.resume.empty();
   if (resume && run_dir.empty()) throw core::FatalError("--resume needs the run directory (--resume DIR or -o DIR)");
-  if (resume && config_path.empty()) {
+  // What the run being resumed says of itself: its config file, hash and shard.
+  std::optional<nlohmann::json> previous;
+  if (resume) {
     auto manifest = sweep::RunStore::read_manifest(run_dir);
-    if (!manifest) throw core::FatalError("--resume " + run_dir + ": " + manifest.error().message);
-    config_path = manifest->value("config_file", "");
+    if (manifest) previous = std::move(*manifest);
+    else if (config_path.empty()) throw core::FatalError("--resume " + run_dir + ": " + manifest.error().message);
+  }
+  if (previous && config_path.empty()) {
+    config_path = previous->value("config_file", "");
     if (config_path.empty()) throw core::FatalError(run_dir + "/manifest.json names no config_file; pass CONFIG");
   }
   if (config_path.empty()) throw core::FatalError("run: CONFIG is required (e.g. kvsweep run configs/demo.json)");
@@ -104,16 +110,16 @@ int run_command(const RunOpts& o) {
     ropts.shard = sweep::parse_shard(o.shard);
     if (!ropts.shard) throw core::FatalError("--shard '" + o.shard + "': expected I/N with 0 <= I < N (e.g. 0/3)");
   }
-  if (resume) {
+  if (previous) {
     // A shard resumes as the shard it is: its manifest says which.
-    if (auto m = sweep::RunStore::read_manifest(run_dir); m && m->contains("shard")) {
-      const auto& s = (*m)["shard"];
+    if (previous->contains("shard")) {
+      const auto& s = (*previous)["shard"];
       const sweep::Shard was{s.value("index", 0), s.value("count", 1)};
       if (ropts.shard && (ropts.shard->index != was.index || ropts.shard->count != was.count))
         throw core::FatalError("--resume " + run_dir + ": the run is shard " + std::to_string(was.index) + "/" +
                                std::to_string(was.count) + ", not " + o.shard);
       ropts.shard = was;
-    } else if (m && ropts.shard) {
+    } else if (ropts.shard) {
       throw core::FatalError("--resume " + run_dir + ": the run is not a shard; resume it without --shard");
     }
   }
@@ -187,8 +193,8 @@ int run_command(const RunOpts& o) {
   auto store = resume ? sweep::RunStore::open(run_dir) : sweep::RunStore::create(run_dir);
   if (!store) throw core::FatalError(store.error().message);
   if (resume) {
-    if (auto m = sweep::RunStore::read_manifest(run_dir)) {
-      std::string old_hash = m->value("config_hash", "");
+    if (previous) {
+      std::string old_hash = previous->value("config_hash", "");
       if (!old_hash.empty() && old_hash != config::config_hash(cfg))
         throw core::FatalError("--resume " + run_dir + ": the config changed since the run started (hash " + old_hash +
                                " → " + config::config_hash(cfg) + "); start a new run instead");
