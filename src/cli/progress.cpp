@@ -116,7 +116,9 @@ std::string summary_table(const sweep::RunResult& result) {
     out << "\n";
   }
   const bool support = std::any_of(result.cells.begin(), result.cells.end(), [](const auto& r) { return r.cell.support; });
-  out << (support ? "(* reference cell, + its support copy: owned by another shard) wall " : "(* reference cell) wall ") << std::fixed << std::setprecision(1) << result.wall_s << " s"
+  out << (support ? "(* reference cell; + the reference cell, run here only for comparisons: another shard owns it) wall "
+                  : "(* reference cell) wall ")
+      << std::fixed << std::setprecision(1) << result.wall_s << " s"
       << (result.interrupted ? ", interrupted" : "") << "\n";
   return out.str();
 }
