@@ -4,6 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "kvsweep/report/format.hpp"
+
 namespace kvsweep::cli {
 
 namespace {
@@ -101,7 +103,8 @@ std::string summary_table(const sweep::RunResult& result) {
   // The slot column only when cells ran in slots (--parallel-cells, slot_env).
   const bool slots = std::any_of(result.cells.begin(), result.cells.end(), [](const auto& r) { return r.slot >= 0; });
   out << std::left << std::setw(32) << "cell" << std::setw(17) << "outcome" << std::right << std::setw(6) << "ok"
-      << std::setw(8) << "failed" << std::setw(9) << "skipped" << std::setw(9) << "KV MiB" << std::setw(9) << "ready s";
+      << std::setw(8) << "failed" << std::setw(9) << "skipped" << std::setw(9) << "KV MiB" << std::setw(9) << "rot K/V"
+      << std::setw(9) << "ready s";
   if (slots) out << std::setw(6) << "slot";
   out << "\n";
   for (const auto& r : result.cells) {
@@ -111,6 +114,7 @@ std::string summary_table(const sweep::RunResult& result) {
         << std::setprecision(2);
     if (r.effective.found) out << r.effective.total_mib;
     else out << "-";
+    out << std::setw(9) << report::rotation_label(r.effective.attn_rot_k, r.effective.attn_rot_v);
     out << std::setw(9) << std::setprecision(2) << r.ready_s;
     if (slots) out << std::setw(6) << (r.slot >= 0 ? std::to_string(r.slot) : "-");
     out << "\n";

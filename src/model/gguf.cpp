@@ -542,4 +542,39 @@ core::Expected<void> write_gguf(const std::filesystem::path& path, GgufFile file
   return written;
 }
 
+std::uint16_t f16_bits(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t exp = (x >> 23) & 0xffu;
+  std::uint32_t mant = x & 0x7fffffu;
+  if (exp == 0xffu) {
+    return static_cast<std::uint16_t>(sign | 0x7c00u | (mant != 0 ? 0x200u : 0u));
+  }
+  const int e = static_cast<int>(exp) - 127 + 15;
+  if (e >= 31) {
+    return static_cast<std::uint16_t>(sign | 0x7c00u);
+  }
+  if (e <= 0) {
+    if (e < -10) {
+      return static_cast<std::uint16_t>(sign);
+    }
+    mant |= 0x800000u;
+    const auto shift = static_cast<std::uint32_t>(14 - e);
+    std::uint32_t half = mant >> shift;
+    const std::uint32_t rem = mant & ((1u << shift) - 1u);
+    const std::uint32_t halfway = 1u << (shift - 1u);
+    if (rem > halfway || (rem == halfway && (half & 1u) != 0)) {
+      ++half;
+    }
+    return static_cast<std::uint16_t>(sign | half);
+  }
+  std::uint32_t half = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
+  const std::uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u) != 0)) {
+    ++half;  // a carry into the exponent is the correct rounding
+  }
+  return static_cast<std::uint16_t>(sign | half);
+}
+
+
 }  // namespace kvsweep::model

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "kvsweep/model/gguf.hpp"
+#include "kvsweep/model/vocab.hpp"
+#include "kvsweep/stats/splitmix64.hpp"
 
 namespace kvsweep::model {
 
@@ -45,20 +47,7 @@ struct Gains {
 
 constexpr Gains gains;
 
-/// splitmix64 (Steele, Lea, Flood 2014): a portable, seedable 64-bit generator.
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : m_state(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-
- private:
-  std::uint64_t m_state;
-};
+using stats::SplitMix64;
 
 // FNV-1a, to give every tensor its own stream derived from (seed, name).
 std::uint64_t fnv1a(std::string_view s) {
@@ -68,41 +57,6 @@ std::uint64_t fnv1a(std::string_view s) {
     h *= 0x100000001b3ull;
   }
   return h;
-}
-
-// IEEE binary16 from binary32, round to nearest even (the weights are small normals).
-std::uint16_t to_f16(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::uint32_t exp = (x >> 23) & 0xffu;
-  std::uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xffu) {
-    return static_cast<std::uint16_t>(sign | 0x7c00u | (mant != 0 ? 0x200u : 0u));
-  }
-  const int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 31) {
-    return static_cast<std::uint16_t>(sign | 0x7c00u);
-  }
-  if (e <= 0) {
-    if (e < -10) {
-      return static_cast<std::uint16_t>(sign);
-    }
-    mant |= 0x800000u;
-    const auto shift = static_cast<std::uint32_t>(14 - e);
-    std::uint32_t half = mant >> shift;
-    const std::uint32_t rem = mant & ((1u << shift) - 1u);
-    const std::uint32_t halfway = 1u << (shift - 1u);
-    if (rem > halfway || (rem == halfway && (half & 1u) != 0)) {
-      ++half;
-    }
-    return static_cast<std::uint16_t>(sign | half);
-  }
-  std::uint32_t half = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
-  const std::uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u) != 0)) {
-    ++half;  // a carry into the exponent is the correct rounding
-  }
-  return static_cast<std::uint16_t>(sign | half);
 }
 
 /// One tensor of the model and how to fill it.
@@ -163,7 +117,7 @@ void fill_tensor(const TensorSpec& spec, std::uint64_t seed, std::string& out) {
   const float step = 2.0f * a / static_cast<float>(levels);
   std::array<std::uint16_t, levels> table{};
   for (std::uint32_t k = 0; k < levels; ++k) {
-    table[k] = to_f16((static_cast<float>(k) + 0.5f) * step - a);
+    table[k] = f16_bits((static_cast<float>(k) + 0.5f) * step - a);
   }
 
   SplitMix64 rng(seed ^ fnv1a(spec.name));
@@ -190,37 +144,11 @@ KeyValue f32_kv(std::string key, float v) { return {std::move(key), Value::of_f3
 
 }  // namespace
 
-std::filesystem::path default_vocab_path() {
-  const std::filesystem::path file = "ggml-vocab-llama-spm.gguf";
-  if (const char* src = std::getenv("KVSWEEP_LLAMA_SRC"); src != nullptr && *src != '\0') {
-    return std::filesystem::path(src) / "models" / file;
-  }
-  std::filesystem::path cache;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    cache = xdg;
-  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    cache = std::filesystem::path(home) / ".cache";
-  } else {
-    cache = ".cache";
-  }
-  return cache / "kvsweep" / "llama.cpp-de3ff81" / "src" / "models" / file;
-}
-
 core::Expected<void> write_tiny_model(const std::filesystem::path& out, const TinyModelOptions& opts) {
   const std::filesystem::path vocab_path = opts.vocab.empty() ? default_vocab_path() : opts.vocab;
-  auto vocab = read_gguf(vocab_path);
-  if (!vocab) {
-    return core::fail(vocab.error().kind,
-                      "tiny model vocab: " + vocab.error().message +
-                          " (set KVSWEEP_LLAMA_SRC or pass the path of ggml-vocab-llama-spm.gguf)");
-  }
-  const Value* tokens = vocab->find("tokenizer.ggml.tokens");
-  const auto* token_array = tokens != nullptr ? std::get_if<Array>(&tokens->data) : nullptr;
-  if (token_array == nullptr || token_array->type != ValueType::string || token_array->items.empty()) {
-    return core::fail(core::ErrorKind::parse,
-                      vocab_path.string() + ": tokenizer.ggml.tokens is missing or not an array of strings");
-  }
-  const auto n_vocab = static_cast<std::uint64_t>(token_array->items.size());
+  auto vocab = read_vocab(vocab_path);
+  if (!vocab) return core::fail(vocab.error().kind, "tiny model " + vocab.error().message);
+  const std::uint64_t n_vocab = vocab->n_vocab;
   if (opts.context_length == 0) {
     return core::fail(core::ErrorKind::invalid, "tiny model: context_length must be positive");
   }
@@ -244,11 +172,7 @@ core::Expected<void> write_tiny_model(const std::filesystem::path& out, const Ti
       f32_kv("llama.rope.freq_base", rope_freq_base),
       {"kvsweep.tiny_model.seed", Value::of_u64(opts.seed)},  // provenance; llama.cpp ignores it
   };
-  for (KeyValue& kv : vocab->kvs) {
-    if (kv.key.starts_with("tokenizer.")) {
-      file.kvs.push_back(std::move(kv));
-    }
-  }
+  for (KeyValue& kv : vocab->tokenizer_kvs) file.kvs.push_back(std::move(kv));
 
   const std::vector<TensorSpec> specs = tensor_specs(n_vocab);
   for (const TensorSpec& spec : specs) {

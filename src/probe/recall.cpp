@@ -16,7 +16,8 @@ namespace {
 const std::vector<std::string> k_keys = {"kind",  "name",         "corpus", "k",     "seed",
                                          "lines", "bonus_lines",  "pass_lines", "relax_indent",
                                          "align", "mode",         "max_tokens", "prefill_no_think",
-                                         "bounded", "budget_factor", "budget_plus", "stop_extra_lines"};
+                                         "bounded", "budget_factor", "budget_plus", "stop_extra_lines",
+                                         "cue"};
 const std::vector<std::string> k_corpus_keys = {"files", "random_bodies"};
 const std::vector<std::string> k_random_keys = {"functions", "value_len", "seed", "min_lines", "max_lines",
                                                 "confusable"};
@@ -169,6 +170,8 @@ RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& wh
   c.align = one_of(cfg, "align", "difflib", {"difflib", "lcs"}, site) == "lcs" ? score::Alignment::lcs
                                                                                : score::Alignment::difflib;
   c.mode = one_of(cfg, "mode", "chat", {"chat", "raw"}, site) == "raw" ? RecallMode::raw : RecallMode::chat;
+  c.cue = one_of(cfg, "cue", "none", {"none", "signature"}, site) == "signature" ? RecallCue::signature
+                                                                                : RecallCue::none;
   c.max_tokens = int_in(cfg, "max_tokens", c.max_tokens, 1, 10'000'000, site);
   c.prefill_no_think = config::get_bool(cfg, "prefill_no_think", c.prefill_no_think, site);
   c.bounded = config::get_bool(cfg, "bounded", c.bounded, site);
@@ -200,7 +203,28 @@ corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSite& 
   return std::move(*loaded);
 }
 
-std::string recall_task_text(const corpus::Target& target, int n, bool multi_file) {
+std::string_view to_string(RecallCue cue) { return cue == RecallCue::signature ? "signature" : "none"; }
+
+std::string signature_text(const corpus::Corpus& corpus, const corpus::Target& target) {
+  // Lines are 1-based positions in corpus.text; the signature ends on the line before the body.
+  const int first = target.start_line;
+  const int last = std::max(first, target.body_start_line - 1);
+  std::string out;
+  int line = 1;
+  std::size_t pos = 0;
+  while (pos <= corpus.text.size() && line <= last) {
+    const std::size_t end = std::min(corpus.text.find('\n', pos), corpus.text.size());
+    if (line >= first) {
+      if (!out.empty()) out += '\n';
+      out.append(corpus.text, pos, end - pos);
+    }
+    pos = end + 1;
+    ++line;
+  }
+  return out;
+}
+
+std::string recall_task_text(const corpus::Target& target, int n, bool multi_file, RecallCue cue) {
   const std::string count = std::to_string(n);
   const std::string where = multi_file && !target.file.empty() ? " in file `" + target.file + "`" : "";
   std::string anchor;
@@ -226,11 +250,14 @@ std::string recall_task_text(const corpus::Target& target, int n, bool multi_fil
          (target.language == corpus::Language::python ? "`" + marker + "`" : marker) +
          ".\n"
          "- Do not add commentary, line numbers or markdown code fences.\n"
-         "- Where the body has blank lines, output them as blank lines.\n";
+         "- Where the body has blank lines, output them as blank lines.\n" +
+         (cue == RecallCue::signature
+              ? std::string("\nThe function's signature is repeated below; continue right after it with the body.\n")
+              : std::string());
 }
 
-std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& target, int n) {
-  return corpus.text + "\n\n---\n\n" + recall_task_text(target, n, corpus.files.size() > 1);
+std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& target, int n, RecallCue cue) {
+  return corpus.text + "\n\n---\n\n" + recall_task_text(target, n, corpus.files.size() > 1, cue);
 }
 
 RecallProbe::RecallProbe(RecallConfig config, corpus::Corpus corpus)
@@ -276,15 +303,22 @@ std::vector<Probe::MetricInfo> RecallProbe::metrics() const {
           {"passed", true},          {"produced_lines", true}, {"cut", false}};
 }
 
+std::optional<Probe::Calibration> RecallProbe::calibration() const {
+  return Calibration{"primary_matched", 0, static_cast<double>(m_config.lines)};
+}
+
 server::CompletionRequest RecallProbe::request_for(const corpus::Target& target, int n_predict) const {
   server::CompletionRequest request;
   const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
-  std::string prompt = recall_prompt(m_corpus, target, n);
+  std::string prompt = recall_prompt(m_corpus, target, n, m_config.cue);
+  const std::string cue = m_config.cue == RecallCue::signature ? signature_text(m_corpus, target) + "\n" : "";
   if (m_config.mode == RecallMode::chat) {
     request.messages.push_back({"user", std::move(prompt)});
-    if (m_config.prefill_no_think) request.messages.push_back({"assistant", std::string(no_think_prefill)});
+    std::string prefill = m_config.prefill_no_think ? std::string(no_think_prefill) : "";
+    prefill += cue;
+    if (!prefill.empty()) request.messages.push_back({"assistant", std::move(prefill)});
   } else {
-    request.prompt = std::move(prompt);
+    request.prompt = std::move(prompt) + cue;
   }
   request.n_predict = n_predict > 0 ? n_predict : m_config.max_tokens;
   request.temperature = 0.0;
@@ -321,7 +355,9 @@ core::Expected<RecallProbe::PromptTokens> RecallProbe::preflight(const corpus::T
     m_corpus_tokens.emplace(cell, corpus_tokens);
   }
   const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
-  auto question = ctx.api.tokenize("\n\n---\n\n" + recall_task_text(target, n, m_corpus.files.size() > 1), false);
+  std::string question_text = "\n\n---\n\n" + recall_task_text(target, n, m_corpus.files.size() > 1, m_config.cue);
+  if (m_config.cue == RecallCue::signature) question_text += signature_text(m_corpus, target) + "\n";
+  auto question = ctx.api.tokenize(question_text, false);
   if (!question) {
     if (question.error().kind == core::ErrorKind::unsupported) return PromptTokens{};
     core::Error e = question.error();
@@ -410,7 +446,8 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
                      {"expected_tokens", expected_tokens},
                      {"cut", cut},
                      {"corpus_tokens", known(prompt_tokens->corpus)},
-                     {"question_tokens", known(prompt_tokens->question)}};
+                     {"question_tokens", known(prompt_tokens->question)},
+                     {"cue", to_string(m_config.cue)}};
   result.metrics = {{"primary_matched", s.primary_matched},
                     {"bonus_matched", s.bonus_matched},
                     {"hallucinated", s.hallucinated},

@@ -127,4 +127,10 @@ bool natural_less(std::string_view a, std::string_view b) {
   return a.size() - i < b.size() - j;
 }
 
+std::string rotation_label(int attn_rot_k, int attn_rot_v) {
+  if (attn_rot_k < 0 && attn_rot_v < 0) return "-";
+  const auto one = [](int r) { return r < 0 ? std::string("?") : r > 0 ? std::string("on") : std::string("off"); };
+  return one(attn_rot_k) + "/" + one(attn_rot_v);
+}
+
 }  // namespace kvsweep::report

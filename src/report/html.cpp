@@ -1,5 +1,6 @@
 #include "kvsweep/report/html.hpp"
 
+#include "kvsweep/report/calibration.hpp"
 #include "kvsweep/report/context.hpp"
 #include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/format.hpp"
@@ -44,7 +45,8 @@ constexpr const char* kStyle =
     ".num{text-align:right;font-variant-numeric:tabular-nums}\n"
     "pre{background:#f8f8f8;padding:.6rem;border:1px solid #eee;overflow-x:auto}\n"
     "figure{margin:1rem 0}figcaption{font-size:.85rem;color:#555}svg{max-width:100%;height:auto}\n"
-    ".context{color:#555;font-size:.9rem}\n";
+    ".context{color:#555;font-size:.9rem}\n"
+    ".warn{color:#8a4b00;background:#fff4e0;padding:.3rem .5rem}\n";
 
 }  // namespace
 
@@ -67,6 +69,10 @@ std::string write_html(const RunData& data, const RunSummary& summary, std::span
   for (const auto& probe : data.probes()) {
     out += "<h2>" + xml_escape(probe.name) + "</h2>\n";
     out += html_table(headline_table(data, summary, probe.name));
+    for (const auto& line : calibration_lines(data, summary, probe)) {
+      const bool warn = line.find("Warning:") != std::string::npos;
+      out += std::string(warn ? "<p class=\"warn\">" : "<p>") + xml_escape(line) + "</p>\n";
+    }
     out += "<h3>Cells</h3>\n" + html_table(cell_table(data, summary, probe.name));
     out += "<h3>Gradient and K vs V</h3>\n" + html_table(gradient_table(data, summary, probe.name));
     bool first_figure = true;

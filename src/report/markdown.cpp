@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kvsweep/report/calibration.hpp"
 #include "kvsweep/report/context.hpp"
 #include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/format.hpp"
@@ -60,6 +61,7 @@ std::string write_markdown(const RunData& data, const RunSummary& summary, std::
       continue;
     }
     out += render_markdown(headline);
+    for (const auto& line : calibration_lines(data, summary, probe)) out += "\n" + line + "\n";
     out += "\n### Cells\n\n" + render_markdown(cell_table(data, summary, probe.name));
     out += "\n### Gradient and K vs V\n\n" + render_markdown(gradient_table(data, summary, probe.name));
     out += "\n### Grids\n";

@@ -107,6 +107,12 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
           }
         }
       }
+      if (p.contains("calibration") && p["calibration"].is_object()) {
+        const auto& c = p["calibration"];
+        def.calibration_metric = str(c, "metric");
+        def.calibration_lo = num(c, "lo");
+        def.calibration_hi = num(c, "hi");
+      }
       if (config_probes.is_array()) {
         for (const auto& c : config_probes) {
           if (!c.is_object()) continue;
@@ -132,7 +138,9 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
       cell.outcome = str(c, "outcome");
       if (cell.outcome.empty()) cell.outcome = "unknown";
       cell.message = str(c, "message");
-      cell.kv_mib = num(c.value("effective", nlohmann::json::object()), "kv_mib");
+      const nlohmann::json effective = c.value("effective", nlohmann::json::object());
+      cell.kv_mib = num(effective, "kv_mib");
+      cell.rotation = rotation_label(effective.value("attn_rot_k", -1), effective.value("attn_rot_v", -1));
       cell.ready_s = num(c, "ready_s");
       d.m_cells.push_back(std::move(cell));
     }

@@ -168,8 +168,8 @@ Table gradient_table(const RunData& data, const RunSummary& summary, const std::
 
 Table outcome_table(const RunData& data, const RunSummary& summary) {
   Table t;
-  t.header = {"cell", "model", "K", "V", "outcome", "items ok", "failed", "KV MiB", "ready s", "message"};
-  t.numeric = {false, false, false, false, false, true, true, true, true, false};
+  t.header = {"cell", "model", "K", "V", "outcome", "items ok", "failed", "KV MiB", "rot K/V", "ready s", "message"};
+  t.numeric = {false, false, false, false, false, true, true, true, false, true, false};
   for (const std::size_t cell : data.grid_order()) {
     const CellDef& c = data.cells()[cell];
     std::size_t ok = 0, failed = 0;
@@ -179,7 +179,7 @@ Table outcome_table(const RunData& data, const RunSummary& summary) {
       failed += r.failed_items.size();
     }
     t.rows.push_back({c.id + (c.is_reference ? " (ref)" : ""), c.model, c.type_k, c.type_v, c.outcome,
-                      std::to_string(ok), std::to_string(failed), fixed(c.kv_mib, 2), fixed(c.ready_s, 1),
+                      std::to_string(ok), std::to_string(failed), fixed(c.kv_mib, 2), c.rotation, fixed(c.ready_s, 1),
                       c.message.empty() ? "" : c.message});
   }
   return t;

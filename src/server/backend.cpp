@@ -21,6 +21,8 @@ nlohmann::json to_json(const EffectiveKv& e) {
     j["kv_mib"] = e.total_mib;
   }
   j["flash_attn"] = e.flash_attn;
+  if (e.attn_rot_k >= 0) j["attn_rot_k"] = e.attn_rot_k;
+  if (e.attn_rot_v >= 0) j["attn_rot_v"] = e.attn_rot_v;
   return j;
 }
 
@@ -29,6 +31,8 @@ EffectiveKv parse_effective_kv(const std::string& log) {
   static const std::regex kv_re(
       R"(llama_kv_cache[^:]*: size =\s*([0-9.]+) MiB.*K \(([a-z0-9_]+)\):\s*([0-9.]+) MiB, V \(([a-z0-9_]+)\):\s*([0-9.]+) MiB)");
   static const std::regex fa_re(R"(llama_context: flash_attn\s*=\s*([a-z]+))");
+  // llama_kv_cache: attn_rot_k = 1, n_embd_head_k_all = 512
+  static const std::regex rot_re(R"(llama_kv_cache[^:]*: attn_rot_([kv]) = ([0-9]+))");
   EffectiveKv e;
   std::istringstream in(log);
   std::string line;
@@ -49,6 +53,10 @@ EffectiveKv parse_effective_kv(const std::string& log) {
       e.found = true;
     } else if (std::regex_search(line, m, fa_re)) {
       e.flash_attn = m[1].str();
+    } else if (std::regex_search(line, m, rot_re)) {
+      // Several caches (SWA) print one line each; a cell rotates if any of them does.
+      int& rot = m[1].str() == "k" ? e.attn_rot_k : e.attn_rot_v;
+      rot = std::max(rot, m[2].str() == "0" ? 0 : 1);
     }
   }
   return e;

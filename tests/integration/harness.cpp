@@ -82,6 +82,19 @@ std::filesystem::path tiny_model() {
   return path;
 }
 
+std::filesystem::path copy_model() {
+  static std::once_flag once;
+  static std::filesystem::path path;
+  std::call_once(once, [] {
+    auto dir = std::filesystem::temp_directory_path() / ("kvsweep-it-model-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    path = dir / "copy.gguf";
+    auto r = run_kvsweep({"tiny-model", "--kind", "copy", "-o", path.string()}, 120);
+    if (r.exit_code != 0) throw std::runtime_error("kvsweep tiny-model --kind copy failed: " + r.output);
+  });
+  return path;
+}
+
 TempDir::TempDir() {
   std::string templ = (std::filesystem::temp_directory_path() / "kvsweep-it-XXXXXX").string();
   if (!::mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");

@@ -17,6 +17,8 @@ namespace kvsweep::testing {
 std::string llama_bin_dir();
 /// The tiny model, made once per test binary (seed 1).
 std::filesystem::path tiny_model();
+/// The copy model (kvsweep tiny-model --kind copy, default knobs), made once per test binary.
+std::filesystem::path copy_model();
 
 struct Result {
   int exit_code = -1;

@@ -1,5 +1,6 @@
 #include "kvsweep/model/tiny_model.hpp"
 
+#include "fake_vocab.hpp"
 #include "temp_file.hpp"
 #include <gtest/gtest.h>
 
@@ -19,34 +20,10 @@
 namespace kvsweep::model {
 namespace {
 
-constexpr std::uint32_t fake_vocab_size = 64;
-
+using kvsweep::testing::fake_vocab;
+using kvsweep::testing::fake_vocab_size;
 using kvsweep::testing::slurp;
 using kvsweep::testing::temp_file;
-
-/// A vocab GGUF shaped like ggml-vocab-llama-spm.gguf (metadata only), with a 64-token vocabulary.
-GgufFile fake_vocab() {
-  Array tokens{ValueType::string, {}};
-  Array scores{ValueType::f32, {}};
-  Array types{ValueType::i32, {}};
-  for (std::uint32_t i = 0; i < fake_vocab_size; ++i) {
-    tokens.items.push_back(Value::of_string(i == 0 ? "<unk>" : "tok" + std::to_string(i)));
-    scores.items.push_back(Value::of_f32(-static_cast<float>(i)));
-    types.items.push_back(Value::of_i32(i < 3 ? 3 : 1));
-  }
-  GgufFile file;
-  file.kvs = {
-      {"general.architecture", Value::of_string("llama")},
-      {"llama.embedding_length", Value::of_u32(4096)},  // must not leak into the tiny model
-      {"tokenizer.ggml.model", Value::of_string("llama")},
-      {"tokenizer.ggml.tokens", Value::of_array(std::move(tokens))},
-      {"tokenizer.ggml.scores", Value::of_array(std::move(scores))},
-      {"tokenizer.ggml.token_type", Value::of_array(std::move(types))},
-      {"tokenizer.ggml.bos_token_id", Value::of_u32(1)},
-      {"tokenizer.ggml.add_bos_token", Value::of_bool(true)},
-  };
-  return file;
-}
 
 class TinyModelTest : public ::testing::Test {
  protected:

@@ -128,6 +128,9 @@ core::Expected<GgufFile> read_gguf(const std::filesystem::path& path);
 /// header bytes, padded so the data section starts aligned.
 core::Expected<std::string> encode_header(GgufFile& file);
 
+/// IEEE binary16 bits of a binary32 value, rounded to nearest even (overflow gives infinity).
+std::uint16_t f16_bits(float f);
+
 /// Appends the bytes of tensor `index` to `out` (exactly tensor_bytes of it).
 using TensorFill = std::function<void(std::size_t index, std::string& out)>;
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/model/vocab.hpp"  // default_vocab_path
 
 namespace kvsweep::model {
 
@@ -17,9 +18,5 @@ struct TinyModelOptions {
 
 /// Writes the model to `out`. The same options (and vocab file) give a byte-identical file.
 core::Expected<void> write_tiny_model(const std::filesystem::path& out, const TinyModelOptions& opts);
-
-/// Default vocab location: $KVSWEEP_LLAMA_SRC/models/ggml-vocab-llama-spm.gguf if set, else
-/// ${XDG_CACHE_HOME:-$HOME/.cache}/kvsweep/llama.cpp-de3ff81/src/models/ggml-vocab-llama-spm.gguf
-std::filesystem::path default_vocab_path();
 
 }  // namespace kvsweep::model

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,15 @@ class Probe {
     bool higher_is_better = true;
   };
   virtual std::vector<MetricInfo> metrics() const = 0;
+  /// The metric that says whether the probe can tell cells apart on this model, with its range:
+  /// the report checks it on the reference cell and warns when it sits at the floor (nothing to
+  /// lose) or at the ceiling. None for probes that score cells against the reference itself.
+  struct Calibration {
+    std::string metric;
+    double lo = 0;
+    double hi = 1;
+  };
+  virtual std::optional<Calibration> calibration() const { return std::nullopt; }
 };
 
 /// Where a probe's config came from, for error messages: "<file>: probes[2].<key>".

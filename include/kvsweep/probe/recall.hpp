@@ -25,6 +25,12 @@ namespace kvsweep::probe {
 
 enum class RecallMode { chat, raw };
 
+/// What the prompt ends with: nothing (codeneedle's task: the model must find the function by
+/// name) or the target's own signature — a cued positional recall, where the answer is the
+/// continuation of that line (raw mode: the end of the prompt; chat mode: an assistant prefill).
+enum class RecallCue { none, signature };
+std::string_view to_string(RecallCue cue);
+
 /// The recall probe's config, defaults filled in, validated.
 struct RecallConfig {
   std::string name = "recall";
@@ -39,6 +45,7 @@ struct RecallConfig {
   bool relax_indent = false;
   score::Alignment align = score::Alignment::difflib;
   RecallMode mode = RecallMode::chat;
+  RecallCue cue = RecallCue::none;
   int max_tokens = 6000;          // the hard cap (the published harness's only bound)
   bool bounded = true;           // bound each answer by the expected answer's size (below); false = max_tokens only
   double budget_factor = 1.25;   // n_predict = min(max_tokens, budget_factor × expected tokens + budget_plus),
@@ -62,12 +69,20 @@ inline constexpr std::string_view random_bodies_file_name = "random-bodies.py";
 corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSite& site);
 
 /// The question that follows the corpus: reproduce the first `n` body lines of `target`.
-/// `multi_file` adds which file the function is in.
-std::string recall_task_text(const corpus::Target& target, int n, bool multi_file);
+/// `multi_file` adds which file the function is in; with the signature cue it says that the
+/// signature is given and the body follows it.
+std::string recall_task_text(const corpus::Target& target, int n, bool multi_file, RecallCue cue = RecallCue::none);
+
+/// The target's signature as it stands in the corpus: its lines from the `def` / `function` /
+/// name line (start_line) to the line before the body (the `def …:` line, or the line with the
+/// opening brace), joined with "\n", without a final newline.
+std::string signature_text(const corpus::Corpus& corpus, const corpus::Target& target);
 
 /// The whole prompt: corpus text, "\n\n---\n\n", the task. The corpus comes first so the
-/// server's prefix cache serves every question after one prefill.
-std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& target, int n);
+/// server's prefix cache serves every question after one prefill. With the signature cue in raw
+/// mode the prompt then ends with the signature and a newline.
+std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& target, int n,
+                          RecallCue cue = RecallCue::none);
 
 /// The assistant prefill that skips thinking (the server continues this message).
 inline constexpr std::string_view no_think_prefill = "<think>\n\n</think>\n\n";
@@ -82,7 +97,8 @@ inline constexpr std::string_view no_think_prefill = "<think>\n\n</think>\n\n";
 /// and cancelled once it holds stop_extra_lines more lines (as scored: think block, fences and
 /// edge blank lines removed) than primary + bonus; lines past that cannot match anything. Chat mode sends
 /// [user: prompt] and, with prefill_no_think, a final assistant message `no_think_prefill`;
-/// raw mode sends the prompt as is. When the cell's n_ctx is known, a preflight counts the
+/// raw mode sends the prompt as is. With "cue": "signature" the target's signature follows
+/// (raw: at the end of the prompt; chat: in the assistant prefill, after the no-think block). When the cell's n_ctx is known, a preflight counts the
 /// prompt's tokens with the server's tokenizer (the corpus once per cell, the question per
 /// item) and fails the item with an `invalid` error, before any generation, when prompt plus
 /// the budget exceed the context. The content is scored with score::score_recall.
@@ -92,7 +108,7 @@ inline constexpr std::string_view no_think_prefill = "<think>\n\n</think>\n\n";
 /// The response is {"text": the raw content, "budget": n_predict, "expected_tokens": tokens of
 /// primary + bonus (null when unknown), "cut": null | "budget" (stopped at n_predict) |
 /// "lines" (cancelled after enough lines), "corpus_tokens", "question_tokens": the preflight's
-/// counts (null when n_ctx is unknown or the backend cannot tokenize)}.
+/// counts (null when n_ctx is unknown or the backend cannot tokenize), "cue": "none" | "signature"}.
 class RecallProbe final : public Probe {
  public:
   RecallProbe(RecallConfig config, corpus::Corpus corpus);
@@ -106,6 +122,8 @@ class RecallProbe final : public Probe {
   int min_context() const override;
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override;
   std::vector<MetricInfo> metrics() const override;
+  /// primary_matched, 0 … lines.
+  std::optional<Calibration> calibration() const override;
 
   const RecallConfig& config() const { return m_config; }
   const corpus::Corpus& corpus() const { return m_corpus; }

@@ -36,4 +36,8 @@ std::string slug(std::string_view text);
 /// "p2" < "p10": runs of digits compare by value, the rest byte by byte.
 bool natural_less(std::string_view a, std::string_view b);
 
+/// Attention rotation (llama.cpp's attn_rot_k / attn_rot_v: 1, 0, or -1 when the log did not
+/// say) as a table cell: "on/off" for K/V, "-" when neither is known.
+std::string rotation_label(int attn_rot_k, int attn_rot_v);
+
 }  // namespace kvsweep::report

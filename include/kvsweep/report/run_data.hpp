@@ -27,6 +27,11 @@ struct ProbeDef {
   bool deterministic = false;  // greedy decoding: a rerun on the same build gives the same answers
   std::vector<MetricDef> metrics;
   nlohmann::json config;       // the probe's entry of the resolved config (null when absent)
+  // The metric the reference cell must not be floored or saturated on, and its range (the
+  // manifest's probes[].calibration; empty metric when the probe declares none).
+  std::string calibration_metric;
+  double calibration_lo = 0;
+  double calibration_hi = 1;
 };
 
 struct CellDef {
@@ -39,6 +44,7 @@ struct CellDef {
   std::string message;
   double kv_mib = 0.0;  // NaN when the manifest does not say
   double ready_s = 0.0; // NaN when the manifest does not say
+  std::string rotation = "-";  // attention rotation K/V from the server log ("on/off"), "-" when unknown
 };
 
 /// The record that counts for one item of one cell and probe.

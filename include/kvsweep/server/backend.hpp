@@ -43,11 +43,17 @@ struct EffectiveKv {
   double v_mib = 0;
   double total_mib = 0;
   std::string flash_attn;  // enabled | disabled | auto | "" when unknown
+  // Whether the server rotates K / V with a Hadamard matrix before writing a quantized cache
+  // (llama.cpp since April 2026: `llama_kv_cache: attn_rot_k = 1`; off with
+  // LLAMA_ATTN_ROT_DISABLE=1). -1 when the log does not say (older builds, external servers).
+  int attn_rot_k = -1;
+  int attn_rot_v = -1;
   bool declared = false;   // true when the user declared the types (external / attach)
 };
 nlohmann::json to_json(const EffectiveKv& e);
 
-/// Parses llama.cpp's startup log for the KV cache line and the flash-attention state.
+/// Parses llama.cpp's startup log for the KV cache line, the flash-attention state and the
+/// attention-rotation switches.
 EffectiveKv parse_effective_kv(const std::string& log);
 
 /// Why a server could not be brought up: outcome is `unsupported`, `load_failed` or `cancelled`.

@@ -1,0 +1,44 @@
+#include "kvsweep/model/vocab.hpp"
+
+#include <cstdlib>
+#include <utility>
+
+namespace kvsweep::model {
+
+std::filesystem::path default_vocab_path() {
+  const std::filesystem::path file = "ggml-vocab-llama-spm.gguf";
+  if (const char* src = std::getenv("KVSWEEP_LLAMA_SRC"); src != nullptr && *src != '\0') {
+    return std::filesystem::path(src) / "models" / file;
+  }
+  std::filesystem::path cache;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
+    cache = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    cache = std::filesystem::path(home) / ".cache";
+  } else {
+    cache = ".cache";
+  }
+  return cache / "kvsweep" / "llama.cpp-de3ff81" / "src" / "models" / file;
+}
+
+core::Expected<Vocab> read_vocab(const std::filesystem::path& path) {
+  auto file = read_gguf(path);
+  if (!file) {
+    return core::fail(file.error().kind, "vocab: " + file.error().message +
+                                             " (set KVSWEEP_LLAMA_SRC or pass the path of ggml-vocab-llama-spm.gguf)");
+  }
+  const Value* tokens = file->find("tokenizer.ggml.tokens");
+  const auto* token_array = tokens != nullptr ? std::get_if<Array>(&tokens->data) : nullptr;
+  if (token_array == nullptr || token_array->type != ValueType::string || token_array->items.empty()) {
+    return core::fail(core::ErrorKind::parse,
+                      path.string() + ": tokenizer.ggml.tokens is missing or not an array of strings");
+  }
+  Vocab vocab;
+  vocab.n_vocab = token_array->items.size();
+  for (KeyValue& kv : file->kvs) {
+    if (kv.key.starts_with("tokenizer.")) vocab.tokenizer_kvs.push_back(std::move(kv));
+  }
+  return vocab;
+}
+
+}  // namespace kvsweep::model

@@ -1,0 +1,51 @@
+// parse_effective_kv against log lines of the pinned llama-server (de3ff81), copied from its output.
+#include <gtest/gtest.h>
+
+#include "kvsweep/server/backend.hpp"
+
+namespace kvsweep::server {
+namespace {
+
+TEST(EffectiveKv, ReadsTypesSizesFlashAttentionAndRotation) {
+  const std::string log =
+      "llama_context: flash_attn    = enabled\n"
+      "llama_kv_cache:        CPU KV buffer size =     2.56 MiB\n"
+      "llama_kv_cache: size =    2.56 MiB (  4096 cells,   2 layers,  1/1 seqs), K (q4_0):    0.56 MiB, V (f16):"
+      "    2.00 MiB\n"
+      "llama_kv_cache: attn_rot_k = 1, n_embd_head_k_all = 512\n"
+      "llama_kv_cache: attn_rot_v = 0, n_embd_head_k_all = 512\n";
+  const EffectiveKv e = parse_effective_kv(log);
+  ASSERT_TRUE(e.found);
+  EXPECT_EQ(e.type_k, "q4_0");
+  EXPECT_EQ(e.type_v, "f16");
+  EXPECT_DOUBLE_EQ(e.k_mib, 0.56);
+  EXPECT_DOUBLE_EQ(e.total_mib, 2.56);
+  EXPECT_EQ(e.flash_attn, "enabled");
+  EXPECT_EQ(e.attn_rot_k, 1);
+  EXPECT_EQ(e.attn_rot_v, 0);
+  const auto j = to_json(e);
+  EXPECT_EQ(j.at("attn_rot_k"), 1);
+  EXPECT_EQ(j.at("attn_rot_v"), 0);
+}
+
+TEST(EffectiveKv, RotationUnknownWhenTheLogDoesNotSay) {
+  const EffectiveKv e = parse_effective_kv(
+      "llama_kv_cache: size =   16.00 MiB (  4096 cells,   2 layers,  1/1 seqs), K (f16):    8.00 MiB, V (f16):"
+      "    8.00 MiB\n");
+  ASSERT_TRUE(e.found);
+  EXPECT_EQ(e.attn_rot_k, -1);
+  EXPECT_EQ(e.attn_rot_v, -1);
+  EXPECT_FALSE(to_json(e).contains("attn_rot_k"));
+}
+
+TEST(EffectiveKv, RotationDisabledByEnvironmentReadsAsZero) {
+  const EffectiveKv e = parse_effective_kv(
+      "llama_kv_cache: attention rotation force disabled (LLAMA_ATTN_ROT_DISABLE)\n"
+      "llama_kv_cache: attn_rot_k = 0, n_embd_head_k_all = 512\n"
+      "llama_kv_cache: attn_rot_v = 0, n_embd_head_k_all = 512\n");
+  EXPECT_EQ(e.attn_rot_k, 0);
+  EXPECT_EQ(e.attn_rot_v, 0);
+}
+
+}  // namespace
+}  // namespace kvsweep::server
