@@ -203,32 +203,91 @@ class DivergenceProbe final : public Probe {
     return g;
   }
 
+  static core::Expected<Step> to_step(const server::CompletionResponse& res, server::Timings& sum) {
+    add(sum, res.timings);
+    if (res.probs.empty())
+      return core::fail(core::ErrorKind::parse, "a one-token request returned no completion_probabilities");
+    auto top = top_of(res.probs.front());
+    if (!top) return std::unexpected(top.error());
+    return Step{res.probs.front().id, std::move(*top), res.stop_type == "eos"};
+  }
+
   // One request, one token: the next-token distribution after `prefix`.
   core::Expected<Step> next(Context& ctx, Tokens prefix, PromptCache cache, server::Timings& sum) const {
     auto res = ctx.api.complete(request(std::move(prefix), 1, cache));
     if (!res) return std::unexpected(res.error());
-    add(sum, res->timings);
-    if (res->probs.empty())
-      return core::fail(core::ErrorKind::parse, "a one-token request returned no completion_probabilities");
-    auto top = top_of(res->probs.front());
-    if (!top) return std::unexpected(top.error());
-    return Step{res->probs.front().id, std::move(*top), res->stop_type == "eos"};
+    return to_step(*res, sum);
+  }
+
+  // The next-token distributions after prompt + path[0..t) for t in [from, to), in order.
+  //
+  // What llama-server's /completion offers here (pinned de3ff81, tools/server): `n_probs` gives
+  // the top-n of each *generated* token's distribution (before sampling, as we ask); it gives
+  // none for prompt tokens (the OpenAI `echo` is refused: "Only no echo is supported"), and no
+  // field forces the sampled token step by step (logit_bias holds for a whole request; a grammar
+  // constrains text, not token ids). So a teacher-forced step is one one-token task. What the API
+  // does offer is a multi-prompt request: "prompt" as an array of token arrays makes one task per
+  // prompt, answered as an array in order. We send the steps that way, many per request
+  // (server::Api::complete_each), instead of one request each; on the one-slot server kvsweep
+  // starts the tasks run in order, so with cache_prompt each step still evaluates one new token
+  // on top of the previous step's cache, exactly as one request per step did. Requests are cut
+  // at kStepsPerRequest steps or kTokensPerRequest prompt tokens, whichever comes first.
+  core::Expected<std::vector<Step>> steps(Context& ctx, const Tokens& prompt, const Tokens& path, std::size_t from,
+                                          std::size_t to, PromptCache cache, server::Timings& sum) const {
+    constexpr std::size_t kStepsPerRequest = 64;
+    constexpr std::size_t kTokensPerRequest = 1 << 16;
+    std::vector<Step> out;
+    out.reserve(to - from);
+    for (std::size_t t = from; t < to;) {
+      std::vector<Tokens> prompts;
+      std::size_t tokens = 0;
+      for (; t < to && prompts.size() < kStepsPerRequest; ++t) {
+        const std::size_t n = prompt.size() + t;
+        if (!prompts.empty() && tokens + n > kTokensPerRequest) break;
+        prompts.push_back(concat(prompt, path, t));
+        tokens += n;
+      }
+      auto answers = ctx.api.complete_each(request({}, 1, cache), prompts);
+      if (!answers) return std::unexpected(answers.error());
+      if (answers->size() != prompts.size())
+        return core::fail(core::ErrorKind::parse, std::to_string(prompts.size()) + " step prompts got " +
+                                                      std::to_string(answers->size()) + " answers");
+      for (const auto& a : *answers) {
+        auto step = to_step(a, sum);
+        if (!step) return std::unexpected(step.error());
+        out.push_back(std::move(*step));
+      }
+    }
+    return out;
   }
 
   // Teacher forcing: step t recomputes the distribution after prompt + path[0..t) and compares
   // it with baseline[t] as KL(baseline ‖ recomputed) and JS. The first step's cache mode is
-  // `first`, the later ones' `rest`.
+  // `first`, the later ones' `rest` (one request per cache mode, cache_prompt being per request).
   core::Expected<Forced> force(Context& ctx, const Tokens& prompt, const Generation& baseline, PromptCache first,
                                PromptCache rest, server::Timings& sum) const {
+    const std::size_t n = baseline.tokens.size();
+    std::vector<Step> all;
+    if (first == rest) {
+      auto s = steps(ctx, prompt, baseline.tokens, 0, n, first, sum);
+      if (!s) return std::unexpected(s.error());
+      all = std::move(*s);
+    } else {
+      auto head = steps(ctx, prompt, baseline.tokens, 0, std::min<std::size_t>(1, n), first, sum);
+      if (!head) return std::unexpected(head.error());
+      auto tail = steps(ctx, prompt, baseline.tokens, std::min<std::size_t>(1, n), n, rest, sum);
+      if (!tail) return std::unexpected(tail.error());
+      all = std::move(*head);
+      all.insert(all.end(), std::make_move_iterator(tail->begin()), std::make_move_iterator(tail->end()));
+    }
     Forced f;
-    for (std::size_t t = 0; t < baseline.tokens.size(); ++t) {
-      auto step = next(ctx, concat(prompt, baseline.tokens, t), t == 0 ? first : rest, sum);
-      if (!step) return std::unexpected(step.error());
-      f.argmax.push_back(step->token);
-      f.eos.push_back(step->eos);
-      f.tops.push_back(step->top);
-      f.kl.push_back(score::kl_divergence(baseline.tops[t], step->top));
-      f.js.push_back(score::js_divergence(baseline.tops[t], step->top));
+    for (std::size_t t = 0; t < n; ++t) {
+      Step& step = all[t];
+      f.kl.push_back(score::kl_divergence(baseline.tops[t], step.top));
+      f.js.push_back(score::js_divergence(baseline.tops[t], step.top));
+      f.argmax.push_back(step.token);
+      f.eos.push_back(step.eos);
+      f.tops.push_back(std::move(step.top));
     }
     return f;
   }

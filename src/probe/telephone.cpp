@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -419,7 +421,27 @@ TelephoneConfig parse_telephone_config(const nlohmann::json& config, const Confi
 // The probe
 // -----------------------------------------------------------------------------------------
 
-TelephoneProbe::TelephoneProbe(TelephoneConfig config) : m_config(std::move(config)) {}
+struct TelephoneProbe::TokenCounts {
+  std::mutex mutex;  // cells may run in parallel (--parallel-cells)
+  std::map<std::pair<std::string, std::string>, std::size_t> counts;  // (model path, text) -> tokens
+
+  /// The number of tokens of `text` (no special tokens), asking the server only for a new text.
+  core::Expected<std::size_t> count(server::Api& api, const std::string& model, const std::string& text) {
+    auto key = std::make_pair(model, text);
+    {
+      std::lock_guard lock(mutex);
+      if (auto it = counts.find(key); it != counts.end()) return it->second;
+    }
+    auto tokens = api.tokenize(text, false);
+    if (!tokens) return std::unexpected(tokens.error());
+    std::lock_guard lock(mutex);
+    counts.emplace(std::move(key), tokens->size());
+    return tokens->size();
+  }
+};
+
+TelephoneProbe::TelephoneProbe(TelephoneConfig config)
+    : m_config(std::move(config)), m_counts(std::make_shared<TokenCounts>()) {}
 
 std::vector<Item> TelephoneProbe::items() const {
   std::vector<Item> out;
@@ -492,8 +514,8 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
     request.n_predict = m_config.max_tokens;
     if (m_config.budget_factor > 0) {
       // Relative budget: the input's own length in tokens bounds the answer.
-      if (auto toks = ctx.api.tokenize(message, false)) {
-        const double budget = m_config.budget_factor * static_cast<double>(toks->size()) + m_config.budget_plus;
+      if (auto n = m_counts->count(ctx.api, ctx.cell.model_path, message)) {
+        const double budget = m_config.budget_factor * static_cast<double>(*n) + m_config.budget_plus;
         request.n_predict = std::min(m_config.max_tokens, std::max(1, static_cast<int>(budget)));
       }
     }

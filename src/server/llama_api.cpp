@@ -194,6 +194,33 @@ core::Expected<CompletionResponse> LlamaApi::complete(const CompletionRequest& r
   return parse_completion(*body, chat);
 }
 
+core::Expected<std::vector<CompletionResponse>> LlamaApi::complete_each(
+    const CompletionRequest& request, const std::vector<std::vector<std::int32_t>>& prompts) {
+  if (prompts.size() < 2 || request.stop_when || !request.messages.empty()) return Api::complete_each(request, prompts);
+  CompletionRequest first = request;
+  first.tokens = prompts.front();
+  nlohmann::json body = completion_body(first);
+  body["prompt"] = prompts;  // an array of token arrays: one task per prompt, one answer each
+  auto answer = m_client->post_for_json("/completion", body);
+  if (!answer) return std::unexpected(answer.error());
+  const std::string what = "/completion with " + std::to_string(prompts.size()) + " prompts: ";
+  if (!answer->is_array() || answer->size() != prompts.size())
+    return core::fail(core::ErrorKind::parse, what + "expected an array of " + std::to_string(prompts.size()) +
+                                                  " answers, got " + std::string(answer->type_name()) +
+                                                  (answer->is_array() ? " of " + std::to_string(answer->size()) : ""));
+  // The server orders the answers by prompt; each also says its own index, which is checked.
+  std::vector<CompletionResponse> out(prompts.size());
+  for (std::size_t i = 0; i < answer->size(); ++i) {
+    const auto& one = (*answer)[i];
+    if (one.is_object() && one.contains("index") && one["index"] != i)
+      return core::fail(core::ErrorKind::parse, what + "answer " + std::to_string(i) + " says index " + one["index"].dump());
+    auto parsed = parse_completion(one, false);
+    if (!parsed) return std::unexpected(parsed.error());
+    out[i] = std::move(*parsed);
+  }
+  return out;
+}
+
 core::Expected<std::vector<std::int32_t>> LlamaApi::tokenize(const std::string& text, bool add_special) {
   auto body = m_client->post_for_json("/tokenize", {{"content", text}, {"add_special", add_special}});
   if (!body) return std::unexpected(body.error());

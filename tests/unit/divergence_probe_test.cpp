@@ -93,6 +93,13 @@ class FakeApi final : public kvsweep::server::Api {
     out.timings.predicted_ms = 0.5;
     return out;
   }
+  // Records each multi-prompt call, then answers it prompt by prompt (the default).
+  Expected<std::vector<CompletionResponse>> complete_each(const CompletionRequest& r,
+                                                          const std::vector<Tokens>& prompts) override {
+    batches.push_back(prompts.size());
+    batch_cache_prompt.push_back(r.cache_prompt);
+    return kvsweep::server::Api::complete_each(r, prompts);
+  }
   Expected<Tokens> tokenize(const std::string& text, bool add_special) override {
     tokenized.emplace_back(text, add_special);
     return kPrompt;
@@ -109,6 +116,8 @@ class FakeApi final : public kvsweep::server::Api {
   std::string describe() const override { return "fake"; }
 
   std::vector<CompletionRequest> requests;
+  std::vector<std::size_t> batches;        // prompts per complete_each call
+  std::vector<bool> batch_cache_prompt;    // each call's cache_prompt
   std::vector<std::pair<std::string, bool>> tokenized;
   std::vector<Tokens> detokenized;
   std::function<void(std::size_t step, std::vector<TopLogprob>&)> perturb;
@@ -393,6 +402,37 @@ TEST(DivergenceProbe, ReferenceModeComparesACellWithTheReferenceDistributions) {
   ASSERT_EQ(res->response["forced_top"].size(), 5u);
   EXPECT_NEAR(res->response["forced_top"][3][1][1].get<double>(), std::log(0.2), 1e-12);
   EXPECT_FALSE(res->response.contains("top"));
+}
+
+// ---- requests per item (issue 21: one request per step was mostly waiting on the network) -----
+
+TEST(DivergenceProbe, CacheModeSendsAllForcedStepsInOneMultiPromptCall) {
+  FakeApi api;
+  auto probe = make({{"tokens", 5}, {"top_n", 3}});
+  ASSERT_TRUE(run(*probe, api));
+  EXPECT_EQ(api.batches, (std::vector<std::size_t>{5}));
+  EXPECT_EQ(api.batch_cache_prompt, (std::vector<bool>{false}));  // every step from scratch
+}
+
+TEST(DivergenceProbe, ReferenceModeSendsTheFirstStepAloneAndTheRestInOneCall) {
+  // The first step is prefilled from scratch, the rest reuse the slot: cache_prompt is per request.
+  FakeApi api;
+  auto probe = make({{"tokens", 5}, {"top_n", 3}, {"mode", "reference"}});
+  auto res = run(*probe, api, /*is_reference=*/true);
+  ASSERT_TRUE(res) << res.error().message;
+  EXPECT_EQ(api.batches, (std::vector<std::size_t>{1, 4}));
+  EXPECT_EQ(api.batch_cache_prompt, (std::vector<bool>{false, true}));
+  // The answers come back in step order: the reference cell recomputes its own path exactly.
+  EXPECT_EQ(res->response["argmax"].get<Tokens>(), greedy(5));
+}
+
+TEST(DivergenceProbe, LongPathsAreSplitIntoCallsOfAtMost64Steps) {
+  FakeApi api;
+  auto probe = make({{"tokens", 100}, {"top_n", 3}});
+  auto res = run(*probe, api);
+  ASSERT_TRUE(res) << res.error().message;
+  EXPECT_EQ(api.batches, (std::vector<std::size_t>{64, 36}));
+  EXPECT_EQ(res->response["argmax"].get<Tokens>(), greedy(100));
 }
 
 TEST(DivergenceProbe, ReferenceModeWithoutAReferenceRecordIsAnItemError) {

@@ -87,6 +87,7 @@ class FakeApi final : public kvsweep::server::Api {
     return m_script(request, static_cast<int>(requests.size()));
   }
   Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool) override {
+    tokenize_calls.push_back(text);
     if (!tokenizes) return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
     // One token per space-separated word.
     std::vector<std::int32_t> out;
@@ -98,6 +99,7 @@ class FakeApi final : public kvsweep::server::Api {
     return out;
   }
   bool tokenizes = false;
+  std::vector<std::string> tokenize_calls;
   Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
     return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
   }
@@ -474,6 +476,31 @@ TEST(TelephoneProbe, HopBudgetIsRelativeToTheInputAndCappedByMaxTokens) {
   ASSERT_TRUE(h.run(capped, api2, 0).has_value());
   EXPECT_EQ(api2.requests[0].n_predict, 6);  // min(6, 9)
   EXPECT_EQ(api2.requests[1].n_predict, 6);  // min(6, 7)
+}
+
+TEST(TelephoneProbe, ATextIsTokenizedOnceForItsBudget) {
+  // Two seeds of one text: the same chain of inputs ("a b c d", "a b c", "a b"); the second chain
+  // asks the server to count nothing, and its budgets are the same.
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {7, 9}}, {"max_tokens", 64},
+                           {"budget_factor", 2}, {"budget_plus", 1}});
+  FakeApi api;
+  api.tokenizes = true;
+  Harness h;
+  ASSERT_TRUE(h.run(probe, api, 0).has_value());
+  EXPECT_EQ(api.tokenize_calls, (std::vector<std::string>{"a b c d", "a b c", "a b"}));
+  ASSERT_TRUE(h.run(probe, api, 1).has_value());
+  EXPECT_EQ(api.tokenize_calls.size(), 3u);
+  ASSERT_EQ(api.requests.size(), 6u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(api.requests[3 + i].n_predict, api.requests[i].n_predict) << i;
+  EXPECT_EQ(api.requests[3].n_predict, 9);  // 2 * 4 + 1
+
+  // A failed count is not remembered: the next hop asks again, and the budget falls back to max_tokens.
+  FakeApi failing;
+  auto fresh = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {7}}, {"max_tokens", 64},
+                           {"budget_factor", 2}, {"budget_plus", 1}});
+  ASSERT_TRUE(h.run(fresh, failing, 0).has_value());
+  EXPECT_EQ(failing.tokenize_calls.size(), 2u);
+  EXPECT_EQ(failing.requests[0].n_predict, 64);
 }
 
 TEST(TelephoneProbe, ChatRequestSetsEverySamplingFieldAndPerHopSeed) {

@@ -116,7 +116,11 @@ class TelephoneProbe final : public Probe {
   const TelephoneConfig& config() const { return m_config; }
 
  private:
+  /// Token counts of the texts whose budget was worked out, by model: a text (the original of
+  /// every seed and cell, or a repeated answer) is tokenized once per run, not once per hop.
+  struct TokenCounts;
   TelephoneConfig m_config;
+  std::shared_ptr<TokenCounts> m_counts;
 };
 
 /// Builds the telephone probe from its config object (see parse_telephone_config).

@@ -81,6 +81,22 @@ class Api {
  public:
   virtual ~Api() = default;
   virtual core::Expected<CompletionResponse> complete(const CompletionRequest& request) = 0;
+  /// `request` once for each of `prompts` (token arrays, in place of request.tokens), answered in
+  /// order. This default asks one prompt at a time; a backend that takes several prompts in one
+  /// request (llama-server's /completion) overrides it to save the round trips.
+  virtual core::Expected<std::vector<CompletionResponse>> complete_each(
+      const CompletionRequest& request, const std::vector<std::vector<std::int32_t>>& prompts) {
+    std::vector<CompletionResponse> out;
+    out.reserve(prompts.size());
+    CompletionRequest one = request;
+    for (const auto& prompt : prompts) {
+      one.tokens = prompt;
+      auto answer = complete(one);
+      if (!answer) return std::unexpected(answer.error());
+      out.push_back(std::move(*answer));
+    }
+    return out;
+  }
   virtual core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) = 0;
   virtual core::Expected<std::string> detokenize(const std::vector<std::int32_t>& tokens) = 0;
   /// One embedding per input, in order.

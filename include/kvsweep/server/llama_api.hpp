@@ -14,6 +14,12 @@ class LlamaApi final : public Api {
   explicit LlamaApi(std::shared_ptr<http::Client> client) : m_client(std::move(client)) {}
 
   core::Expected<CompletionResponse> complete(const CompletionRequest& request) override;
+  /// All prompts in one multi-prompt /completion request (token prompts, no streaming, not chat;
+  /// otherwise one request per prompt). llama-server makes one task per prompt, queued in order;
+  /// on a server with one slot (-np 1, as kvsweep starts it) they run one after the other, each
+  /// reusing what the previous one left in the slot when cache_prompt is set.
+  core::Expected<std::vector<CompletionResponse>> complete_each(
+      const CompletionRequest& request, const std::vector<std::vector<std::int32_t>>& prompts) override;
   core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) override;
   core::Expected<std::string> detokenize(const std::vector<std::int32_t>& tokens) override;
   core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) override;
