@@ -257,7 +257,8 @@ int run_command(const RunOpts& o) {
   }
   if (o.strict) {
     for (const auto& c : result.cells)
-      if (c.outcome != "ok" && c.outcome != "skipped") return core::exit_code::regression;
+      if (c.outcome != server::CellOutcome::ok && c.outcome != server::CellOutcome::skipped)
+        return core::exit_code::regression;
   }
   return core::exit_code::ok;
 }

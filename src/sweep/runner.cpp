@@ -26,7 +26,7 @@ nlohmann::json cell_result_json(const CellResult& r) {
   j["id"] = r.cell.id();
   j["is_reference"] = r.cell.is_reference;
   if (r.cell.support) j["support"] = true;
-  j["outcome"] = r.outcome;
+  j["outcome"] = server::to_string(r.outcome);
   j["message"] = r.message;
   j["items_ok"] = r.items_ok;
   j["items_failed"] = r.items_failed;
@@ -51,6 +51,15 @@ nlohmann::json cell_result_json(const CellResult& r) {
 
 std::string cell_key(const nlohmann::json& c) {
   return c.value("model", "") + "/" + c.value("type_k", "") + "/" + c.value("type_v", "");
+}
+
+/// One probe item; a probe that throws fails that item (ErrorKind::internal), not the sweep.
+core::Expected<probe::ItemResult> run_item(probe::Probe& p, const probe::Item& item, probe::Context& ctx) {
+  try {
+    return p.run(item, ctx);
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::internal, p.name() + "/" + item.key + " threw: " + e.what());
+  }
 }
 
 }  // namespace
@@ -116,13 +125,13 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
   // Keep outcomes of cells this invocation does not touch (resume, shards, --only).
   nlohmann::json cells = m_manifest.value("cells", nlohmann::json::array());
   for (const auto& r : results) {
-    if (r.outcome == "pending") continue;
+    if (r.outcome == server::CellOutcome::pending) continue;
     nlohmann::json j = cell_result_json(r);
     bool replaced = false;
     for (auto& c : cells) {
       if (cell_key(c) == cell_key(j)) {
         // A resumed cell that only skipped items keeps its earlier outcome.
-        if (r.outcome == "skipped") {
+        if (r.outcome == server::CellOutcome::skipped) {
           replaced = true;
           break;
         }
@@ -130,7 +139,7 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
         replaced = true;
       }
     }
-    if (!replaced && r.outcome != "skipped") cells.push_back(j);
+    if (!replaced && r.outcome != server::CellOutcome::skipped) cells.push_back(j);
   }
   m_manifest["cells"] = cells;
   m_manifest["status"] = status;
@@ -311,7 +320,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     if (!t.items.empty()) todo.push_back(std::move(t));
   }
   if (todo.empty()) {
-    r.outcome = "skipped";
+    r.outcome = server::CellOutcome::skipped;
     r.message = "every item already recorded";
     return r;
   }
@@ -321,7 +330,8 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   auto start = [&]() -> std::unique_ptr<server::Instance> {
     auto inst = m_backend.start(spec, m_cancel);
     if (!inst) {
-      r.outcome = inst.error().outcome == "cancelled" ? "pending" : inst.error().outcome;
+      r.outcome = inst.error().outcome == server::CellOutcome::cancelled ? server::CellOutcome::pending : inst.error().outcome;
+      r.effective = inst.error().effective;
       r.message = inst.error().message;
       if (!inst.error().log_tail.empty()) r.message += "\n" + inst.error().log_tail;
       return nullptr;
@@ -333,18 +343,10 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   r.ready_s = instance->ready_seconds();
   r.effective = instance->effective();
 
-  // Effective configuration check: the server must have allocated what we asked for.
-  if (!r.effective.declared) {
-    if (!r.effective.found) {
-      m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types");
-    } else if (r.effective.type_k != cell.type_k || r.effective.type_v != cell.type_v) {
-      r.outcome = "config_mismatch";
-      r.message = "requested K=" + cell.type_k + " V=" + cell.type_v + ", the server allocated K=" +
-                  r.effective.type_k + " V=" + r.effective.type_v;
-      instance->stop();
-      return r;
-    }
-  }
+  // The lifecycle refused a mismatch; a log without the KV line leaves the types unchecked.
+  const bool unverified = server::check_kv(r.effective, cell.type_k, cell.type_v) == server::KvCheck::unverified;
+  if (unverified)
+    m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types (kv_unverified)");
 
   probe::CellInfo info;
   info.model = cell.model;
@@ -357,7 +359,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   info.run_dir = m_store.dir();
   info.log_path = spec.log_path;
   if (slot >= 0) info.env = config::expand_slot_env(m_options.slot_env, slot);
-  r.outcome = "ok";
+  r.outcome = server::CellOutcome::ok;
   for (auto& t : todo) {
     // The reference cell's ok records for this probe (for probes comparing against it).
     std::vector<nlohmann::json> reference = m_store.select([&](const nlohmann::json& rec) {
@@ -372,7 +374,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       if (m_cancel.load()) break;
       probe::Context ctx{instance->api(), info, m_embedder, &reference};
       auto t0 = std::chrono::steady_clock::now();
-      auto res = t.probe->run(item, ctx);
+      auto res = run_item(*t.probe, item, ctx);
       double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
       // An interrupted item is not recorded: resume runs it again.
       if (m_cancel.load()) break;
@@ -408,7 +410,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
           instance->stop();
           instance = start();
           if (!instance) {
-            r.outcome = "crashed";
+            r.outcome = server::CellOutcome::crashed;
             r.message = "server " + how + "; restart failed: " + r.message;
             return r;
           }
@@ -421,7 +423,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         (void)m_store.append(rec);
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "crashed", wall);
-        r.outcome = "crashed";
+        r.outcome = server::CellOutcome::crashed;
         r.message = "server " + how + " again after a restart\n" + instance->log_tail(20);
         return r;
       }
@@ -431,7 +433,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         (void)m_store.append(rec);
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "timeout", wall);
-        r.outcome = "wedged";
+        r.outcome = server::CellOutcome::wedged;
         r.message = "no answer within " + std::to_string(m_config.server.request_timeout_s) + " s (" + err.message +
                     "); server killed";
         instance->stop();
@@ -456,7 +458,8 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   auto s0 = std::chrono::steady_clock::now();
   instance->stop();
   r.stop_s = core::seconds_between(s0, std::chrono::steady_clock::now());
-  if (m_cancel.load()) r.outcome = "pending";
+  if (m_cancel.load()) r.outcome = server::CellOutcome::pending;
+  else if (unverified && r.outcome == server::CellOutcome::ok) r.outcome = server::CellOutcome::kv_unverified;
   return r;
 }
 

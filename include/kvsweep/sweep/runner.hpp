@@ -16,6 +16,7 @@
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/backend.hpp"
+#include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
@@ -23,7 +24,7 @@ namespace kvsweep::sweep {
 
 struct CellResult {
   Cell cell;
-  std::string outcome = "pending";  // ok | unsupported | load_failed | crashed | wedged | config_mismatch | skipped
+  server::CellOutcome outcome = server::CellOutcome::pending;
   std::string message;
   int items_ok = 0;
   int items_failed = 0;
