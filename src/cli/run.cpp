@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/core/host.hpp"
+#include "kvsweep/model/model_file.hpp"
 #include "kvsweep/probe/embedder.hpp"
 #include "kvsweep/process/child.hpp"
 #include "kvsweep/server/external.hpp"
@@ -177,6 +179,19 @@ int run_command(const RunOpts& o) {
     return core::exit_code::ok;
   }
 
+  // Bad input before anything starts: a model llama-server cannot load would fail every cell.
+  if (cfg.server.backend == "llama-server") {
+    for (std::size_t i = 0; i < cfg.models.size(); ++i) {
+      if (auto ok = model::check_model_file(cfg.models[i].path); !ok)
+        throw core::FatalError(cfg.file.string() + ": models[" + std::to_string(i) + "].path: '" + cfg.models[i].path +
+                               "': " + ok.error().message);
+    }
+  }
+  if (cfg.embedder && cfg.embedder->backend == "llama-server") {
+    if (auto ok = model::check_model_file(cfg.embedder->model); !ok)
+      throw core::FatalError(cfg.file.string() + ": embedder.model: '" + cfg.embedder->model + "': " + ok.error().message);
+  }
+
   // Resolve the server before the run directory exists: a missing binary leaves nothing behind.
   std::unique_ptr<server::Backend> backend;
   if (cfg.server.backend == "ollama") {
@@ -254,6 +269,13 @@ int run_command(const RunOpts& o) {
   if (result.interrupted) {
     std::fprintf(stderr, "kvsweep: interrupted; finish with: kvsweep run --resume %s\n", run_dir.c_str());
     return interrupted_exit_code();
+  }
+  // Items already recorded (a resumed cell that only skipped) count as ok records.
+  const bool any_ok = std::ranges::any_of(result.cells, [](const auto& c) { return c.items_ok + c.items_skipped > 0; });
+  if (!result.cells.empty() && !any_ok) {
+    std::fprintf(stderr, "kvsweep: no cell produced an ok record (%zu cell(s) run); see the cell messages above\n",
+                 result.cells.size());
+    return core::exit_code::regression;
   }
   if (o.strict) {
     for (const auto& c : result.cells)

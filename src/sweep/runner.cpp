@@ -419,12 +419,12 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         }
         auto rec = make_record(cell, *t.probe, item, "crashed", wall, r.restarts + 1);
         rec["error"] = err.message;
-        rec["log_tail"] = instance->log_tail(20);
+        rec["log_tail"] = instance->error_lines();
         (void)m_store.append(rec);
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "crashed", wall);
         r.outcome = server::CellOutcome::crashed;
-        r.message = "server " + how + " again after a restart\n" + instance->log_tail(20);
+        r.message = "server " + how + " again after a restart\n" + instance->error_lines();
         return r;
       }
       if (err.kind == core::ErrorKind::timeout) {
