@@ -195,11 +195,13 @@ int run_command(const RunOpts& o) {
   // Resolve the server before the run directory exists: a missing binary leaves nothing behind.
   std::unique_ptr<server::Backend> backend;
   if (cfg.server.backend == "ollama") {
-    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{resolve_ollama_binary(cfg.server.binary), "", ""});
+    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{resolve_ollama_binary(cfg.server.binary), "", "", "", ""});
   } else if (cfg.server.backend == "external" && cfg.server.api == "ollama") {
-    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{"", cfg.server.url, cfg.server.api_key_env});
+    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{"", cfg.server.url, cfg.server.api_key_env, cfg.server.url_user,
+                                                                              cfg.server.url_password});
   } else if (cfg.server.backend == "external") {
-    backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env});
+    backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env, cfg.server.url_user,
+                                                                                  cfg.server.url_password});
   } else {
     backend = std::make_unique<server::LlamaServerBackend>(server::LlamaServerOptions{resolve_binary(cfg.server.binary)});
   }
@@ -241,10 +243,10 @@ int run_command(const RunOpts& o) {
       // Its own `ollama serve` at f16 KV (or the Ollama at e.url), never the cell's server.
       std::string binary;
       if (e.url.empty()) binary = resolve_ollama_binary(cfg.server.backend == "ollama" ? cfg.server.binary : "ollama");
-      embed_backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{binary, e.url, e.api_key_env});
+      embed_backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{binary, e.url, e.api_key_env, e.url_user, e.url_password});
       if (cfg.server.backend == "ollama") spec.env = cfg.server.env;  // the same model store
     } else if (e.backend == "external") {
-      embed_backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{e.url, e.api_key_env});
+      embed_backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{e.url, e.api_key_env, e.url_user, e.url_password});
     } else {
       server::LlamaServerOptions lo{resolve_binary(cfg.server.binary), true, e.pooling};
       embed_backend = std::make_unique<server::LlamaServerBackend>(lo);

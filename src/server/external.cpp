@@ -6,7 +6,7 @@ std::expected<std::unique_ptr<Instance>, StartFailure> ExternalBackend::start(co
                                                                              const std::atomic<bool>& cancel) {
   auto key = api_key_from_env(m_options.api_key_env);
   if (!key) return std::unexpected(key.error());
-  return m_lifecycle.attach(m_flavour, Attach{m_options.url, *key}, spec, cancel);
+  return m_lifecycle.attach(m_flavour, Attach{m_options.url, {*key, m_options.user, m_options.password}}, spec, cancel);
 }
 
 nlohmann::json ExternalBackend::describe() {

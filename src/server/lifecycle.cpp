@@ -86,9 +86,9 @@ class ManagedInstance final : public Instance {
 class HttpReadyProbe final : public ReadyProbe {
  public:
   core::Expected<std::string> get(const std::string& base_url, const std::string& path,
-                                  const std::string& token) override {
+                                  const http::Credentials& credentials) override {
     http::Client client(base_url, http::Timeouts{Ms(200), Ms(2000)});
-    if (!token.empty()) client.set_bearer_token(token);
+    credentials.apply(client);
     auto r = client.get(path);
     if (!r) return std::unexpected(r.error());
     if (r->status != 200) return core::fail(core::ErrorKind::http_status, "HTTP " + std::to_string(r->status), r->status);
@@ -180,9 +180,9 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
     info["port"] = port;
     flavour.describe_launch(launch, info);
   }
-  const std::string token = attach ? attach->token : std::string{};
+  const http::Credentials credentials = attach ? attach->credentials : http::Credentials{};
   auto client = std::make_shared<http::Client>(base_url, http::Timeouts{Ms(2000), spec.request_timeout});
-  if (!token.empty()) client->set_bearer_token(token);
+  credentials.apply(*client);
   auto instance = std::make_unique<ManagedInstance>(std::move(child), client, spec, log_offset);
   auto fail = [&](CellOutcome outcome, std::string message) {
     std::string lines = instance->error_lines();
@@ -198,7 +198,7 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
   for (;;) {
     if (cancel.load()) return fail(CellOutcome::cancelled, "interrupted while waiting for " + who);
     if (!instance->alive()) return died("before it was ready");
-    auto r = m_probe.get(base_url, flavour.ready_path(), token);
+    auto r = m_probe.get(base_url, flavour.ready_path(), credentials);
     if (r) {
       ready_body = std::move(*r);
       break;

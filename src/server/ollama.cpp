@@ -329,7 +329,7 @@ std::expected<std::unique_ptr<Instance>, StartFailure> OllamaBackend::start(cons
   if (m_options.url.empty()) return m_lifecycle.launch(m_flavour, spec, cancel);
   auto key = api_key_from_env(m_options.api_key_env);
   if (!key) return std::unexpected(key.error());
-  return m_lifecycle.attach(m_flavour, Attach{m_options.url, *key}, spec, cancel);
+  return m_lifecycle.attach(m_flavour, Attach{m_options.url, {*key, m_options.user, m_options.password}}, spec, cancel);
 }
 
 nlohmann::json OllamaBackend::describe() {
@@ -337,8 +337,8 @@ nlohmann::json OllamaBackend::describe() {
     nlohmann::json d = {{"backend", "external"}, {"api", "ollama"}, {"url", m_options.url},
                         {"api_key_env", m_options.api_key_env}};
     http::Client c(m_options.url, http::Timeouts{std::chrono::milliseconds(1000), std::chrono::milliseconds(2000)});
-    if (const char* key = m_options.api_key_env.empty() ? nullptr : std::getenv(m_options.api_key_env.c_str()); key && *key)
-      c.set_bearer_token(key);
+    const char* key = m_options.api_key_env.empty() ? nullptr : std::getenv(m_options.api_key_env.c_str());
+    http::Credentials{key ? key : "", m_options.user, m_options.password}.apply(c);
     if (auto v = c.get_json("/api/version")) d["version"] = v->value("version", "");
     return d;
   }

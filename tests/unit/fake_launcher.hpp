@@ -68,12 +68,12 @@ class FakeReadyProbe final : public server::ReadyProbe {
   std::string body = "{}";
   int calls = 0;
   std::vector<std::string> paths;
-  std::vector<std::string> tokens;
+  std::vector<http::Credentials> credentials;
 
-  core::Expected<std::string> get(const std::string&, const std::string& path, const std::string& token) override {
+  core::Expected<std::string> get(const std::string&, const std::string& path, const http::Credentials& c) override {
     ++calls;
     paths.push_back(path);
-    tokens.push_back(token);
+    credentials.push_back(c);
     if (!ready || calls <= not_ready) return core::fail(core::ErrorKind::connect, "connection refused");
     return body;
   }

@@ -193,10 +193,10 @@ TEST_F(Lifecycle, AFlavourStepThatFailsUsesItsOutcomeOrTheLog) {
 }
 
 TEST_F(Lifecycle, AttachLaunchesNothingAndDeclaresTheTypes) {
-  auto started = server::Lifecycle(launcher, probe).attach(flavour, {"http://10.0.0.5:8080/", "sekret"}, spec, cancel);
+  auto started = server::Lifecycle(launcher, probe).attach(flavour, {"http://10.0.0.5:8080/", {"sekret", "", ""}}, spec, cancel);
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_TRUE(launcher.launched.empty());
-  EXPECT_EQ(probe.tokens.at(0), "sekret");
+  EXPECT_EQ(probe.credentials.at(0).token, "sekret");
   EXPECT_EQ(server::check_kv((*started)->effective(), "q4_0", "f16"), server::KvCheck::declared);
   EXPECT_EQ((*started)->info()["url"], "http://10.0.0.5:8080");
   EXPECT_EQ((*started)->info().dump().find("sekret"), std::string::npos);

@@ -13,6 +13,8 @@ namespace kvsweep::server {
 struct ExternalOptions {
   std::string url;          // e.g. http://127.0.0.1:8080
   std::string api_key_env;  // name of the environment variable holding the key ("" = none)
+  std::string user;         // basic auth, from the URL's userinfo (the url holds none)
+  std::string password;
 };
 
 class ExternalBackend final : public Backend {

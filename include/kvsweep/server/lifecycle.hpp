@@ -14,6 +14,7 @@
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/http/client.hpp"
+#include "kvsweep/http/credentials.hpp"
 #include "kvsweep/process/launcher.hpp"
 #include "kvsweep/server/backend.hpp"
 
@@ -24,7 +25,7 @@ class ReadyProbe {
  public:
   virtual ~ReadyProbe() = default;
   virtual core::Expected<std::string> get(const std::string& base_url, const std::string& path,
-                                          const std::string& token) = 0;
+                                          const http::Credentials& credentials) = 0;
 };
 
 /// The ReadyProbe over HTTP (200 ms to connect, 2 s to answer).
@@ -32,8 +33,8 @@ ReadyProbe& http_ready_probe();
 
 /// An already running server to attach to: nothing is launched or stopped.
 struct Attach {
-  std::string url;    // scheme://host:port[/prefix]; userinfo already stripped (see url.hpp)
-  std::string token;  // bearer token ("" = none); never written anywhere
+  std::string url;                // scheme://host:port[/prefix], without userinfo (http::split_userinfo)
+  http::Credentials credentials;  // never written anywhere
 };
 
 /// The bearer token held by the environment variable `env_name` (server.api_key_env); "" when

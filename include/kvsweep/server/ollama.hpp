@@ -82,6 +82,8 @@ struct OllamaOptions {
   std::string binary = "ollama";  // launch mode: the `ollama` executable
   std::string url;                // attach mode when non-empty: a running Ollama's base URL
   std::string api_key_env;        // attach mode: env var holding a bearer token ("" = none)
+  std::string user;               // attach mode: basic auth from the URL's userinfo (the url holds none)
+  std::string password;
 };
 
 /// Ollama's part of the lifecycle: `ollama serve` with the cell's environment, ready on GET
