@@ -268,6 +268,13 @@ int run_command(const RunOpts& o) {
   if (embed_instance) embed_instance->stop();
   std::printf("%s", summary_table(result).c_str());
   std::printf("run directory: %s\n", run_dir.c_str());
+  if (!result.store_error.empty()) {
+    std::fprintf(stderr,
+                 "kvsweep: stopped: %s\nkvsweep: every record written before is intact; free space, then finish with: "
+                 "kvsweep run --resume %s\n",
+                 result.store_error.c_str(), run_dir.c_str());
+    return core::exit_code::error;
+  }
   if (result.interrupted) {
     std::fprintf(stderr, "kvsweep: interrupted; finish with: kvsweep run --resume %s\n", run_dir.c_str());
     return interrupted_exit_code();

@@ -64,6 +64,18 @@ core::Expected<probe::ItemResult> run_item(probe::Probe& p, const probe::Item& i
 
 }  // namespace
 
+bool Runner::append_or_stop(const nlohmann::json& record) {
+  auto appended = m_store.append(record);
+  if (appended) return true;
+  std::lock_guard lock(m_mutex);
+  if (m_store_error.empty()) {
+    m_store_error = appended.error().message;
+    spdlog::error("{}; stopping the run", m_store_error);
+  }
+  m_store_failed = true;
+  return false;
+}
+
 ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes) {
   return std::ranges::any_of(probes, [](const auto& p) { return p->compares_with_reference(); }) ? ReferenceSupport::run
                                                                                                 : ReferenceSupport::skip;
@@ -219,16 +231,20 @@ RunResult Runner::run() {
     // One cell at a time; a slot environment, when given, is slot 0's.
     const int slot = m_options.slot_env.empty() ? -1 : 0;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (m_cancel.load()) break;
+      if (stopping()) break;
       results[i] = run_timed(cells[i], i, cells.size(), slot);
       m_progress.cell_done(results[i]);
       update_manifest(results, "running");
     }
   }
   result.interrupted = m_cancel.load();
+  {
+    std::lock_guard lock(m_mutex);
+    result.store_error = m_store_error;
+  }
   result.cells = results;
   result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
-  bool all_done = !result.interrupted;
+  bool all_done = !stopping();
   update_manifest(results, all_done ? "complete" : "interrupted");
   return result;
 }
@@ -254,7 +270,7 @@ void Runner::run_parallel(const std::vector<Cell>& cells, std::vector<CellResult
         all_taken = false;
         if (cells[i].is_reference || !reference_pending.contains(cells[i].model)) next = i;
       }
-      if (m_cancel.load() || all_taken || error) return;
+      if (stopping() || all_taken || error) return;
       if (!next) {
         // The cancel flag is set from a signal handler, which cannot notify: poll it.
         wake.wait_for(lock, Ms(100));
@@ -371,13 +387,13 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     bool exceeded = false;  // an item of this probe did not fit the context
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       const auto& item = t.items[k];
-      if (m_cancel.load()) break;
+      if (stopping()) break;
       probe::Context ctx{instance->api(), info, m_embedder, &reference};
       auto t0 = std::chrono::steady_clock::now();
       auto res = run_item(*t.probe, item, ctx);
       double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
       // An interrupted item is not recorded: resume runs it again.
-      if (m_cancel.load()) break;
+      if (stopping()) break;
       if (res) {
         auto rec = make_record(cell, *t.probe, item, "ok", wall, r.restarts + 1);
         rec["response"] = res->response;
@@ -385,11 +401,8 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         rec["timings"] = server::to_json(res->timings);
         r.items_wall_s += wall;
         r.server_ms += res->timings.prompt_ms + res->timings.predicted_ms;
-        if (auto a = m_store.append(rec); !a) {
-          spdlog::error("{}", a.error().message);
-        } else {
-          ++r.items_ok;
-        }
+        if (!append_or_stop(rec)) break;
+        ++r.items_ok;
         m_progress.item_done(cell, t.probe->name(), item.key, "ok", wall);
         continue;
       }
@@ -420,7 +433,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         auto rec = make_record(cell, *t.probe, item, "crashed", wall, r.restarts + 1);
         rec["error"] = err.message;
         rec["log_tail"] = instance->error_lines();
-        (void)m_store.append(rec);
+        if (!append_or_stop(rec)) break;
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "crashed", wall);
         r.outcome = server::CellOutcome::crashed;
@@ -430,7 +443,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       if (err.kind == core::ErrorKind::timeout) {
         auto rec = make_record(cell, *t.probe, item, "timeout", wall, r.restarts + 1);
         rec["error"] = err.message;
-        (void)m_store.append(rec);
+        if (!append_or_stop(rec)) break;
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "timeout", wall);
         r.outcome = server::CellOutcome::wedged;
@@ -442,7 +455,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       auto rec = make_record(cell, *t.probe, item, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
       rec["error"] = err.message;
       if (err.http_status) rec["http_status"] = err.http_status;
-      (void)m_store.append(rec);
+      if (!append_or_stop(rec)) break;
       ++r.items_failed;
       if (err.kind == core::ErrorKind::exceeds_context && !exceeded) {
         // Said once per probe and cell: the next items will most likely not fit either.
@@ -453,12 +466,13 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       }
       m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
     }
-    if (m_cancel.load()) break;
+    if (stopping()) break;
   }
   auto s0 = std::chrono::steady_clock::now();
   instance->stop();
   r.stop_s = core::seconds_between(s0, std::chrono::steady_clock::now());
-  if (m_cancel.load()) r.outcome = server::CellOutcome::pending;
+  // Interrupted, or the store could not write: the cell's missing items run again on resume.
+  if (stopping()) r.outcome = server::CellOutcome::pending;
   else if (unverified && r.outcome == server::CellOutcome::ok) r.outcome = server::CellOutcome::kv_unverified;
   return r;
 }

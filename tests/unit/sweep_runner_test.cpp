@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "kvsweep/sweep/runner.hpp"
+#include "full_disk.hpp"
 #include "temp_file.hpp"
 
 namespace {
@@ -132,8 +133,8 @@ class Runner : public ::testing::Test {
     probes.push_back(std::move(p));
   }
 
-  sweep::RunResult run() {
-    auto store = sweep::RunStore::create(dir);
+  sweep::RunResult run(bool resume = false) {
+    auto store = resume ? sweep::RunStore::open(dir) : sweep::RunStore::create(dir);
     EXPECT_TRUE(store) << store.error().message;
     sweep::Runner runner(config, probes, backend, *store, progress, cancel, {});
     auto result = runner.run();
@@ -283,6 +284,31 @@ TEST_F(Runner, AProbeItemThatThrowsFailsThatItemAndTheSweepGoesOn) {
   EXPECT_NE(records[1]["error"].get<std::string>().find("scripted/b threw: [json.exception.out_of_range.403] key 'tools'"),
             std::string::npos)
       << records[1].dump();
+}
+
+TEST_F(Runner, AFullDiskStopsTheRunAndResumeCompletesItWithNothingLostOrDuplicated) {
+  std::optional<kt::FullDisk> full;
+  scripted->script = [&](const std::string& key, int n) -> core::Expected<probe::ItemResult> {
+    // Item b's first run fails (a failure record, not an ok one) on a disk with no room for it.
+    if (key == "b" && n == 1) {
+      full.emplace(std::filesystem::file_size(dir / "records.jsonl") + 10);
+      return core::fail(core::ErrorKind::http_status, "HTTP 500", 500);
+    }
+    return probe::ItemResult{};
+  };
+  auto stopped = run();
+  full.reset();  // space freed
+  EXPECT_NE(stopped.store_error.find("cannot append to " + (dir / "records.jsonl").string()), std::string::npos)
+      << stopped.store_error;
+  EXPECT_EQ(stopped.cells.at(0).outcome, CellOutcome::pending);
+  EXPECT_EQ(scripted->runs["c"], 0);  // nothing ran after the failed write
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok"}));
+
+  auto resumed = run(/*resume=*/true);
+  EXPECT_TRUE(resumed.store_error.empty()) << resumed.store_error;
+  EXPECT_EQ(resumed.cells.at(0).outcome, CellOutcome::ok);
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:ok", "c:ok"}));
+  EXPECT_EQ(scripted->runs["a"], 1);
 }
 
 }  // namespace
