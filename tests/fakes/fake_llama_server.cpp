@@ -14,6 +14,7 @@
 //   FAULT-CUT      HTTP 200 whose body stops halfway and the connection closes
 //   FAULT-STALL    nothing is sent for FAKE_STALL_MS (default 30000) ms
 // Every /completion prompt is logged to stderr as `fake: completion "<prompt>"`.
+// FAKE_NO_KV_LINE=1 leaves the KV cache line out of the log (a server that ignored -ctk silently).
 
 #include <httplib.h>
 
@@ -57,7 +58,8 @@ int main(int argc, char** argv) {
   const std::string type_k = arg_after(argc, argv, "-ctk", "f16");
   const std::string type_v = arg_after(argc, argv, "-ctv", "f16");
   const long stall_ms = std::getenv("FAKE_STALL_MS") ? std::atol(std::getenv("FAKE_STALL_MS")) : 30000;
-  std::fprintf(stderr,
+  if (!std::getenv("FAKE_NO_KV_LINE"))
+    std::fprintf(stderr,
                "llama_kv_cache: size =    1.00 MiB (  1024 cells,   2 layers,  1/1 seqs), K (%s):    0.50 MiB, V (%s):    "
                "0.50 MiB\nllama_context: flash_attn = enabled\n",
                type_k.c_str(), type_v.c_str());

@@ -1,7 +1,8 @@
-// HTTP faults against a real socket: fake-llama-server (tests/fakes, a fake because the real
-// server will not fail on demand) answers 500, a non-JSON 200, an answer cut mid-way and a
-// stall, each once. Each gives its item status, the sweep goes on, and every --resume reruns
-// only the items without an ok record until all are recorded once.
+// Against fake-llama-server (tests/fakes; a fake because the real server will not fail on demand).
+// HTTP faults on a real socket: a 500, a non-JSON 200, an answer cut mid-way and a stall, each
+// once. Each gives its item status, the sweep goes on, and every --resume reruns only the items
+// without an ok record until all are recorded once. And a log without the KV cache line: the
+// cell is kv_unverified wherever its outcome is shown.
 
 #include <cstdlib>
 #include <fstream>
@@ -71,4 +72,26 @@ TEST(HttpFaults, EachFaultIsItsItemsStatusAndResumeRerunsOnlyThoseItems) {
   for (auto at = log.find("fake: completion \"alpha\""); at != std::string::npos; at = log.find("fake: completion \"alpha\"", at + 1))
     ++alpha;
   EXPECT_EQ(alpha, 1u) << log;
+}
+
+TEST(KvUnverified, ALogWithoutTheKvLineIsMarkedInTheManifestTheSummaryAndTheReport) {
+  kt::TempDir dir;
+  ::setenv("FAKE_NO_KV_LINE", "1", 1);
+  auto cfg = kt::base_config(kt::tiny_model());
+  cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
+  cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}};
+  auto file = kt::write_config(dir, cfg);
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+  // --strict: unverified types are not a clean run.
+  auto strict = kt::run_kvsweep({"run", file.string(), "-o", (dir / "strict").string(), "--strict"});
+  ::unsetenv("FAKE_NO_KV_LINE");
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "kv_unverified");
+  EXPECT_NE(r.output.find("tiny/f16/f16 *                  kv_unverified"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no KV cache line"), std::string::npos) << r.output;
+  auto report = kt::run_kvsweep({"report", run.string()});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("kv_unverified"), std::string::npos) << report.output;
 }
