@@ -58,7 +58,7 @@ void StderrProgress::cell_done(const sweep::CellResult& r) {
   std::lock_guard lock(m_mutex);
   ++m_cells_done;
   m_items_done += static_cast<std::size_t>(r.items_skipped);
-  if (r.outcome == "skipped") return;
+  if (r.outcome == server::CellOutcome::skipped) return;
   // Several cells run at once in a parallel run: name this one by its own index.
   std::size_t index = m_cell_index;
   auto it = std::find_if(m_running.begin(), m_running.end(), [&](const Running& x) { return x.label == r.cell.label(); });
@@ -66,11 +66,11 @@ void StderrProgress::cell_done(const sweep::CellResult& r) {
     index = it->index;
     m_running.erase(it);
   }
-  if (m_quiet && r.outcome == "ok") return;
+  if (m_quiet && r.outcome == server::CellOutcome::ok) return;
   if (m_terminal) std::fprintf(stderr, "\r\033[K");
   std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed)\n", index + 1, m_cells, r.cell.label().c_str(),
-               r.outcome.c_str(), r.items_ok, r.items_failed);
-  if (r.outcome != "ok" && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
+               std::string(server::to_string(r.outcome)).c_str(), r.items_ok, r.items_failed);
+  if (r.outcome != server::CellOutcome::ok && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
   if (m_terminal && !m_running.empty() && m_running.front().slot >= 0) redraw();
 }
 
@@ -109,7 +109,7 @@ std::string summary_table(const sweep::RunResult& result) {
   out << "\n";
   for (const auto& r : result.cells) {
     std::string label = r.cell.label() + (r.cell.support ? " + " : r.cell.is_reference ? " *" : "");
-    out << std::left << std::setw(32) << label << std::setw(17) << r.outcome << std::right << std::setw(6) << r.items_ok
+    out << std::left << std::setw(32) << label << std::setw(17) << server::to_string(r.outcome) << std::right << std::setw(6) << r.items_ok
         << std::setw(8) << r.items_failed << std::setw(9) << r.items_skipped << std::setw(9) << std::fixed
         << std::setprecision(2);
     if (r.effective.found) out << r.effective.total_mib;

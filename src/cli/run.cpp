@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/core/host.hpp"
+#include "kvsweep/model/model_file.hpp"
 #include "kvsweep/probe/embedder.hpp"
 #include "kvsweep/process/child.hpp"
 #include "kvsweep/server/external.hpp"
@@ -177,14 +179,29 @@ int run_command(const RunOpts& o) {
     return core::exit_code::ok;
   }
 
+  // Bad input before anything starts: a model llama-server cannot load would fail every cell.
+  if (cfg.server.backend == "llama-server") {
+    for (std::size_t i = 0; i < cfg.models.size(); ++i) {
+      if (auto ok = model::check_model_file(cfg.models[i].path); !ok)
+        throw core::FatalError(cfg.file.string() + ": models[" + std::to_string(i) + "].path: '" + cfg.models[i].path +
+                               "': " + ok.error().message);
+    }
+  }
+  if (cfg.embedder && cfg.embedder->backend == "llama-server") {
+    if (auto ok = model::check_model_file(cfg.embedder->model); !ok)
+      throw core::FatalError(cfg.file.string() + ": embedder.model: '" + cfg.embedder->model + "': " + ok.error().message);
+  }
+
   // Resolve the server before the run directory exists: a missing binary leaves nothing behind.
   std::unique_ptr<server::Backend> backend;
   if (cfg.server.backend == "ollama") {
-    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{resolve_ollama_binary(cfg.server.binary), "", ""});
+    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{resolve_ollama_binary(cfg.server.binary), "", "", "", ""});
   } else if (cfg.server.backend == "external" && cfg.server.api == "ollama") {
-    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{"", cfg.server.url, cfg.server.api_key_env});
+    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{"", cfg.server.url, cfg.server.api_key_env, cfg.server.url_user,
+                                                                              cfg.server.url_password});
   } else if (cfg.server.backend == "external") {
-    backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env});
+    backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env, cfg.server.url_user,
+                                                                                  cfg.server.url_password});
   } else {
     backend = std::make_unique<server::LlamaServerBackend>(server::LlamaServerOptions{resolve_binary(cfg.server.binary)});
   }
@@ -226,10 +243,10 @@ int run_command(const RunOpts& o) {
       // Its own `ollama serve` at f16 KV (or the Ollama at e.url), never the cell's server.
       std::string binary;
       if (e.url.empty()) binary = resolve_ollama_binary(cfg.server.backend == "ollama" ? cfg.server.binary : "ollama");
-      embed_backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{binary, e.url, e.api_key_env});
+      embed_backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{binary, e.url, e.api_key_env, e.url_user, e.url_password});
       if (cfg.server.backend == "ollama") spec.env = cfg.server.env;  // the same model store
     } else if (e.backend == "external") {
-      embed_backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{e.url, e.api_key_env});
+      embed_backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{e.url, e.api_key_env, e.url_user, e.url_password});
     } else {
       server::LlamaServerOptions lo{resolve_binary(cfg.server.binary), true, e.pooling};
       embed_backend = std::make_unique<server::LlamaServerBackend>(lo);
@@ -251,13 +268,28 @@ int run_command(const RunOpts& o) {
   if (embed_instance) embed_instance->stop();
   std::printf("%s", summary_table(result).c_str());
   std::printf("run directory: %s\n", run_dir.c_str());
+  if (!result.store_error.empty()) {
+    std::fprintf(stderr,
+                 "kvsweep: stopped: %s\nkvsweep: every record written before is intact; free space, then finish with: "
+                 "kvsweep run --resume %s\n",
+                 result.store_error.c_str(), run_dir.c_str());
+    return core::exit_code::error;
+  }
   if (result.interrupted) {
     std::fprintf(stderr, "kvsweep: interrupted; finish with: kvsweep run --resume %s\n", run_dir.c_str());
     return interrupted_exit_code();
   }
+  // Items already recorded (a resumed cell that only skipped) count as ok records.
+  const bool any_ok = std::ranges::any_of(result.cells, [](const auto& c) { return c.items_ok + c.items_skipped > 0; });
+  if (!result.cells.empty() && !any_ok) {
+    std::fprintf(stderr, "kvsweep: no cell produced an ok record (%zu cell(s) run); see the cell messages above\n",
+                 result.cells.size());
+    return core::exit_code::regression;
+  }
   if (o.strict) {
     for (const auto& c : result.cells)
-      if (c.outcome != "ok" && c.outcome != "skipped") return core::exit_code::regression;
+      if (c.outcome != server::CellOutcome::ok && c.outcome != server::CellOutcome::skipped)
+        return core::exit_code::regression;
   }
   return core::exit_code::ok;
 }

@@ -6,6 +6,7 @@
 
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/http/credentials.hpp"
 
 namespace kvsweep::config {
 
@@ -120,7 +121,10 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
                             std::pair{"request_timeout_s", c.server.request_timeout_s}}) {
       if (val <= 0) s.child(key).fail("must be > 0 seconds");
     }
-    c.server.url = get_string(sj, "url", "", s);
+    auto url = http::split_userinfo(get_string(sj, "url", "", s));
+    c.server.url = url.url;
+    c.server.url_user = url.user;
+    c.server.url_password = url.password;
     c.server.api_key_env = get_string(sj, "api_key_env", "", s);
     if (c.server.backend == "external" && c.server.url.empty())
       s.child("url").fail("required for backend \"external\" (e.g. \"http://127.0.0.1:8080\")");
@@ -225,7 +229,10 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     if (emb.pooling != "mean" && emb.pooling != "last" && emb.pooling != "cls")
       e.child("pooling").fail("expected mean, last or cls, got \"" + emb.pooling + "\"");
     emb.args = get_strings(ej, "args", {}, e);
-    emb.url = get_string(ej, "url", "", e);
+    auto url = http::split_userinfo(get_string(ej, "url", "", e));
+    emb.url = url.url;
+    emb.url_user = url.user;
+    emb.url_password = url.password;
     emb.api_key_env = get_string(ej, "api_key_env", "", e);
     if (emb.backend == "llama-server") {
       if (emb.model.empty()) e.child("model").fail("missing (path to an embedding GGUF)");

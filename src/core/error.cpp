@@ -14,6 +14,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::invalid: return "invalid";
     case ErrorKind::exceeds_context: return "exceeds_context";
     case ErrorKind::cancelled: return "cancelled";
+    case ErrorKind::internal: return "internal";
   }
   return "unknown";
 }

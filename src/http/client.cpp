@@ -78,6 +78,10 @@ void Client::set_bearer_token(std::string key) {
   m_impl->cli.set_bearer_token_auth(m_token);
 }
 
+void Client::set_basic_auth(const std::string& user, const std::string& password) {
+  m_impl->cli.set_basic_auth(user, password);
+}
+
 void Client::set_read_timeout(std::chrono::milliseconds read) {
   m_timeouts.read = read;
   m_impl->cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(read));

@@ -62,7 +62,7 @@ EffectiveKv parse_effective_kv(const std::string& log) {
   return e;
 }
 
-std::string classify_load_failure(const std::string& log) {
+CellOutcome classify_load_failure(const std::string& log) {
   static const char* kUnsupported[] = {
       "quantized V cache requires flash_attn",
       "requires Flash Attention",
@@ -71,9 +71,29 @@ std::string classify_load_failure(const std::string& log) {
       "does not support different K",
   };
   for (const char* needle : kUnsupported) {
-    if (log.find(needle) != std::string::npos) return "unsupported";
+    if (log.find(needle) != std::string::npos) return CellOutcome::unsupported;
   }
-  return "load_failed";
+  return CellOutcome::load_failed;
+}
+
+std::string server_error_lines(const std::string& log, std::size_t last) {
+  // llama.cpp: "0.00.026.585 E llama_model_load: …" (or "E …" without the timestamp); Ollama: "level=ERROR".
+  static const std::regex error_re(R"(^(\S+ )?E |level=ERROR)");
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(std::move(line));
+  const std::size_t tail_from = lines.size() > last ? lines.size() - last : 0;
+  // At most this many error lines: a server that loops on an error would fill the message.
+  constexpr std::size_t kMaxErrorLines = 12;
+  std::string out;
+  std::size_t errors = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const bool error = i < tail_from && errors < kMaxErrorLines && std::regex_search(lines[i], error_re);
+    if (error) ++errors;
+    if (error || i >= tail_from) out += lines[i] + "\n";
+  }
+  return out;
 }
 
 int free_port() {

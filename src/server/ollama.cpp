@@ -4,10 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <regex>
-#include <sstream>
-#include <thread>
 
 #include "kvsweep/process/child.hpp"
 
@@ -52,13 +49,6 @@ double ns_to_ms(const nlohmann::json& body, const char* key) {
   return it->get<double>() / kNsPerMs;
 }
 
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::string> environment_names() {
   std::vector<std::string> names;
   for (char** e = environ; e && *e; ++e) {
@@ -67,60 +57,6 @@ std::vector<std::string> environment_names() {
   }
   return names;
 }
-
-enum class Mode { launched, attached };
-
-class OllamaInstance final : public Instance {
- public:
-  // Launched: `child` runs `ollama serve`; attached: child is empty and nothing is ever stopped.
-  OllamaInstance(process::Child child, Mode mode, std::shared_ptr<http::Client> client, OllamaModelOptions model,
-                 CellSpec spec, std::size_t log_offset)
-      : m_child(std::move(child)), m_attached(mode == Mode::attached), m_api(client, std::move(model)), m_client(std::move(client)),
-        m_spec(std::move(spec)), m_log_offset(log_offset) {}
-  ~OllamaInstance() override { stop(); }
-
-  Api& api() override { return m_api; }
-  bool alive() override { return m_attached || m_child.running(); }
-  void stop() override {
-    if (!m_attached && m_child.pid() > 0 && !m_stopped) {
-      m_exit = m_child.stop(m_spec.stop_grace).describe();
-      m_stopped = true;
-    }
-  }
-  EffectiveKv effective() const override { return m_effective; }
-  double ready_seconds() const override { return m_ready_s; }
-  nlohmann::json info() const override { return m_info; }
-  std::string log_tail(std::size_t lines) const override {
-    if (m_attached) return "(attached Ollama: no log)";
-    return process::tail_file(m_spec.log_path, lines);
-  }
-  std::string exit_description() override {
-    if (m_attached) return {};
-    if (auto s = m_child.poll()) return s->describe();
-    return m_exit;
-  }
-
-  std::string log_since_start() const {
-    if (m_attached) return {};
-    std::string all = read_file(m_spec.log_path);
-    return m_log_offset < all.size() ? all.substr(m_log_offset) : std::string{};
-  }
-
-  // Filled by start().
-  EffectiveKv m_effective;
-  double m_ready_s = 0;
-  nlohmann::json m_info;
-
- private:
-  process::Child m_child;
-  bool m_attached;
-  OllamaApi m_api;
-  std::shared_ptr<http::Client> m_client;
-  CellSpec m_spec;
-  std::size_t m_log_offset;
-  bool m_stopped = false;
-  std::string m_exit;
-};
 
 }  // namespace
 
@@ -291,135 +227,64 @@ EffectiveKv ollama_effective_kv(const std::string& log, const CellSpec& spec) {
   return e;
 }
 
-std::expected<std::unique_ptr<Instance>, StartFailure> OllamaBackend::start(const CellSpec& spec,
-                                                                           const std::atomic<bool>& cancel) {
-  const bool attached = !m_options.url.empty();
-  if (spec.type_k != spec.type_v) {
-    // The config rejects such grids; a direct caller gets the same reason.
-    return std::unexpected(StartFailure{"unsupported",
-                                        "Ollama has one KV cache type for K and V (OLLAMA_KV_CACHE_TYPE); K=" + spec.type_k +
-                                            " V=" + spec.type_v + " cannot be run",
-                                        ""});
+std::string OllamaFlavour::launch_line(const process::LaunchSpec& launch) const {
+  // Names only for the user's variables: their values may be secrets.
+  std::string line = m_binary + " serve with";
+  for (std::size_t i = 0; i < launch.env.size(); ++i)
+    line += " " + launch.env[i].first + (i < std::size(kOwnedEnv) ? "=" + launch.env[i].second : std::string{});
+  if (!launch.unset_env.empty()) {
+    line += "; removed from the environment:";
+    for (const auto& u : launch.unset_env) line += " " + u;
   }
-  OllamaModelOptions model{spec.model_path, spec.n_ctx, attached ? nlohmann::json("30m") : nlohmann::json(-1), false};
-  auto t0 = std::chrono::steady_clock::now();
-  auto deadline = t0 + spec.ready_timeout;
+  return line;
+}
 
-  process::Child child;
-  std::string base_url = m_options.url;
-  std::size_t log_offset = 0;
-  nlohmann::json info = nlohmann::json::object();
-  std::string token;
-  if (attached) {
-    while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
-    info["url"] = base_url;
-    info["kv_types"] = "declared by the user";
-    if (!m_options.api_key_env.empty()) {
-      const char* key = std::getenv(m_options.api_key_env.c_str());
-      if (!key || !*key) {
-        return std::unexpected(StartFailure{
-            "load_failed", "environment variable " + m_options.api_key_env + " (server.api_key_env) is not set", ""});
-      }
-      token = key;
-    }
-  } else {
-    int port = free_port();
-    base_url = "http://127.0.0.1:" + std::to_string(port);
-    OllamaEnv env = ollama_launch_env(spec, port, environment_names());
-    {
-      // Names only for the user's variables: their values may be secrets.
-      std::ofstream log(spec.log_path, std::ios::app);
-      log << "# kvsweep: launching: " << m_options.binary << " serve with";
-      for (std::size_t i = 0; i < env.set.size(); ++i)
-        log << " " << env.set[i].first << (i < std::size(kOwnedEnv) ? "=" + env.set[i].second : std::string{});
-      if (!env.unset.empty()) {
-        log << "; removed from the environment:";
-        for (const auto& u : env.unset) log << " " << u;
-      }
-      log << "\n";
-    }
-    std::error_code ec;
-    log_offset = std::filesystem::file_size(spec.log_path, ec);
-    process::LaunchSpec launch;
-    launch.argv = {m_options.binary, "serve"};
-    launch.env = env.set;
-    launch.unset_env = env.unset;
-    launch.log_path = spec.log_path;
-    auto spawned = process::Child::spawn(launch);
-    if (!spawned) return std::unexpected(StartFailure{"load_failed", spawned.error().message, ""});
-    child = std::move(*spawned);
-    info["port"] = port;
-    info["argv"] = launch.argv;
-    nlohmann::json owned = nlohmann::json::object();
-    for (std::size_t i = 0; i < std::size(kOwnedEnv); ++i) owned[env.set[i].first] = env.set[i].second;
-    info["env"] = owned;
+process::LaunchSpec OllamaFlavour::launch_spec(const CellSpec& spec, int port) const {
+  OllamaEnv env = ollama_launch_env(spec, port, environment_names());
+  process::LaunchSpec launch;
+  launch.argv = {m_binary, "serve"};
+  launch.env = env.set;
+  launch.unset_env = env.unset;
+  return launch;
+}
+
+void OllamaFlavour::describe_launch(const process::LaunchSpec& launch, nlohmann::json& info) const {
+  info["argv"] = launch.argv;
+  nlohmann::json owned = nlohmann::json::object();
+  for (std::size_t i = 0; i < std::size(kOwnedEnv) && i < launch.env.size(); ++i)
+    owned[launch.env[i].first] = launch.env[i].second;
+  info["env"] = owned;
+}
+
+std::expected<void, ReadyFailure> OllamaFlavour::after_ready(ReadyContext& context) const {
+  const OllamaModelOptions model = model_options(context.spec, context.attached);
+  auto& info = context.info;
+  try {
+    info["version"] = nlohmann::json::parse(context.ready_body).value("version", "");
+  } catch (const std::exception&) {
+    info["version"] = "";
   }
-
-  auto client = std::make_shared<http::Client>(base_url, http::Timeouts{std::chrono::milliseconds(2000), spec.request_timeout});
-  http::Client probe(base_url, http::Timeouts{std::chrono::milliseconds(200), std::chrono::milliseconds(2000)});
-  if (!token.empty()) {
-    client->set_bearer_token(token);
-    probe.set_bearer_token(token);
-  }
-  auto instance = std::make_unique<OllamaInstance>(std::move(child), attached ? Mode::attached : Mode::launched, client,
-                                                   model, spec, log_offset);
-  const std::string who = attached ? "Ollama at " + base_url : "ollama serve";
-  auto died = [&](const std::string& when) {
-    std::string log = instance->log_since_start();
-    return std::unexpected(StartFailure{classify_load_failure(log), who + " " + instance->exit_description() + " " + when,
-                                        instance->log_tail(25)});
-  };
-
-  // 1. Ready: GET /api/version answers 200.
-  for (;;) {
-    if (cancel.load()) {
-      instance->stop();
-      return std::unexpected(StartFailure{"cancelled", "interrupted while waiting for the server", ""});
-    }
-    if (!instance->alive()) return died("before it was ready");
-    auto r = probe.get("/api/version");
-    if (r && r->status == 200) {
-      try {
-        info["version"] = nlohmann::json::parse(r->body).value("version", "");
-      } catch (const std::exception&) {
-        info["version"] = "";
-      }
-      break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      instance->stop();
-      std::string last = r ? "HTTP " + std::to_string(r->status) : r.error().message;
-      return std::unexpected(StartFailure{"load_failed",
-                                          who + ": GET /api/version not ready within the ready timeout (" +
-                                              std::to_string(spec.ready_timeout.count() / 1000) + " s; last: " + last + ")",
-                                          instance->log_tail(25)});
-    }
-    // 20 ms between polls: readiness is noticed within ~50 ms without busy-looping.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-
-  // 2. The tag exists.
-  auto show = client->post_for_json("/api/show", {{"model", model.model}});
+  // 1. The tag exists.
+  auto& client = context.client;
+  auto show = client.post_for_json("/api/show", {{"model", model.model}});
   if (!show) {
-    if (!instance->alive()) return died("while answering /api/show");
     std::string msg = "model '" + model.model + "': " + show.error().message;
     if (show.error().http_status == 404) {
-      msg += attached ? "; pull it on that server (ollama pull " + model.model + ")"
-                      : "; pull it (ollama pull " + model.model +
-                            "), or set server.env.OLLAMA_MODELS to the model store that holds it";
+      msg += context.attached ? "; pull it on that server (ollama pull " + model.model + ")"
+                              : "; pull it (ollama pull " + model.model +
+                                    "), or set server.env.OLLAMA_MODELS to the model store that holds it";
     }
-    instance->stop();
-    return std::unexpected(StartFailure{"load_failed", msg, instance->log_tail(25)});
+    return std::unexpected(ReadyFailure{"while answering /api/show", msg, CellOutcome::load_failed});
   }
   info["model"] = model.model;
   info["details"] = show->value("details", nlohmann::json::object());
   info["capabilities"] = show->value("capabilities", nlohmann::json::array());
   if (show->contains("modified_at")) info["modified_at"] = (*show)["modified_at"];
 
-  // 3. Warm: models load lazily; load it now, with the num_ctx every request will send, so no
+  // 2. Warm: models load lazily; load it now, with the num_ctx every request will send, so no
   //    timed request pays for the load and none triggers a reload.
-  auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-  client->set_read_timeout(std::max(remaining, std::chrono::milliseconds(1000)));
+  auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(context.deadline - std::chrono::steady_clock::now());
+  client.set_read_timeout(std::max(remaining, std::chrono::milliseconds(1000)));
   // An embedding-only model refuses /api/generate ("does not support generate"): load it with a
   // one-line /api/embed instead (an empty input may answer without loading).
   bool completion = true;
@@ -427,33 +292,44 @@ std::expected<std::unique_ptr<Instance>, StartFailure> OllamaBackend::start(cons
     completion = std::find(caps.begin(), caps.end(), "completion") != caps.end() ||
                  std::find(caps.begin(), caps.end(), "embedding") == caps.end();
   }
-  auto warm = completion ? client->post_for_json("/api/generate", {{"model", model.model},
-                                                                   {"stream", false},
-                                                                   {"keep_alive", model.keep_alive},
-                                                                   {"options", {{"num_ctx", model.num_ctx}}}})
-                         : client->post_for_json("/api/embed", ollama_embed_body({"kvsweep warm-up"}, model));
-  client->set_read_timeout(spec.request_timeout);
-  if (!warm) {
-    if (!instance->alive()) return died("while loading " + model.model);
-    std::string log = instance->log_since_start();
-    instance->stop();
-    return std::unexpected(StartFailure{classify_load_failure(log),
-                                        "loading " + model.model + " failed: " + warm.error().message,
-                                        instance->log_tail(25)});
-  }
-  instance->m_ready_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto warm = completion ? client.post_for_json("/api/generate", {{"model", model.model},
+                                                                  {"stream", false},
+                                                                  {"keep_alive", model.keep_alive},
+                                                                  {"options", {{"num_ctx", model.num_ctx}}}})
+                         : client.post_for_json("/api/embed", ollama_embed_body({"kvsweep warm-up"}, model));
+  client.set_read_timeout(context.spec.request_timeout);
+  if (!warm)
+    return std::unexpected(ReadyFailure{"while loading " + model.model,
+                                        "loading " + model.model + " failed: " + warm.error().message, std::nullopt});
+  if (!context.attached) info["kv_types"] = "from the server log";
+  return {};
+}
 
-  // 4. What the server allocated.
-  if (attached) {
-    instance->m_effective.declared = true;
-    instance->m_effective.type_k = spec.type_k;
-    instance->m_effective.type_v = spec.type_v;
-  } else {
-    instance->m_effective = ollama_effective_kv(instance->log_since_start(), spec);
-    info["kv_types"] = instance->m_effective.declared ? "declared (no KV cache line in the log)" : "from the server log";
+EffectiveKv OllamaFlavour::effective(const std::string& log, const CellSpec& spec) const {
+  return ollama_effective_kv(log, spec);
+}
+
+std::unique_ptr<Api> OllamaFlavour::make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const {
+  return std::make_unique<OllamaApi>(std::move(client), model_options(spec, m_attached));
+}
+
+OllamaModelOptions OllamaFlavour::model_options(const CellSpec& spec, bool attached) {
+  return {spec.model_path, spec.n_ctx, attached ? nlohmann::json("30m") : nlohmann::json(-1), false};
+}
+
+std::expected<std::unique_ptr<Instance>, StartFailure> OllamaBackend::start(const CellSpec& spec,
+                                                                           const std::atomic<bool>& cancel) {
+  if (spec.type_k != spec.type_v) {
+    // The config rejects such grids; a direct caller gets the same reason.
+    return std::unexpected(StartFailure{CellOutcome::unsupported,
+                                        "Ollama has one KV cache type for K and V (OLLAMA_KV_CACHE_TYPE); K=" + spec.type_k +
+                                            " V=" + spec.type_v + " cannot be run",
+                                        "", {}});
   }
-  instance->m_info = info;
-  return instance;
+  if (m_options.url.empty()) return m_lifecycle.launch(m_flavour, spec, cancel);
+  auto key = api_key_from_env(m_options.api_key_env);
+  if (!key) return std::unexpected(key.error());
+  return m_lifecycle.attach(m_flavour, Attach{m_options.url, {*key, m_options.user, m_options.password}}, spec, cancel);
 }
 
 nlohmann::json OllamaBackend::describe() {
@@ -461,27 +337,16 @@ nlohmann::json OllamaBackend::describe() {
     nlohmann::json d = {{"backend", "external"}, {"api", "ollama"}, {"url", m_options.url},
                         {"api_key_env", m_options.api_key_env}};
     http::Client c(m_options.url, http::Timeouts{std::chrono::milliseconds(1000), std::chrono::milliseconds(2000)});
-    if (const char* key = m_options.api_key_env.empty() ? nullptr : std::getenv(m_options.api_key_env.c_str()); key && *key)
-      c.set_bearer_token(key);
+    const char* key = m_options.api_key_env.empty() ? nullptr : std::getenv(m_options.api_key_env.c_str());
+    http::Credentials{key ? key : "", m_options.user, m_options.password}.apply(c);
     if (auto v = c.get_json("/api/version")) d["version"] = v->value("version", "");
     return d;
   }
   if (!m_description.is_null()) return m_description;
   // `ollama --version` also asks the server at OLLAMA_HOST for its version; point it at a port
   // nobody listens on so the answer is the binary's own ("client version is X" when no server answers).
-  auto tmp = std::filesystem::temp_directory_path() / ("kvsweep-ollama-version-" + std::to_string(::getpid()) + ".txt");
-  process::LaunchSpec launch{{m_options.binary, "--version"},
-                             {{"OLLAMA_HOST", "127.0.0.1:" + std::to_string(free_port())}},
-                             {},
-                             tmp};
-  std::string text;
-  if (auto child = process::Child::spawn(launch)) {
-    for (int i = 0; i < 500 && child->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    child->stop(std::chrono::milliseconds(100));
-    text = read_file(tmp);
-  }
-  std::error_code ec;
-  std::filesystem::remove(tmp, ec);
+  std::string text = m_lifecycle.version_output(
+      {{m_options.binary, "--version"}, {{"OLLAMA_HOST", "127.0.0.1:" + std::to_string(free_port())}}, {}, {}});
   nlohmann::json d = {{"backend", "ollama"}, {"binary", process::which(m_options.binary)}};
   static const std::regex version_re(R"(version is (\S+))");
   std::smatch m;

@@ -1,6 +1,7 @@
 #include "kvsweep/sweep/run_store.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,18 +25,20 @@ core::Expected<std::string> slurp(const std::filesystem::path& p) {
 // Splits complete lines; returns the byte length of the valid prefix (every line
 // terminated by '\n' and parseable). Anything after is a torn tail.
 std::size_t parse_lines(const std::string& data, std::vector<nlohmann::json>& out, std::string& error) {
-  std::size_t pos = 0, valid = 0;
+  std::size_t pos = 0, valid = 0, line_no = 0;
   while (pos < data.size()) {
     std::size_t nl = data.find('\n', pos);
     if (nl == std::string::npos) break;  // no newline: torn
+    ++line_no;
     std::string_view line(data.data() + pos, nl - pos);
     if (!line.empty()) {
       try {
         out.push_back(nlohmann::json::parse(line));
       } catch (const std::exception& e) {
         // A bad line in the middle is corruption, not a torn tail: stop and report.
-        if (data.find('\n', nl + 1) != std::string::npos || nl + 1 < data.size()) {
-          error = "records.jsonl: line " + std::to_string(out.size() + 1) + " is not JSON: " + e.what();
+        if (nl + 1 < data.size()) {
+          error = "line " + std::to_string(line_no) + " is not JSON (" + e.what() +
+                  "); only a torn last line is repaired: fix or remove that line";
         }
         break;
       }
@@ -44,6 +47,31 @@ std::size_t parse_lines(const std::string& data, std::vector<nlohmann::json>& ou
     valid = pos;
   }
   return valid;
+}
+
+/// Holds `dir`'s lock (flock on .kvsweep.lock, which holds the owner's pid) for as long as the
+/// returned descriptor stays open; the kernel drops it when the process ends, even by a crash.
+core::Expected<int> lock_run_dir(const std::filesystem::path& dir) {
+  const auto path = dir / ".kvsweep.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return core::fail(core::ErrorKind::io, "cannot open " + path.string() + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    std::string pid(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    ::close(fd);
+    if (err == EWOULDBLOCK)
+      return core::fail(core::ErrorKind::invalid, dir.string() + " is in use by another kvsweep (pid " +
+                                                      (pid.empty() ? "unknown" : pid) + "); wait for it or stop it");
+    return core::fail(core::ErrorKind::io, "cannot lock " + path.string() + ": " + std::strerror(err));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The lock holds without the pid; a second run then says "pid unknown".
+  }
+  return fd;
 }
 
 }  // namespace
@@ -58,11 +86,12 @@ std::string triple_key_of(const nlohmann::json& r) {
 }
 
 RunStore::RunStore(RunStore&& o) noexcept
-    : m_dir(std::move(o.m_dir)), m_fd(std::exchange(o.m_fd, -1)), m_records(std::move(o.m_records)),
+    : m_dir(std::move(o.m_dir)), m_fd(std::exchange(o.m_fd, -1)), m_lock_fd(std::exchange(o.m_lock_fd, -1)), m_records(std::move(o.m_records)),
       m_ok(std::move(o.m_ok)), m_repaired(o.m_repaired) {}
 
 RunStore::~RunStore() {
   if (m_fd >= 0) ::close(m_fd);
+  if (m_lock_fd >= 0) ::close(m_lock_fd);
 }
 
 core::Expected<std::vector<nlohmann::json>> RunStore::read_records(const std::filesystem::path& dir) {
@@ -96,6 +125,9 @@ core::Expected<RunStore> RunStore::open_impl(const std::filesystem::path& dir, b
   if (ec) return core::fail(core::ErrorKind::io, "cannot create " + (dir / "logs").string() + ": " + ec.message());
   RunStore store;
   store.m_dir = dir;
+  auto lock = lock_run_dir(dir);
+  if (!lock) return std::unexpected(lock.error());
+  store.m_lock_fd = *lock;
   auto path = dir / "records.jsonl";
   if (std::filesystem::exists(path)) {
     auto data = slurp(path);
@@ -142,18 +174,27 @@ core::Expected<void> RunStore::append(const nlohmann::json& record) {
                                                     record.value("probe", "") + " " + record.value("item", ""));
   }
   std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const off_t before = ::lseek(m_fd, 0, SEEK_END);
+  // A write or fsync that fails (a full disk) may leave part of the line: cut it off, so the
+  // file stays whole lines and the next append (after space is freed) starts on a fresh one.
+  auto fail = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    const bool cut = before >= 0 && ::ftruncate(m_fd, before) == 0;
+    return core::fail(core::ErrorKind::io, what + " " + (m_dir / "records.jsonl").string() + ": " + reason +
+                                               (cut ? "" : " (a partial line may remain; resume repairs it)"));
+  };
   const char* p = line.data();
   std::size_t left = line.size();
   while (left > 0) {
     ssize_t n = ::write(m_fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return core::fail(core::ErrorKind::io, "cannot append to records.jsonl: " + std::string(std::strerror(errno)));
+      return fail("cannot append to");
     }
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  if (::fsync(m_fd) != 0) return core::fail(core::ErrorKind::io, "fsync records.jsonl: " + std::string(std::strerror(errno)));
+  if (::fsync(m_fd) != 0) return fail("cannot fsync");
   m_records.push_back(record);
   if (ok) m_ok.insert(key);
   return {};

@@ -26,7 +26,7 @@ nlohmann::json cell_result_json(const CellResult& r) {
   j["id"] = r.cell.id();
   j["is_reference"] = r.cell.is_reference;
   if (r.cell.support) j["support"] = true;
-  j["outcome"] = r.outcome;
+  j["outcome"] = server::to_string(r.outcome);
   j["message"] = r.message;
   j["items_ok"] = r.items_ok;
   j["items_failed"] = r.items_failed;
@@ -53,7 +53,28 @@ std::string cell_key(const nlohmann::json& c) {
   return c.value("model", "") + "/" + c.value("type_k", "") + "/" + c.value("type_v", "");
 }
 
+/// One probe item; a probe that throws fails that item (ErrorKind::internal), not the sweep.
+core::Expected<probe::ItemResult> run_item(probe::Probe& p, const probe::Item& item, probe::Context& ctx) {
+  try {
+    return p.run(item, ctx);
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::internal, p.name() + "/" + item.key + " threw: " + e.what());
+  }
+}
+
 }  // namespace
+
+bool Runner::append_or_stop(const nlohmann::json& record) {
+  auto appended = m_store.append(record);
+  if (appended) return true;
+  std::lock_guard lock(m_mutex);
+  if (m_store_error.empty()) {
+    m_store_error = appended.error().message;
+    spdlog::error("{}; stopping the run", m_store_error);
+  }
+  m_store_failed = true;
+  return false;
+}
 
 ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes) {
   return std::ranges::any_of(probes, [](const auto& p) { return p->compares_with_reference(); }) ? ReferenceSupport::run
@@ -116,13 +137,13 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
   // Keep outcomes of cells this invocation does not touch (resume, shards, --only).
   nlohmann::json cells = m_manifest.value("cells", nlohmann::json::array());
   for (const auto& r : results) {
-    if (r.outcome == "pending") continue;
+    if (r.outcome == server::CellOutcome::pending) continue;
     nlohmann::json j = cell_result_json(r);
     bool replaced = false;
     for (auto& c : cells) {
       if (cell_key(c) == cell_key(j)) {
         // A resumed cell that only skipped items keeps its earlier outcome.
-        if (r.outcome == "skipped") {
+        if (r.outcome == server::CellOutcome::skipped) {
           replaced = true;
           break;
         }
@@ -130,7 +151,7 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
         replaced = true;
       }
     }
-    if (!replaced && r.outcome != "skipped") cells.push_back(j);
+    if (!replaced && r.outcome != server::CellOutcome::skipped) cells.push_back(j);
   }
   m_manifest["cells"] = cells;
   m_manifest["status"] = status;
@@ -212,16 +233,20 @@ RunResult Runner::run() {
     // One cell at a time; a slot environment, when given, is slot 0's.
     const int slot = m_options.slot_env.empty() ? -1 : 0;
     for (std::size_t i = 0; i < cells.size(); ++i) {
-      if (m_cancel.load()) break;
+      if (stopping()) break;
       results[i] = run_timed(cells[i], i, cells.size(), slot);
       m_progress.cell_done(results[i]);
       update_manifest(results, "running");
     }
   }
   result.interrupted = m_cancel.load();
+  {
+    std::lock_guard lock(m_mutex);
+    result.store_error = m_store_error;
+  }
   result.cells = results;
   result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
-  bool all_done = !result.interrupted;
+  bool all_done = !stopping();
   update_manifest(results, all_done ? "complete" : "interrupted");
   return result;
 }
@@ -247,7 +272,7 @@ void Runner::run_parallel(const std::vector<Cell>& cells, std::vector<CellResult
         all_taken = false;
         if (cells[i].is_reference || !reference_pending.contains(cells[i].model)) next = i;
       }
-      if (m_cancel.load() || all_taken || error) return;
+      if (stopping() || all_taken || error) return;
       if (!next) {
         // The cancel flag is set from a signal handler, which cannot notify: poll it.
         wake.wait_for(lock, Ms(100));
@@ -313,7 +338,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     if (!t.items.empty()) todo.push_back(std::move(t));
   }
   if (todo.empty()) {
-    r.outcome = "skipped";
+    r.outcome = server::CellOutcome::skipped;
     r.message = "every item already recorded";
     return r;
   }
@@ -323,7 +348,8 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   auto start = [&]() -> std::unique_ptr<server::Instance> {
     auto inst = m_backend.start(spec, m_cancel);
     if (!inst) {
-      r.outcome = inst.error().outcome == "cancelled" ? "pending" : inst.error().outcome;
+      r.outcome = inst.error().outcome == server::CellOutcome::cancelled ? server::CellOutcome::pending : inst.error().outcome;
+      r.effective = inst.error().effective;
       r.message = inst.error().message;
       if (!inst.error().log_tail.empty()) r.message += "\n" + inst.error().log_tail;
       return nullptr;
@@ -335,18 +361,10 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   r.ready_s = instance->ready_seconds();
   r.effective = instance->effective();
 
-  // Effective configuration check: the server must have allocated what we asked for.
-  if (!r.effective.declared) {
-    if (!r.effective.found) {
-      m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types");
-    } else if (r.effective.type_k != cell.type_k || r.effective.type_v != cell.type_v) {
-      r.outcome = "config_mismatch";
-      r.message = "requested K=" + cell.type_k + " V=" + cell.type_v + ", the server allocated K=" +
-                  r.effective.type_k + " V=" + r.effective.type_v;
-      instance->stop();
-      return r;
-    }
-  }
+  // The lifecycle refused a mismatch; a log without the KV line leaves the types unchecked.
+  const bool unverified = server::check_kv(r.effective, cell.type_k, cell.type_v) == server::KvCheck::unverified;
+  if (unverified)
+    m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types (kv_unverified)");
 
   probe::CellInfo info;
   info.model = cell.model;
@@ -359,7 +377,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   info.run_dir = m_store.dir();
   info.log_path = spec.log_path;
   if (slot >= 0) info.env = config::expand_slot_env(m_options.slot_env, slot);
-  r.outcome = "ok";
+  r.outcome = server::CellOutcome::ok;
   for (auto& t : todo) {
     // The reference cell's ok records for this probe (for probes comparing against it).
     std::vector<nlohmann::json> reference = m_store.select([&](const nlohmann::json& rec) {
@@ -371,13 +389,13 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     bool exceeded = false;  // an item of this probe did not fit the context
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       const auto& item = t.items[k];
-      if (m_cancel.load()) break;
+      if (stopping()) break;
       probe::Context ctx{instance->api(), info, m_embedder, &reference};
       auto t0 = std::chrono::steady_clock::now();
-      auto res = t.probe->run(item, ctx);
+      auto res = run_item(*t.probe, item, ctx);
       double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
       // An interrupted item is not recorded: resume runs it again.
-      if (m_cancel.load()) break;
+      if (stopping()) break;
       if (res) {
         auto rec = make_record(cell, *t.probe, item, "ok", wall, r.restarts + 1);
         rec["response"] = res->response;
@@ -385,11 +403,8 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         rec["timings"] = server::to_json(res->timings);
         r.items_wall_s += wall;
         r.server_ms += res->timings.prompt_ms + res->timings.predicted_ms;
-        if (auto a = m_store.append(rec); !a) {
-          spdlog::error("{}", a.error().message);
-        } else {
-          ++r.items_ok;
-        }
+        if (!append_or_stop(rec)) break;
+        ++r.items_ok;
         m_progress.item_done(cell, t.probe->name(), item.key, "ok", wall);
         continue;
       }
@@ -410,7 +425,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
           instance->stop();
           instance = start();
           if (!instance) {
-            r.outcome = "crashed";
+            r.outcome = server::CellOutcome::crashed;
             r.message = "server " + how + "; restart failed: " + r.message;
             return r;
           }
@@ -419,21 +434,21 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         }
         auto rec = make_record(cell, *t.probe, item, "crashed", wall, r.restarts + 1);
         rec["error"] = err.message;
-        rec["log_tail"] = instance->log_tail(20);
-        (void)m_store.append(rec);
+        rec["log_tail"] = instance->error_lines();
+        if (!append_or_stop(rec)) break;
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "crashed", wall);
-        r.outcome = "crashed";
-        r.message = "server " + how + " again after a restart\n" + instance->log_tail(20);
+        r.outcome = server::CellOutcome::crashed;
+        r.message = "server " + how + " again after a restart\n" + instance->error_lines();
         return r;
       }
       if (err.kind == core::ErrorKind::timeout) {
         auto rec = make_record(cell, *t.probe, item, "timeout", wall, r.restarts + 1);
         rec["error"] = err.message;
-        (void)m_store.append(rec);
+        if (!append_or_stop(rec)) break;
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "timeout", wall);
-        r.outcome = "wedged";
+        r.outcome = server::CellOutcome::wedged;
         r.message = "no answer within " + std::to_string(m_config.server.request_timeout_s) + " s (" + err.message +
                     "); server killed";
         instance->stop();
@@ -442,7 +457,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       auto rec = make_record(cell, *t.probe, item, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
       rec["error"] = err.message;
       if (err.http_status) rec["http_status"] = err.http_status;
-      (void)m_store.append(rec);
+      if (!append_or_stop(rec)) break;
       ++r.items_failed;
       if (err.kind == core::ErrorKind::exceeds_context && !exceeded) {
         // Said once per probe and cell: the next items will most likely not fit either.
@@ -453,12 +468,14 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       }
       m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
     }
-    if (m_cancel.load()) break;
+    if (stopping()) break;
   }
   auto s0 = std::chrono::steady_clock::now();
   instance->stop();
   r.stop_s = core::seconds_between(s0, std::chrono::steady_clock::now());
-  if (m_cancel.load()) r.outcome = "pending";
+  // Interrupted, or the store could not write: the cell's missing items run again on resume.
+  if (stopping()) r.outcome = server::CellOutcome::pending;
+  else if (unverified && r.outcome == server::CellOutcome::ok) r.outcome = server::CellOutcome::kv_unverified;
   return r;
 }
 

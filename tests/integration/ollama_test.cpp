@@ -311,7 +311,7 @@ TEST(Ollama, ServerExitAtStartIsLoadFailedWithTheLogTail) {
   cfg["server"]["env"] = {{"FAKE_OLLAMA_EXIT_AT_START", "3"}};
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 1) << r.output;  // no cell produced an ok record
   auto manifest = kt::read_manifest(run);
   ASSERT_EQ(manifest["cells"].size(), 2u);
   for (const auto& c : manifest["cells"]) {
@@ -347,7 +347,7 @@ TEST(Ollama, NotReadyWithinTheReadyTimeoutIsLoadFailed) {
   cfg["server"]["ready_timeout_s"] = 1;
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_EQ(r.exit_code, 1) << r.output;  // no cell produced an ok record
   auto manifest = kt::read_manifest(run);
   const auto& c = manifest["cells"][0];
   EXPECT_EQ(c["outcome"], "load_failed") << c.dump();

@@ -70,7 +70,9 @@ TEST(Recall, CorpusBeyondTheContextFailsEveryItemClearlyBeforeAnyGeneration) {
                     {"max_tokens", 48}}};
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
-  ASSERT_EQ(r.exit_code, 0) << r.output;  // an item error is recorded; the sweep goes on
+  // Each item error is recorded and the sweep goes on; with no ok record at all it exits 1.
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("no cell produced an ok record"), std::string::npos) << r.output;
   auto records = kt::read_records(run);
   ASSERT_EQ(records.size(), 3u);
   for (const auto& rec : records) {

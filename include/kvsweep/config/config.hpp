@@ -27,7 +27,9 @@ struct ServerConfig {
   double ready_timeout_s = 300;
   double request_timeout_s = 600;
   double stop_grace_s = 10;
-  std::string url;                       // external: the server's base URL
+  std::string url;                       // external: the server's base URL, without userinfo
+  std::string url_user;                  // the URL's user:password, split off at load; never written
+  std::string url_password;
   std::string api_key_env;               // external: env var holding the API key
   std::string api = "llama-server";      // external: which API the server speaks (llama-server | ollama)
 };
@@ -60,6 +62,8 @@ struct EmbedderConfig {
   std::string pooling = "mean";
   std::vector<std::string> args;
   std::string url;                       // external; ollama: attach to this Ollama instead of launching one
+  std::string url_user;                  // the URL's user:password, split off at load; never written
+  std::string url_password;
   std::string api_key_env;
 };
 

@@ -18,6 +18,7 @@ enum class ErrorKind {
   invalid,      // bad input (config, arguments)
   exceeds_context,  // the prompt plus the answer budget do not fit the server's context (-c)
   cancelled,    // interrupted by the user
+  internal,     // a bug: code threw where it should have returned an error (e.g. a probe item)
 };
 
 std::string_view to_string(ErrorKind kind);

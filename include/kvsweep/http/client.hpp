@@ -36,6 +36,8 @@ class Client {
 
   /// Adds `Authorization: Bearer <key>` to every request. The key is never logged.
   void set_bearer_token(std::string key);
+  /// Adds `Authorization: Basic …` (a URL's user:password) to every request. Never logged.
+  void set_basic_auth(const std::string& user, const std::string& password);
   void set_read_timeout(std::chrono::milliseconds read);
 
   core::Expected<Response> get(const std::string& path);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/server/api.hpp"
+#include "kvsweep/server/outcome.hpp"
 
 namespace kvsweep::server {
 
@@ -56,11 +57,12 @@ nlohmann::json to_json(const EffectiveKv& e);
 /// attention-rotation switches.
 EffectiveKv parse_effective_kv(const std::string& log);
 
-/// Why a server could not be brought up: outcome is `unsupported`, `load_failed` or `cancelled`.
+/// Why a server could not be brought up: `unsupported`, `load_failed`, `config_mismatch` or `cancelled`.
 struct StartFailure {
-  std::string outcome;
+  CellOutcome outcome = CellOutcome::load_failed;
   std::string message;
-  std::string log_tail;
+  std::string log_tail;   // the server's own error lines and its last lines (server_error_lines)
+  EffectiveKv effective;  // what the log showed (config_mismatch)
 };
 
 /// A running (or attached) server.
@@ -78,6 +80,8 @@ class Instance {
   /// Provenance: /props build_info, model path, n_ctx, etc.
   virtual nlohmann::json info() const = 0;
   virtual std::string log_tail(std::size_t lines = 20) const = 0;
+  /// The server's own error lines since it started, and its last lines (server_error_lines).
+  virtual std::string error_lines() const { return log_tail(20); }
   /// How the process ended, when it has ("exited with code 1", "killed by signal 9").
   virtual std::string exit_description() { return {}; }
 };
@@ -93,7 +97,11 @@ class Backend {
 };
 
 /// The outcome for a server that exited during load, judged from its log.
-std::string classify_load_failure(const std::string& log);
+CellOutcome classify_load_failure(const std::string& log);
+
+/// What a failing server said: its error lines (llama.cpp's `E` level, Ollama's level=ERROR) and
+/// the last `last` lines, in log order, without the rest of its start-up log.
+std::string server_error_lines(const std::string& log, std::size_t last = 3);
 
 /// A free TCP port on 127.0.0.1 (bind to port 0 and read it back).
 int free_port();

@@ -5,17 +5,22 @@
 #include <string>
 
 #include "kvsweep/server/backend.hpp"
+#include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/server/llama_server.hpp"
 
 namespace kvsweep::server {
 
 struct ExternalOptions {
   std::string url;          // e.g. http://127.0.0.1:8080
   std::string api_key_env;  // name of the environment variable holding the key ("" = none)
+  std::string user;         // basic auth, from the URL's userinfo (the url holds none)
+  std::string password;
 };
 
 class ExternalBackend final : public Backend {
  public:
-  explicit ExternalBackend(ExternalOptions options) : m_options(std::move(options)) {}
+  explicit ExternalBackend(ExternalOptions options, ReadyProbe& probe = http_ready_probe())
+      : m_options(std::move(options)), m_lifecycle(process::child_launcher(), probe) {}
   std::string kind() const override { return "external"; }
   std::expected<std::unique_ptr<Instance>, StartFailure> start(const CellSpec& spec,
                                                              const std::atomic<bool>& cancel) override;
@@ -23,6 +28,8 @@ class ExternalBackend final : public Backend {
 
  private:
   ExternalOptions m_options;
+  LlamaServerFlavour m_flavour{LlamaServerOptions{}};
+  Lifecycle m_lifecycle;
 };
 
 }  // namespace kvsweep::server

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kvsweep/server/backend.hpp"
+#include "kvsweep/server/lifecycle.hpp"
 
 namespace kvsweep::server {
 
@@ -14,9 +15,26 @@ struct LlamaServerOptions {
   std::string pooling = "mean";
 };
 
+/// llama-server's part of the lifecycle (also the external backend's, attached to a URL).
+class LlamaServerFlavour final : public Flavour {
+ public:
+  explicit LlamaServerFlavour(LlamaServerOptions options) : m_options(std::move(options)) {}
+  std::string who() const override { return "llama-server"; }
+  process::LaunchSpec launch_spec(const CellSpec& spec, int port) const override;
+  std::string ready_path() const override { return "/health"; }
+  /// Reads /props (build_info; for a launched server also model_path, n_ctx, total_slots).
+  std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const override;
+  std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const override;
+
+ private:
+  LlamaServerOptions m_options;
+};
+
 class LlamaServerBackend final : public Backend {
  public:
-  explicit LlamaServerBackend(LlamaServerOptions options) : m_options(std::move(options)) {}
+  explicit LlamaServerBackend(LlamaServerOptions options, process::Launcher& launcher = process::child_launcher(),
+                              ReadyProbe& probe = http_ready_probe())
+      : m_options(options), m_flavour(std::move(options)), m_lifecycle(launcher, probe) {}
   std::string kind() const override { return "llama-server"; }
   std::expected<std::unique_ptr<Instance>, StartFailure> start(const CellSpec& spec,
                                                              const std::atomic<bool>& cancel) override;
@@ -24,6 +42,8 @@ class LlamaServerBackend final : public Backend {
 
  private:
   LlamaServerOptions m_options;
+  LlamaServerFlavour m_flavour;
+  Lifecycle m_lifecycle;
   nlohmann::json m_description;
 };
 

@@ -30,6 +30,7 @@
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/api.hpp"
 #include "kvsweep/server/backend.hpp"
+#include "kvsweep/server/lifecycle.hpp"
 
 namespace kvsweep::server {
 
@@ -81,14 +82,38 @@ struct OllamaOptions {
   std::string binary = "ollama";  // launch mode: the `ollama` executable
   std::string url;                // attach mode when non-empty: a running Ollama's base URL
   std::string api_key_env;        // attach mode: env var holding a bearer token ("" = none)
+  std::string user;               // attach mode: basic auth from the URL's userinfo (the url holds none)
+  std::string password;
+};
+
+/// Ollama's part of the lifecycle: `ollama serve` with the cell's environment, ready on GET
+/// /api/version, then the tag checked with POST /api/show (a missing tag is load_failed) and the
+/// model warmed before any timed request.
+class OllamaFlavour final : public Flavour {
+ public:
+  OllamaFlavour(std::string binary, bool attached) : m_binary(std::move(binary)), m_attached(attached) {}
+  std::string who() const override { return m_attached ? "Ollama" : "ollama serve"; }
+  process::LaunchSpec launch_spec(const CellSpec& spec, int port) const override;
+  std::string launch_line(const process::LaunchSpec& launch) const override;
+  void describe_launch(const process::LaunchSpec& launch, nlohmann::json& info) const override;
+  std::string ready_path() const override { return "/api/version"; }
+  std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const override;
+  EffectiveKv effective(const std::string& log, const CellSpec& spec) const override;
+  std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const override;
+  static OllamaModelOptions model_options(const CellSpec& spec, bool attached);
+
+ private:
+  std::string m_binary;
+  bool m_attached;
 };
 
 /// Launches `ollama serve` per cell (url empty) or attaches to a running Ollama (url set; the
-/// KV type is then the user's declaration). Either way: ready on GET /api/version, the tag checked
-/// with POST /api/show (a missing tag is load_failed), the model warmed before any timed request.
+/// KV type is then the user's declaration).
 class OllamaBackend final : public Backend {
  public:
-  explicit OllamaBackend(OllamaOptions options) : m_options(std::move(options)) {}
+  explicit OllamaBackend(OllamaOptions options, process::Launcher& launcher = process::child_launcher(),
+                         ReadyProbe& probe = http_ready_probe())
+      : m_options(options), m_flavour(options.binary, !options.url.empty()), m_lifecycle(launcher, probe) {}
   std::string kind() const override { return m_options.url.empty() ? "ollama" : "external"; }
   std::expected<std::unique_ptr<Instance>, StartFailure> start(const CellSpec& spec,
                                                              const std::atomic<bool>& cancel) override;
@@ -96,6 +121,8 @@ class OllamaBackend final : public Backend {
 
  private:
   OllamaOptions m_options;
+  OllamaFlavour m_flavour;
+  Lifecycle m_lifecycle;
   nlohmann::json m_description;
 };
 

@@ -31,7 +31,8 @@ class RunStore {
   RunStore& operator=(RunStore&&) = delete;
   ~RunStore();
 
-  /// A new run directory; fails if it already holds records (use resume).
+  /// A new run directory; fails if it already holds records (use resume). Both create and open
+  /// lock the directory for as long as the store lives: a second kvsweep is refused with its pid.
   static core::Expected<RunStore> create(const std::filesystem::path& dir);
   /// An existing run directory: loads records; a torn last line (a crash mid-write) is
   /// cut off so the next append starts on a fresh line.
@@ -60,6 +61,7 @@ class RunStore {
   static core::Expected<RunStore> open_impl(const std::filesystem::path& dir, bool must_be_empty);
   std::filesystem::path m_dir;
   int m_fd = -1;
+  int m_lock_fd = -1;  // holds the run directory's lock (.kvsweep.lock) while open
   std::vector<nlohmann::json> m_records;
   std::set<std::string> m_ok;
   std::size_t m_repaired = 0;

@@ -16,6 +16,7 @@
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/backend.hpp"
+#include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
@@ -23,7 +24,7 @@ namespace kvsweep::sweep {
 
 struct CellResult {
   Cell cell;
-  std::string outcome = "pending";  // ok | unsupported | load_failed | crashed | wedged | config_mismatch | skipped
+  server::CellOutcome outcome = server::CellOutcome::pending;
   std::string message;
   int items_ok = 0;
   int items_failed = 0;
@@ -44,6 +45,7 @@ struct CellResult {
 struct RunResult {
   std::vector<CellResult> cells;
   bool interrupted = false;
+  std::string store_error;  // the run stopped because a record could not be written (e.g. a full disk)
   double wall_s = 0;
 };
 
@@ -94,6 +96,10 @@ class Runner {
   nlohmann::json make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item, const std::string& status,
                              double wall_s, int attempt) const;
   void update_manifest(const std::vector<CellResult>& results, const std::string& status);
+  /// Appends a record; when the store cannot write it (disk full), remembers why and stops the run.
+  bool append_or_stop(const nlohmann::json& record);
+  /// Interrupted, or the store failed: no further item starts.
+  bool stopping() const { return m_cancel.load() || m_store_failed.load(); }
   server::CellSpec cell_spec(const Cell& cell, int slot) const;
 
   const config::Config& m_config;
@@ -106,7 +112,9 @@ class Runner {
   probe::Embedder* m_embedder = nullptr;
   nlohmann::json m_embedder_description;
   nlohmann::json m_manifest;  // in a parallel run, touched only under m_mutex
-  std::mutex m_mutex;          // parallel runs: the schedule, the results and the manifest
+  std::mutex m_mutex;          // parallel runs: the schedule, the results and the manifest; m_store_error
+  std::atomic<bool> m_store_failed{false};
+  std::string m_store_error;
 };
 
 }  // namespace kvsweep::sweep

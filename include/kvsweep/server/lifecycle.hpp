@@ -1,0 +1,108 @@
+#pragma once
+/// The one server lifecycle: launch through a process::Launcher (or attach to a URL), the log and
+/// its offset, one ready-wait loop (endpoint, deadline, cancel, child alive), the effective-KV
+/// check, stop, and the version probe. A backend brings only its Flavour.
+
+#include <atomic>
+#include <chrono>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/http/client.hpp"
+#include "kvsweep/http/credentials.hpp"
+#include "kvsweep/process/launcher.hpp"
+#include "kvsweep/server/backend.hpp"
+
+namespace kvsweep::server {
+
+/// Asks a server for `path` during the ready wait: the body of a 200, or why not.
+class ReadyProbe {
+ public:
+  virtual ~ReadyProbe() = default;
+  virtual core::Expected<std::string> get(const std::string& base_url, const std::string& path,
+                                          const http::Credentials& credentials) = 0;
+};
+
+/// The ReadyProbe over HTTP (200 ms to connect, 2 s to answer).
+ReadyProbe& http_ready_probe();
+
+/// An already running server to attach to: nothing is launched or stopped.
+struct Attach {
+  std::string url;                // scheme://host:port[/prefix], without userinfo (http::split_userinfo)
+  http::Credentials credentials;  // never written anywhere
+};
+
+/// The bearer token held by the environment variable `env_name` (server.api_key_env); "" when
+/// `env_name` is empty; load_failed naming the variable when it is unset or empty.
+std::expected<std::string, StartFailure> api_key_from_env(const std::string& env_name);
+
+/// What a flavour's after_ready may use and fill in.
+struct ReadyContext {
+  http::Client& client;
+  const CellSpec& spec;
+  const std::string& ready_body;  // the ready endpoint's 200 body
+  nlohmann::json& info;           // provenance, ends up in Instance::info()
+  std::chrono::steady_clock::time_point deadline;
+  bool attached;
+};
+
+/// Why after_ready failed. When the server died meanwhile the cell is judged from its log.
+struct ReadyFailure {
+  std::string when;                    // e.g. "while answering /api/show"
+  std::string message;
+  std::optional<CellOutcome> outcome;  // nullopt: classify_load_failure(log)
+};
+
+/// A backend's part of the lifecycle.
+class Flavour {
+ public:
+  virtual ~Flavour() = default;
+  /// Who the messages name ("llama-server", "ollama serve").
+  virtual std::string who() const = 0;
+  /// The child for a cell on `port`: argv and environment (the lifecycle sets log_path).
+  virtual process::LaunchSpec launch_spec(const CellSpec& spec, int port) const = 0;
+  /// The line written to the cell's log before the launch; never a secret value. Default: the argv.
+  virtual std::string launch_line(const process::LaunchSpec& launch) const;
+  /// Provenance of the launch (default: the argv).
+  virtual void describe_launch(const process::LaunchSpec& launch, nlohmann::json& info) const;
+  virtual std::string ready_path() const = 0;
+  /// Once ready: what else the server must do before any timed request (default: nothing).
+  virtual std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const;
+  /// The K/V types the server used, from its log since the launch (default: parse_effective_kv).
+  virtual EffectiveKv effective(const std::string& log, const CellSpec& spec) const;
+  virtual std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const = 0;
+};
+
+/// Whether the effective K/V types match the cell.
+enum class KvCheck { verified, declared, unverified, mismatch };
+KvCheck check_kv(const EffectiveKv& effective, const std::string& type_k, const std::string& type_v);
+
+class Lifecycle {
+ public:
+  explicit Lifecycle(process::Launcher& launcher = process::child_launcher(), ReadyProbe& probe = http_ready_probe())
+      : m_launcher(launcher), m_probe(probe) {}
+
+  /// Launches the flavour's server for `spec` on a free 127.0.0.1 port and waits until it is ready
+  /// and its log shows the K/V types asked for.
+  std::expected<std::unique_ptr<Instance>, StartFailure> launch(const Flavour& flavour, const CellSpec& spec,
+                                                               const std::atomic<bool>& cancel);
+  /// Waits until the server at `attach` is ready; its K/V types are the user's declaration.
+  std::expected<std::unique_ptr<Instance>, StartFailure> attach(const Flavour& flavour, const Attach& attach,
+                                                               const CellSpec& spec, const std::atomic<bool>& cancel);
+  /// What `launch.argv` (e.g. `llama-server --version`) prints, through a temp file; "" when it cannot run.
+  std::string version_output(process::LaunchSpec launch);
+
+ private:
+  std::expected<std::unique_ptr<Instance>, StartFailure> start(const Flavour& flavour, const CellSpec& spec,
+                                                              const std::atomic<bool>& cancel,
+                                                              const std::optional<Attach>& attach);
+  process::Launcher& m_launcher;
+  ReadyProbe& m_probe;
+};
+
+}  // namespace kvsweep::server

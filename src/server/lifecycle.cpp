@@ -1,0 +1,256 @@
+#include "kvsweep/server/lifecycle.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace kvsweep::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Ms = std::chrono::milliseconds;
+
+// 20 ms between ready polls: readiness is noticed within ~50 ms without busy-looping.
+constexpr Ms kPollInterval{20};
+// What a failure message shows of a server's log when nothing better is known.
+constexpr std::size_t kTailLines = 25;
+
+std::string read_from(const std::filesystem::path& p, std::size_t offset) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::size_t file_size_or_zero(const std::filesystem::path& p) {
+  std::error_code ec;
+  auto n = std::filesystem::file_size(p, ec);
+  return ec ? 0 : static_cast<std::size_t>(n);
+}
+
+/// A server started (or attached) by the lifecycle.
+class ManagedInstance final : public Instance {
+ public:
+  ManagedInstance(std::unique_ptr<process::Process> process, std::shared_ptr<http::Client> client, CellSpec spec,
+                  std::size_t log_offset)
+      : m_process(std::move(process)), m_client(std::move(client)), m_spec(std::move(spec)), m_log_offset(log_offset) {}
+  ~ManagedInstance() override { stop(); }
+
+  Api& api() override { return *m_api; }
+  bool alive() override { return !m_process || !m_process->poll(); }
+  void stop() override {
+    if (m_process && !m_stopped) {
+      m_exit = m_process->stop(m_spec.stop_grace).describe();
+      m_stopped = true;
+    }
+  }
+  EffectiveKv effective() const override { return m_effective; }
+  double ready_seconds() const override { return m_ready_s; }
+  nlohmann::json info() const override { return m_info; }
+  std::string log_tail(std::size_t lines) const override {
+    if (!m_process) return "(attached server: no log)";
+    return process::tail_file(m_spec.log_path, lines);
+  }
+  std::string error_lines() const override {
+    if (!m_process) return {};
+    return server_error_lines(log_since_start());
+  }
+  std::string exit_description() override {
+    if (!m_process) return {};
+    if (auto s = m_process->poll()) return s->describe();
+    return m_exit;
+  }
+
+  std::string log_since_start() const { return m_process ? read_from(m_spec.log_path, m_log_offset) : std::string{}; }
+
+  std::unique_ptr<Api> m_api;
+  EffectiveKv m_effective;
+  double m_ready_s = 0;
+  nlohmann::json m_info = nlohmann::json::object();
+
+ private:
+  std::unique_ptr<process::Process> m_process;
+  std::shared_ptr<http::Client> m_client;
+  CellSpec m_spec;
+  std::size_t m_log_offset;
+  bool m_stopped = false;
+  std::string m_exit;
+};
+
+class HttpReadyProbe final : public ReadyProbe {
+ public:
+  core::Expected<std::string> get(const std::string& base_url, const std::string& path,
+                                  const http::Credentials& credentials) override {
+    http::Client client(base_url, http::Timeouts{Ms(200), Ms(2000)});
+    credentials.apply(client);
+    auto r = client.get(path);
+    if (!r) return std::unexpected(r.error());
+    if (r->status != 200) return core::fail(core::ErrorKind::http_status, "HTTP " + std::to_string(r->status), r->status);
+    return r->body;
+  }
+};
+
+std::string seconds(Ms ms) { return std::to_string(ms.count() / 1000) + " s"; }
+
+}  // namespace
+
+ReadyProbe& http_ready_probe() {
+  static HttpReadyProbe probe;
+  return probe;
+}
+
+std::string Flavour::launch_line(const process::LaunchSpec& launch) const {
+  std::string line;
+  for (const auto& a : launch.argv) line += (line.empty() ? "" : " ") + a;
+  return line;
+}
+
+void Flavour::describe_launch(const process::LaunchSpec& launch, nlohmann::json& info) const { info["argv"] = launch.argv; }
+
+std::expected<void, ReadyFailure> Flavour::after_ready(ReadyContext&) const { return {}; }
+
+EffectiveKv Flavour::effective(const std::string& log, const CellSpec&) const { return parse_effective_kv(log); }
+
+std::expected<std::string, StartFailure> api_key_from_env(const std::string& env_name) {
+  if (env_name.empty()) return std::string{};
+  const char* key = std::getenv(env_name.c_str());
+  if (!key || !*key) {
+    return std::unexpected(StartFailure{CellOutcome::load_failed,
+                                        "environment variable " + env_name + " (server.api_key_env) is not set", "", {}});
+  }
+  return std::string(key);
+}
+
+KvCheck check_kv(const EffectiveKv& e, const std::string& type_k, const std::string& type_v) {
+  if (e.declared) return KvCheck::declared;
+  if (!e.found) return KvCheck::unverified;
+  return e.type_k == type_k && e.type_v == type_v ? KvCheck::verified : KvCheck::mismatch;
+}
+
+std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::launch(const Flavour& flavour, const CellSpec& spec,
+                                                                        const std::atomic<bool>& cancel) {
+  return start(flavour, spec, cancel, std::nullopt);
+}
+
+std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::attach(const Flavour& flavour, const Attach& attach,
+                                                                        const CellSpec& spec,
+                                                                        const std::atomic<bool>& cancel) {
+  return start(flavour, spec, cancel, attach);
+}
+
+std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Flavour& flavour, const CellSpec& spec,
+                                                                       const std::atomic<bool>& cancel,
+                                                                       const std::optional<Attach>& attach) {
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + spec.ready_timeout;
+  nlohmann::json info = nlohmann::json::object();
+  std::unique_ptr<process::Process> child;
+  std::string base_url;
+  std::size_t log_offset = 0;
+  std::string who = flavour.who();
+  if (attach) {
+    base_url = attach->url;
+    while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
+    who += " at " + base_url;
+    info["url"] = base_url;
+    info["kv_types"] = "declared by the user";
+  } else {
+    const int port = free_port();
+    process::LaunchSpec launch = flavour.launch_spec(spec, port);
+    launch.log_path = spec.log_path;
+    if (spec.log_path.has_parent_path()) {
+      std::error_code ec;
+      std::filesystem::create_directories(spec.log_path.parent_path(), ec);
+    }
+    {
+      std::ofstream log(spec.log_path, std::ios::app);
+      log << "# kvsweep: launching: " << flavour.launch_line(launch) << "\n";
+    }
+    log_offset = file_size_or_zero(spec.log_path);
+    auto spawned = m_launcher.launch(launch);
+    if (!spawned) return std::unexpected(StartFailure{CellOutcome::load_failed, "cannot start " + who + ": " + spawned.error().message, "", {}});
+    child = std::move(*spawned);
+    base_url = "http://127.0.0.1:" + std::to_string(port);
+    info["port"] = port;
+    flavour.describe_launch(launch, info);
+  }
+  const http::Credentials credentials = attach ? attach->credentials : http::Credentials{};
+  auto client = std::make_shared<http::Client>(base_url, http::Timeouts{Ms(2000), spec.request_timeout});
+  credentials.apply(*client);
+  auto instance = std::make_unique<ManagedInstance>(std::move(child), client, spec, log_offset);
+  auto fail = [&](CellOutcome outcome, std::string message) {
+    std::string lines = instance->error_lines();
+    instance->stop();
+    return std::unexpected(StartFailure{outcome, std::move(message), std::move(lines), instance->effective()});
+  };
+  auto died = [&](const std::string& when) {
+    return fail(classify_load_failure(instance->log_since_start()), who + " " + instance->exit_description() + " " + when);
+  };
+
+  // 1. Ready: the flavour's endpoint answers 200 before the deadline, while the child lives.
+  std::string ready_body;
+  for (;;) {
+    if (cancel.load()) return fail(CellOutcome::cancelled, "interrupted while waiting for " + who);
+    if (!instance->alive()) return died("before it was ready");
+    auto r = m_probe.get(base_url, flavour.ready_path(), credentials);
+    if (r) {
+      ready_body = std::move(*r);
+      break;
+    }
+    if (Clock::now() > deadline) {
+      return fail(CellOutcome::load_failed, who + ": GET " + flavour.ready_path() + " not ready within the ready timeout (" +
+                                                seconds(spec.ready_timeout) + "; last: " + r.error().message + ")");
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+
+  // 2. The flavour's own steps (Ollama: the tag exists, the model is warm).
+  ReadyContext context{*client, spec, ready_body, info, deadline, attach.has_value()};
+  if (auto after = flavour.after_ready(context); !after) {
+    if (!instance->alive()) return died(after.error().when);
+    CellOutcome outcome = after.error().outcome.value_or(classify_load_failure(instance->log_since_start()));
+    return fail(outcome, after.error().message);
+  }
+  instance->m_ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  // 3. What the server allocated.
+  if (attach) {
+    instance->m_effective.declared = true;
+    instance->m_effective.type_k = spec.type_k;
+    instance->m_effective.type_v = spec.type_v;
+  } else {
+    instance->m_effective = flavour.effective(instance->log_since_start(), spec);
+  }
+  if (check_kv(instance->m_effective, spec.type_k, spec.type_v) == KvCheck::mismatch) {
+    return fail(CellOutcome::config_mismatch, "requested K=" + spec.type_k + " V=" + spec.type_v +
+                                                  ", the server allocated K=" + instance->m_effective.type_k +
+                                                  " V=" + instance->m_effective.type_v);
+  }
+  instance->m_api = flavour.make_api(client, spec);
+  instance->m_info = std::move(info);
+  return instance;
+}
+
+std::string Lifecycle::version_output(process::LaunchSpec launch) {
+  static std::atomic<int> counter{0};
+  launch.log_path = std::filesystem::temp_directory_path() /
+                    ("kvsweep-version-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".txt");
+  std::string text;
+  if (auto child = m_launcher.launch(launch)) {
+    // Up to 5 s: a version query that hangs must not hold up the run.
+    for (int i = 0; i < 500 && !(*child)->poll(); ++i) std::this_thread::sleep_for(Ms(10));
+    (*child)->stop(Ms(100));
+    text = read_from(launch.log_path, 0);
+  }
+  std::error_code ec;
+  std::filesystem::remove(launch.log_path, ec);
+  return text;
+}
+
+}  // namespace kvsweep::server

@@ -1,0 +1,58 @@
+// Bad input is refused before anything starts, and a run in which nothing worked says so:
+// a model path that is missing, not a file or not GGUF exits 2 naming models[i].path with no
+// run directory created; a sweep where every cell failed exits 1 and each cell's message shows
+// the server's own error lines, not its start-up log.
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+namespace kt = kvsweep::testing;
+
+TEST(BadInput, AModelThatIsMissingNotAFileOrNotGgufExits2BeforeAnythingStarts) {
+  kt::TempDir dir;
+  std::ofstream(dir / "notes.gguf") << "these are notes, not weights\n";
+  std::filesystem::create_directory(dir / "folder.gguf");
+  const std::pair<std::string, std::string> cases[] = {
+      {(dir / "absent.gguf").string(), "no such file"},
+      {(dir / "folder.gguf").string(), "not a regular file"},
+      {(dir / "notes.gguf").string(), "not a GGUF file"},
+  };
+  for (const auto& [path, why] : cases) {
+    auto cfg = kt::base_config(kt::tiny_model());
+    cfg["models"].push_back({{"name", "bad"}, {"path", path}});
+    auto file = kt::write_config(dir, cfg);
+    auto run = dir / "run";
+    auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("models[1].path: '" + path + "': " + why), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(run)) << path;
+  }
+}
+
+TEST(BadInput, ARunWhereNoCellWorkedExits1WithTheServersErrorLines) {
+  kt::TempDir dir;
+  auto cfg = kt::base_config(kt::tiny_model());
+  cfg["grid"]["k"] = {"f16", "q8_0"};
+  cfg["grid"]["v"] = {"f16"};
+  cfg["server"]["args"] = {"-fa", "on", "--no-such-flag"};
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("no cell produced an ok record"), std::string::npos) << r.output;
+  auto manifest = kt::read_manifest(run);
+  ASSERT_EQ(manifest["cells"].size(), 2u);
+  for (const auto& c : manifest["cells"]) {
+    EXPECT_EQ(c["outcome"], "load_failed") << c.dump();
+    const std::string msg = c["message"];
+    EXPECT_NE(msg.find("error: invalid argument: --no-such-flag"), std::string::npos) << msg;
+    // The message's first line says what happened; the rest is the server's last lines (it
+    // printed only two here), never its whole log.
+    EXPECT_EQ(msg.rfind("llama-server exited with code 1 before it was ready\n", 0), 0u) << msg;
+    EXPECT_LE(std::count(msg.begin(), msg.end(), '\n'), 4) << msg;
+  }
+}

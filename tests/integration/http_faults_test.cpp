@@ -1,0 +1,97 @@
+// Against fake-llama-server (tests/fakes; a fake because the real server will not fail on demand).
+// HTTP faults on a real socket: a 500, a non-JSON 200, an answer cut mid-way and a stall, each
+// once. Each gives its item status, the sweep goes on, and every --resume reruns only the items
+// without an ok record until all are recorded once. And a log without the KV cache line: the
+// cell is kv_unverified wherever its outcome is shown.
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+namespace kt = kvsweep::testing;
+
+TEST(HttpFaults, EachFaultIsItsItemsStatusAndResumeRerunsOnlyThoseItems) {
+  kt::TempDir dir;
+  std::filesystem::create_directory(dir / "faults");
+  ::setenv("FAKE_FAULT_DIR", (dir / "faults").c_str(), 1);
+  ::setenv("FAKE_STALL_MS", "4000", 1);
+  auto cfg = kt::base_config(kt::tiny_model());
+  cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
+  cfg["server"]["request_timeout_s"] = 1;
+  cfg["server"]["stop_grace_s"] = 1;
+  cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}};
+  const std::vector<std::string> prompts = {"alpha", "FAULT-500 beta", "FAULT-NONJSON gamma", "FAULT-CUT delta",
+                                            "FAULT-STALL epsilon", "omega"};
+  cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 8}, {"prompts", prompts}}};
+  auto file = kt::write_config(dir, cfg);
+  auto run = dir / "run";
+
+  // Run 1: 500 and non-JSON fail their items and the cell goes on; the cut answer gets no
+  // complete answer from a live server: the item times out and the cell is wedged.
+  auto r1 = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+  EXPECT_EQ(r1.exit_code, 0) << r1.output;
+  std::vector<std::string> statuses;
+  for (const auto& rec : kt::read_records(run)) statuses.push_back(rec["status"]);
+  EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "http_status", "parse", "timeout"})) << r1.output;
+  auto records = kt::read_records(run);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[1]["http_status"], 500);
+  EXPECT_NE(records[1]["error"].get<std::string>().find("fake: injected failure"), std::string::npos) << records[1].dump();
+  EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "wedged");
+
+  // Run 2: the three failed items and the two never run; the stall wedges the cell again.
+  auto r2 = kt::run_kvsweep({"run", "--resume", run.string()});
+  EXPECT_EQ(r2.exit_code, 0) << r2.output;
+  // Run 3: what is left.
+  auto r3 = kt::run_kvsweep({"run", "--resume", run.string()});
+  EXPECT_EQ(r3.exit_code, 0) << r3.output;
+  ::unsetenv("FAKE_FAULT_DIR");
+  ::unsetenv("FAKE_STALL_MS");
+
+  std::map<std::string, int> ok;
+  std::vector<std::string> failed;
+  for (const auto& rec : kt::read_records(run)) {
+    if (rec["status"] == "ok") ++ok[rec["spec"]["prompt"]];
+    else failed.push_back(rec["spec"]["prompt"].get<std::string>() + ":" + rec["status"].get<std::string>());
+  }
+  EXPECT_EQ(failed, (std::vector<std::string>{"FAULT-500 beta:http_status", "FAULT-NONJSON gamma:parse",
+                                              "FAULT-CUT delta:timeout", "FAULT-STALL epsilon:timeout"}));
+  for (const auto& p : prompts) EXPECT_EQ(ok[p], 1) << p;
+  EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "ok");
+  // alpha was asked once in all three runs: resume never reruns an item that has its ok record.
+  const std::string log = [&] {
+    std::ifstream in(run / "logs" / "tiny-f16-f16.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  std::size_t alpha = 0;
+  for (auto at = log.find("fake: completion \"alpha\""); at != std::string::npos; at = log.find("fake: completion \"alpha\"", at + 1))
+    ++alpha;
+  EXPECT_EQ(alpha, 1u) << log;
+}
+
+TEST(KvUnverified, ALogWithoutTheKvLineIsMarkedInTheManifestTheSummaryAndTheReport) {
+  kt::TempDir dir;
+  ::setenv("FAKE_NO_KV_LINE", "1", 1);
+  auto cfg = kt::base_config(kt::tiny_model());
+  cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
+  cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}};
+  auto file = kt::write_config(dir, cfg);
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+  // --strict: unverified types are not a clean run.
+  auto strict = kt::run_kvsweep({"run", file.string(), "-o", (dir / "strict").string(), "--strict"});
+  ::unsetenv("FAKE_NO_KV_LINE");
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "kv_unverified");
+  EXPECT_NE(r.output.find("tiny/f16/f16 *                  kv_unverified"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no KV cache line"), std::string::npos) << r.output;
+  auto report = kt::run_kvsweep({"report", run.string()});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("kv_unverified"), std::string::npos) << report.output;
+}

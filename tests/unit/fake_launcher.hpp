@@ -1,0 +1,82 @@
+#pragma once
+/// Test fakes for the server lifecycle: a process::Launcher whose processes are scripted (they
+/// write a given log and live or die on command) and a ReadyProbe that answers from a script.
+/// No child is started and no socket is opened.
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvsweep/process/launcher.hpp"
+#include "kvsweep/server/lifecycle.hpp"
+
+namespace kvsweep::testing {
+
+/// What one fake process does; shared with the test so it can kill the "server" later.
+struct FakeProcessState {
+  std::optional<process::ExitStatus> exit;  // set: the process has ended
+  int stops = 0;                            // how often stop() was called
+};
+
+class FakeLauncher final : public process::Launcher {
+ public:
+  /// The log the next launched process writes at once (appended to LaunchSpec::log_path).
+  std::string log;
+  /// Ends the process at launch with this status (died before ready).
+  std::optional<process::ExitStatus> exit_at_launch;
+  /// Launching fails (e.g. the binary cannot be executed).
+  bool refuse = false;
+
+  std::vector<process::LaunchSpec> launched;
+  std::vector<std::shared_ptr<FakeProcessState>> processes;
+
+  core::Expected<std::unique_ptr<process::Process>> launch(const process::LaunchSpec& spec) override {
+    if (refuse) return core::fail(core::ErrorKind::process, "cannot execute " + spec.argv.at(0));
+    launched.push_back(spec);
+    if (!log.empty()) std::ofstream(spec.log_path, std::ios::app) << log;
+    auto state = std::make_shared<FakeProcessState>();
+    state->exit = exit_at_launch;
+    processes.push_back(state);
+    return std::make_unique<Process>(state);
+  }
+
+ private:
+  class Process final : public process::Process {
+   public:
+    explicit Process(std::shared_ptr<FakeProcessState> state) : m_state(std::move(state)) {}
+    std::optional<process::ExitStatus> poll() override { return m_state->exit; }
+    process::ExitStatus stop(std::chrono::milliseconds) override {
+      ++m_state->stops;
+      if (!m_state->exit) m_state->exit = process::ExitStatus{0, 15, true};
+      return *m_state->exit;
+    }
+
+   private:
+    std::shared_ptr<FakeProcessState> m_state;
+  };
+};
+
+/// Answers the ready wait: `not_ready` failures first, then 200 with `body` (never, when ready is false).
+class FakeReadyProbe final : public server::ReadyProbe {
+ public:
+  int not_ready = 0;
+  bool ready = true;
+  std::string body = "{}";
+  int calls = 0;
+  std::vector<std::string> paths;
+  std::vector<http::Credentials> credentials;
+
+  core::Expected<std::string> get(const std::string&, const std::string& path, const http::Credentials& c) override {
+    ++calls;
+    paths.push_back(path);
+    credentials.push_back(c);
+    if (!ready || calls <= not_ready) return core::fail(core::ErrorKind::connect, "connection refused");
+    return body;
+  }
+};
+
+}  // namespace kvsweep::testing

@@ -1,0 +1,224 @@
+// The one server lifecycle, every start-up path driven by a fake launcher and a fake ready probe
+// (tests/unit/fake_launcher.hpp): died before ready, unsupported from the server's own message,
+// ready timeout, cancel, a launch that fails, a flavour step that fails, config_mismatch, a log
+// without the KV line, attach, stop, the version probe, and the error lines a failure shows.
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "fake_launcher.hpp"
+#include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/llama_server.hpp"
+#include "temp_file.hpp"
+
+namespace {
+
+using namespace kvsweep;
+using kvsweep::server::CellOutcome;
+namespace kt = kvsweep::testing;
+
+constexpr const char* kKvLine =
+    "0.01.000.000 I llama_kv_cache: size =   16.00 MiB (  4096 cells,   2 layers,  1/1 seqs), K (q4_0):    4.50 MiB, "
+    "V (f16):   8.00 MiB\n";
+
+constexpr const char* kMissingModelLog =
+    "0.00.000.442 I srv  llama_server: initializing ...\n"
+    "0.00.023.154 I cmn  common_param: common_params_print_info: build 1 (de3ff81)\n"
+    "0.00.025.225 I srv    load_model: loading model '/nonexistent.gguf'\n"
+    "0.00.025.900 E gguf_init_from_file: failed to open GGUF file '/nonexistent.gguf' (No such file or directory)\n"
+    "0.00.026.687 E srv    load_model: failed to load model, '/nonexistent.gguf'\n"
+    "0.00.026.689 I srv    operator(): operator(): cleaning up before exit...\n"
+    "0.00.034.929 E srv  llama_server: exiting due to model loading error\n";
+
+/// A flavour whose after_ready does what the test says; everything else is the default.
+class TestFlavour final : public server::Flavour {
+ public:
+  std::optional<server::ReadyFailure> after_ready_failure;
+  std::function<void()> during_after_ready;
+
+  std::string who() const override { return "test-server"; }
+  process::LaunchSpec launch_spec(const server::CellSpec& spec, int port) const override {
+    return {{"test-server", "--port", std::to_string(port), "-ctk", spec.type_k, "-ctv", spec.type_v}, spec.env, {}, {}};
+  }
+  std::string ready_path() const override { return "/health"; }
+  std::expected<void, server::ReadyFailure> after_ready(server::ReadyContext& context) const override {
+    context.info["after_ready"] = true;
+    if (during_after_ready) during_after_ready();
+    if (after_ready_failure) return std::unexpected(*after_ready_failure);
+    return {};
+  }
+  std::unique_ptr<server::Api> make_api(std::shared_ptr<http::Client> client, const server::CellSpec&) const override {
+    return std::make_unique<server::LlamaApi>(std::move(client));
+  }
+};
+
+class Lifecycle : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::remove(kt::temp_file(".log"));
+    spec.model_name = "tiny";
+    spec.model_path = "/models/tiny.gguf";
+    spec.type_k = "q4_0";
+    spec.type_v = "f16";
+    spec.log_path = kt::temp_file(".log");
+    spec.ready_timeout = std::chrono::milliseconds(100);
+    spec.stop_grace = std::chrono::milliseconds(10);
+  }
+  auto launch() { return server::Lifecycle(launcher, probe).launch(flavour, spec, cancel); }
+
+  kt::FakeLauncher launcher;
+  kt::FakeReadyProbe probe;
+  TestFlavour flavour;
+  server::CellSpec spec;
+  std::atomic<bool> cancel{false};
+};
+
+TEST_F(Lifecycle, ReadyServerWithTheKvLineIsVerifiedAndStopsOnce) {
+  launcher.log = kKvLine;
+  probe.not_ready = 2;
+  auto started = launch();
+  ASSERT_TRUE(started) << started.error().message;
+  auto& instance = **started;
+  EXPECT_EQ(probe.calls, 3);
+  EXPECT_EQ(probe.paths.back(), "/health");
+  EXPECT_EQ(server::check_kv(instance.effective(), "q4_0", "f16"), server::KvCheck::verified);
+  EXPECT_EQ(instance.info()["argv"][0], "test-server");
+  EXPECT_EQ(instance.info()["after_ready"], true);
+  ASSERT_EQ(launcher.launched.size(), 1u);
+  EXPECT_EQ(launcher.launched[0].log_path, spec.log_path);
+  // The launch line goes to the log before the server's own output.
+  EXPECT_EQ(kt::slurp(spec.log_path).rfind("# kvsweep: launching: test-server --port ", 0), 0u);
+  EXPECT_TRUE(instance.alive());
+  instance.stop();
+  instance.stop();
+  EXPECT_FALSE(instance.alive());
+  EXPECT_EQ(launcher.processes[0]->stops, 1);
+  EXPECT_NE(instance.exit_description().find("signal 15"), std::string::npos);
+}
+
+TEST_F(Lifecycle, DiedBeforeReadyIsLoadFailedWithTheServersErrorLinesOnly) {
+  launcher.log = kMissingModelLog;
+  launcher.exit_at_launch = process::ExitStatus{1, 0, false};
+  auto started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
+  EXPECT_EQ(started.error().message, "test-server exited with code 1 before it was ready");
+  const std::string& lines = started.error().log_tail;
+  EXPECT_NE(lines.find("failed to open GGUF file '/nonexistent.gguf'"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("exiting due to model loading error"), std::string::npos) << lines;
+  // Start-up chatter is left out; the last lines before exit are kept.
+  EXPECT_EQ(lines.find("common_params_print_info"), std::string::npos) << lines;
+  EXPECT_EQ(lines.find("initializing"), std::string::npos) << lines;
+  EXPECT_NE(lines.find("cleaning up before exit"), std::string::npos) << lines;
+  EXPECT_EQ(probe.calls, 0);
+}
+
+TEST_F(Lifecycle, TheServersOwnRefusalIsUnsupported) {
+  launcher.log = "0.00.1 E llama_init_from_model: V cache quantization requires flash_attn\n"
+                 "0.00.2 E quantized V cache requires flash_attn\n";
+  launcher.exit_at_launch = process::ExitStatus{1, 0, false};
+  auto started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::unsupported);
+}
+
+TEST_F(Lifecycle, NotReadyBeforeTheDeadlineIsLoadFailedAndTheServerIsStopped) {
+  probe.ready = false;
+  auto started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
+  EXPECT_NE(started.error().message.find("GET /health not ready within the ready timeout"), std::string::npos)
+      << started.error().message;
+  EXPECT_NE(started.error().message.find("connection refused"), std::string::npos);
+  EXPECT_GT(probe.calls, 1);
+  EXPECT_EQ(launcher.processes.at(0)->stops, 1);
+}
+
+TEST_F(Lifecycle, CancelWhileWaitingStopsTheServer) {
+  probe.ready = false;
+  cancel = true;
+  auto started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::cancelled);
+  EXPECT_EQ(launcher.processes.at(0)->stops, 1);
+}
+
+TEST_F(Lifecycle, ALaunchThatFailsIsLoadFailedNamingWhy) {
+  launcher.refuse = true;
+  auto started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
+  EXPECT_EQ(started.error().message, "cannot start test-server: cannot execute test-server");
+}
+
+TEST_F(Lifecycle, KvTypesOtherThanRequestedAreConfigMismatch) {
+  launcher.log = "0.01 I llama_kv_cache: size =   16.00 MiB (  4096 cells,   2 layers,  1/1 seqs), K (f16):    8.00 MiB, "
+                 "V (f16):   8.00 MiB\n";
+  auto started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::config_mismatch);
+  EXPECT_EQ(started.error().message, "requested K=q4_0 V=f16, the server allocated K=f16 V=f16");
+  EXPECT_EQ(started.error().effective.type_k, "f16");
+  EXPECT_EQ(launcher.processes.at(0)->stops, 1);
+}
+
+TEST_F(Lifecycle, ALogWithoutTheKvLineStartsButIsUnverified) {
+  launcher.log = "0.01 I srv  load_model: loaded\n";
+  auto started = launch();
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_EQ(server::check_kv((*started)->effective(), "q4_0", "f16"), server::KvCheck::unverified);
+}
+
+TEST_F(Lifecycle, AFlavourStepThatFailsUsesItsOutcomeOrTheLog) {
+  flavour.after_ready_failure = server::ReadyFailure{"while answering /api/show", "model 'x': HTTP 404", CellOutcome::load_failed};
+  auto started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
+  EXPECT_EQ(started.error().message, "model 'x': HTTP 404");
+  EXPECT_EQ(launcher.processes.at(0)->stops, 1);
+
+  // The server dies during the step: judged from its log, named with the step.
+  flavour.after_ready_failure = server::ReadyFailure{"while loading x", "loading x failed", std::nullopt};
+  launcher.log = "E Unsupported cache type\n";
+  flavour.during_after_ready = [&] { launcher.processes.back()->exit = process::ExitStatus{0, 6, true}; };
+  started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::unsupported);
+  EXPECT_NE(started.error().message.find("test-server killed by signal 6"), std::string::npos) << started.error().message;
+  EXPECT_NE(started.error().message.find("while loading x"), std::string::npos);
+}
+
+TEST_F(Lifecycle, AttachLaunchesNothingAndDeclaresTheTypes) {
+  auto started = server::Lifecycle(launcher, probe).attach(flavour, {"http://10.0.0.5:8080/", {"sekret", "", ""}}, spec, cancel);
+  ASSERT_TRUE(started) << started.error().message;
+  EXPECT_TRUE(launcher.launched.empty());
+  EXPECT_EQ(probe.credentials.at(0).token, "sekret");
+  EXPECT_EQ(server::check_kv((*started)->effective(), "q4_0", "f16"), server::KvCheck::declared);
+  EXPECT_EQ((*started)->info()["url"], "http://10.0.0.5:8080");
+  EXPECT_EQ((*started)->info().dump().find("sekret"), std::string::npos);
+  EXPECT_TRUE((*started)->alive());
+}
+
+TEST_F(Lifecycle, TheVersionProbeReadsWhatTheBinaryPrints) {
+  launcher.log = "version: 1 (de3ff81)\nbuilt with GNU 12.2.0 for Linux x86_64\n";
+  launcher.exit_at_launch = process::ExitStatus{0, 0, false};
+  server::LlamaServerBackend backend({"/opt/llama/llama-server"}, launcher, probe);
+  auto d = backend.describe();
+  EXPECT_EQ(d["version"], "1 (de3ff81)");
+  EXPECT_EQ(d["built_with"], "built with GNU 12.2.0 for Linux x86_64");
+  ASSERT_EQ(launcher.launched.size(), 1u);
+  EXPECT_EQ(launcher.launched[0].argv, (std::vector<std::string>{"/opt/llama/llama-server", "--version"}));
+  EXPECT_FALSE(std::filesystem::exists(launcher.launched[0].log_path));
+}
+
+TEST(ServerErrorLines, ErrorLinesAndTheLastLinesInLogOrder) {
+  const std::string log = "I one\nE two\nI three\nI four\nlevel=ERROR five\nI six\nI seven\n";
+  EXPECT_EQ(server::server_error_lines(log, 2), "E two\nlevel=ERROR five\nI six\nI seven\n");
+  EXPECT_EQ(server::server_error_lines("", 3), "");
+}
+
+}  // namespace

@@ -1,0 +1,107 @@
+// The run store's guards: one kvsweep per run directory (a flock that a crash cannot leave
+// stuck), a bad line in the middle of records.jsonl named by file and line (only a torn last
+// line is repaired), and a write that fails for lack of space (RLIMIT_FSIZE: the kernel refuses
+// the write as a full disk would) leaving whole lines only, so the next append starts clean.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "kvsweep/sweep/run_store.hpp"
+#include "full_disk.hpp"
+#include "temp_file.hpp"
+
+namespace {
+
+using namespace kvsweep;
+namespace kt = kvsweep::testing;
+
+nlohmann::json record(const std::string& item, const std::string& status = "ok") {
+  return {{"cell", {{"model", "tiny"}, {"type_k", "f16"}, {"type_v", "f16"}}},
+          {"probe", "complete"},
+          {"item", item},
+          {"status", status}};
+}
+
+std::filesystem::path fresh_dir() {
+  auto dir = kt::temp_file("-run");
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(RunStoreLock, ASecondStoreOnTheSameDirectoryIsRefusedWithTheOwnersPid) {
+  auto dir = fresh_dir();
+  {
+    auto first = sweep::RunStore::create(dir);
+    ASSERT_TRUE(first) << first.error().message;
+    auto second = sweep::RunStore::open(dir);
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().message,
+              dir.string() + " is in use by another kvsweep (pid " + std::to_string(::getpid()) + "); wait for it or stop it");
+  }
+  // Released with the store: a later run may resume it.
+  EXPECT_TRUE(sweep::RunStore::open(dir));
+}
+
+TEST(RunStoreLock, ALockFileLeftByACrashedRunDoesNotBlock) {
+  auto dir = fresh_dir();
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / ".kvsweep.lock") << "999999\n";  // what a killed kvsweep leaves: the file, no lock
+  auto store = sweep::RunStore::create(dir);
+  ASSERT_TRUE(store) << store.error().message;
+}
+
+TEST(RunStoreRecords, ABadLineInTheMiddleIsNamedByFileAndLineAndStops) {
+  auto dir = fresh_dir();
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "records.jsonl") << record("p0").dump() << "\n\n"
+                                       << "{\"cell\": {\"model\": \"tiny\"\n"
+                                       << record("p1").dump() << "\n";
+  const std::string expected = (dir / "records.jsonl").string() + ": line 3 is not JSON";
+  auto read = sweep::RunStore::read_records(dir);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().message.rfind(expected, 0), 0u) << read.error().message;
+  auto open = sweep::RunStore::open(dir);
+  ASSERT_FALSE(open);
+  EXPECT_EQ(open.error().message.rfind(expected, 0), 0u) << open.error().message;
+  // Nothing was cut: the file is left for the user to fix.
+  EXPECT_EQ(kt::slurp(dir / "records.jsonl").find(record("p1").dump()) != std::string::npos, true);
+}
+
+TEST(RunStoreRecords, OnlyATornLastLineIsRepaired) {
+  auto dir = fresh_dir();
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "records.jsonl") << record("p0").dump() << "\n{\"cell\": {\"mod";
+  auto store = sweep::RunStore::open(dir);
+  ASSERT_TRUE(store) << store.error().message;
+  EXPECT_EQ(store->records().size(), 1u);
+  EXPECT_GT(store->repaired_bytes(), 0u);
+}
+
+TEST(RunStoreRecords, AFailedAppendLeavesWholeLinesAndTheNextAppendStartsClean) {
+  auto dir = fresh_dir();
+  auto store = sweep::RunStore::create(dir);
+  ASSERT_TRUE(store) << store.error().message;
+  ASSERT_TRUE(store->append(record("p0")));
+  const auto size = std::filesystem::file_size(dir / "records.jsonl");
+  {
+    kt::FullDisk full(size + 10);  // room for 10 bytes of the next line
+    auto failed = store->append(record("p1", "timeout"));
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().kind, core::ErrorKind::io);
+    EXPECT_NE(failed.error().message.find("cannot append to " + (dir / "records.jsonl").string()), std::string::npos)
+        << failed.error().message;
+  }
+  EXPECT_EQ(std::filesystem::file_size(dir / "records.jsonl"), size);
+  EXPECT_FALSE(store->has_ok(sweep::triple_key_of(record("p1"))));
+  ASSERT_TRUE(store->append(record("p1")));
+  auto read = sweep::RunStore::read_records(dir);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_EQ(read->size(), 2u);
+  EXPECT_EQ((*read)[1]["item"], "p1");
+}
+
+}  // namespace

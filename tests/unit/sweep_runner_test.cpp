@@ -1,0 +1,314 @@
+// The runner's failure paths with a fake backend and a scripted probe (no children, no network):
+// a crash after ready restarts the server once and resumes the unfinished items, a second crash
+// is `crashed`, a failed restart is `crashed`, no answer is `wedged`, the lifecycle's refusals
+// (config_mismatch, unsupported) end only their cell, a log without the KV line is
+// `kv_unverified`, and a probe item that throws fails that item while the sweep goes on.
+
+#include <atomic>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "kvsweep/sweep/runner.hpp"
+#include "full_disk.hpp"
+#include "temp_file.hpp"
+
+namespace {
+
+using namespace kvsweep;
+using server::CellOutcome;
+namespace kt = kvsweep::testing;
+
+class NoApi final : public server::Api {
+ public:
+  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest&) override { return nope(); }
+  core::Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override { return nope(); }
+  core::Expected<std::string> detokenize(const std::vector<std::int32_t>&) override { return nope(); }
+  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override { return nope(); }
+  std::string describe() const override { return "no api"; }
+
+ private:
+  static std::unexpected<core::Error> nope() { return core::fail(core::ErrorKind::unsupported, "the probe is scripted"); }
+};
+
+/// A server that lives until the test kills it.
+class FakeInstance final : public server::Instance {
+ public:
+  FakeInstance(server::EffectiveKv effective, int& stops) : m_effective(std::move(effective)), m_stops(stops) {}
+  server::Api& api() override { return m_api; }
+  bool alive() override { return m_alive; }
+  void stop() override {
+    if (m_alive) ++m_stops;
+    m_alive = false;
+  }
+  server::EffectiveKv effective() const override { return m_effective; }
+  double ready_seconds() const override { return 0.5; }
+  nlohmann::json info() const override { return nlohmann::json::object(); }
+  std::string log_tail(std::size_t) const override { return "E the last words of the server"; }
+  std::string exit_description() override { return "killed by signal 9 (Killed)"; }
+
+  void kill() { m_alive = false; }
+
+ private:
+  NoApi m_api;
+  server::EffectiveKv m_effective;
+  int& m_stops;
+  bool m_alive = true;
+};
+
+/// Starts scripted servers: each start() takes the next failure from `failures` (if any) or
+/// starts a FakeInstance with the KV types the cell asked for (or `effective` when set).
+class FakeBackend final : public server::Backend {
+ public:
+  std::deque<std::optional<server::StartFailure>> failures;
+  std::optional<server::EffectiveKv> effective;
+  std::vector<server::CellSpec> started;
+  FakeInstance* current = nullptr;
+  int stops = 0;  // servers stopped while alive
+
+  std::string kind() const override { return "fake"; }
+  nlohmann::json describe() override { return {{"backend", "fake"}}; }
+  std::expected<std::unique_ptr<server::Instance>, server::StartFailure> start(const server::CellSpec& spec,
+                                                                             const std::atomic<bool>&) override {
+    started.push_back(spec);
+    if (!failures.empty()) {
+      auto f = failures.front();
+      failures.pop_front();
+      if (f) return std::unexpected(*f);
+    }
+    server::EffectiveKv e;
+    e.found = true;
+    e.type_k = spec.type_k;
+    e.type_v = spec.type_v;
+    auto instance = std::make_unique<FakeInstance>(effective.value_or(e), stops);
+    current = instance.get();
+    return instance;
+  }
+};
+
+/// Items a, b, c; what each run does is up to the test (default: ok).
+class ScriptedProbe final : public probe::Probe {
+ public:
+  std::function<core::Expected<probe::ItemResult>(const std::string& key, int run)> script;
+  std::map<std::string, int> runs;
+
+  std::string kind() const override { return "scripted"; }
+  std::vector<probe::Item> items() const override { return {{"a", {}}, {"b", {}}, {"c", {}}}; }
+  core::Expected<probe::ItemResult> run(const probe::Item& item, probe::Context&) override {
+    const int n = ++runs[item.key];
+    if (script) return script(item.key, n);
+    return probe::ItemResult{};
+  }
+  std::vector<MetricInfo> metrics() const override { return {}; }
+};
+
+class Silent final : public sweep::ProgressSink {
+ public:
+  std::vector<std::string> notes;
+  void plan(std::size_t, std::size_t) override {}
+  void cell_started(std::size_t, std::size_t, const sweep::Cell&, int) override {}
+  void item_done(const sweep::Cell&, const std::string&, const std::string&, const std::string&, double) override {}
+  void cell_done(const sweep::CellResult&) override {}
+  void note(const std::string& message) override { notes.push_back(message); }
+};
+
+class Runner : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = kt::temp_file("-run");
+    std::filesystem::remove_all(dir);
+    config.name = "fake";
+    config.file = dir / "fake.json";
+    config.models = {{"tiny", "/models/tiny.gguf"}};
+    config.grid.k = {"f16"};
+    config.grid.v = {"f16"};
+    config.grid.order = config::Order::as_listed;
+    config.server.request_timeout_s = 5;
+    auto p = std::make_unique<ScriptedProbe>();
+    scripted = p.get();
+    probes.push_back(std::move(p));
+  }
+
+  sweep::RunResult run(bool resume = false) {
+    auto store = resume ? sweep::RunStore::open(dir) : sweep::RunStore::create(dir);
+    EXPECT_TRUE(store) << store.error().message;
+    sweep::Runner runner(config, probes, backend, *store, progress, cancel, {});
+    auto result = runner.run();
+    records = store->records();
+    return result;
+  }
+
+  std::vector<std::string> statuses() const {
+    std::vector<std::string> out;
+    for (const auto& r : records) out.push_back(r["item"].get<std::string>() + ":" + r["status"].get<std::string>());
+    return out;
+  }
+
+  /// The item kills the server and answers as a dead server does.
+  core::Expected<probe::ItemResult> crash() {
+    backend.current->kill();
+    return core::fail(core::ErrorKind::connect, "connection refused");
+  }
+
+  /// Every run of item b kills the server.
+  void crash_on_b() {
+    scripted->script = [&](const std::string& key, int) -> core::Expected<probe::ItemResult> {
+      if (key == "b") return crash();
+      return probe::ItemResult{};
+    };
+  }
+
+  std::filesystem::path dir;
+  config::Config config;
+  std::vector<std::unique_ptr<probe::Probe>> probes;
+  ScriptedProbe* scripted = nullptr;
+  FakeBackend backend;
+  Silent progress;
+  std::atomic<bool> cancel{false};
+  std::vector<nlohmann::json> records;
+};
+
+TEST_F(Runner, CrashAfterReadyRestartsOnceAndResumesTheUnfinishedItems) {
+  scripted->script = [&](const std::string& key, int n) -> core::Expected<probe::ItemResult> {
+    if (key == "b" && n == 1) return crash();
+    return probe::ItemResult{};
+  };
+  auto result = run();
+  ASSERT_EQ(result.cells.size(), 1u);
+  const auto& cell = result.cells[0];
+  EXPECT_EQ(cell.outcome, CellOutcome::ok) << cell.message;
+  EXPECT_EQ(cell.restarts, 1);
+  EXPECT_EQ(cell.items_ok, 3);
+  EXPECT_EQ(backend.started.size(), 2u);
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:ok", "c:ok"}));
+  EXPECT_EQ(records[1]["attempt"], 2);
+  EXPECT_EQ(scripted->runs["a"], 1);  // a is not run again after the restart
+}
+
+TEST_F(Runner, CrashAgainAfterTheRestartIsCrashed) {
+  crash_on_b();
+  auto result = run();
+  const auto& cell = result.cells.at(0);
+  EXPECT_EQ(cell.outcome, CellOutcome::crashed);
+  EXPECT_NE(cell.message.find("again after a restart"), std::string::npos) << cell.message;
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:crashed"}));
+  EXPECT_EQ(scripted->runs["c"], 0);
+  auto manifest = sweep::RunStore::read_manifest(dir);
+  ASSERT_TRUE(manifest);
+  EXPECT_EQ((*manifest)["cells"][0]["outcome"], "crashed");
+}
+
+TEST_F(Runner, ARestartThatFailsIsCrashed) {
+  backend.failures = {std::nullopt, server::StartFailure{CellOutcome::load_failed, "not ready", "E out of memory", {}}};
+  crash_on_b();
+  auto result = run();
+  const auto& cell = result.cells.at(0);
+  EXPECT_EQ(cell.outcome, CellOutcome::crashed);
+  EXPECT_NE(cell.message.find("restart failed: not ready"), std::string::npos) << cell.message;
+  EXPECT_NE(cell.message.find("E out of memory"), std::string::npos) << cell.message;
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok"}));
+}
+
+TEST_F(Runner, NoAnswerWithinTheRequestTimeoutIsWedgedAndTheServerIsStopped) {
+  scripted->script = [&](const std::string& key, int) -> core::Expected<probe::ItemResult> {
+    if (key == "b") return core::fail(core::ErrorKind::timeout, "read timeout");
+    return probe::ItemResult{};
+  };
+  auto result = run();
+  EXPECT_EQ(result.cells.at(0).outcome, CellOutcome::wedged);
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:timeout"}));
+  EXPECT_EQ(backend.started.size(), 1u);
+  EXPECT_EQ(backend.stops, 1);
+  EXPECT_EQ(scripted->runs["c"], 0);
+}
+
+TEST_F(Runner, TheLifecyclesRefusalsEndOnlyTheirCell) {
+  config.grid.k = {"f16", "q4_0", "q8_0"};
+  config.grid.v = {"f16"};
+  server::EffectiveKv allocated;
+  allocated.found = true;
+  allocated.type_k = "f16";
+  allocated.type_v = "f16";
+  backend.failures = {std::nullopt,
+                      server::StartFailure{CellOutcome::config_mismatch, "requested K=q4_0 V=f16, the server allocated K=f16 V=f16", "", allocated},
+                      server::StartFailure{CellOutcome::unsupported, "refused", "E Unsupported cache type", {}}};
+  auto result = run();
+  ASSERT_EQ(result.cells.size(), 3u);
+  EXPECT_EQ(result.cells[0].outcome, CellOutcome::ok);
+  EXPECT_EQ(result.cells[1].outcome, CellOutcome::config_mismatch);
+  EXPECT_EQ(result.cells[1].effective.type_k, "f16");
+  EXPECT_EQ(result.cells[2].outcome, CellOutcome::unsupported);
+  EXPECT_NE(result.cells[2].message.find("E Unsupported cache type"), std::string::npos);
+  EXPECT_EQ(records.size(), 3u);  // only the first cell ran items
+  auto manifest = sweep::RunStore::read_manifest(dir);
+  ASSERT_TRUE(manifest);
+  EXPECT_EQ((*manifest)["cells"][1]["outcome"], "config_mismatch");
+  EXPECT_EQ((*manifest)["cells"][1]["effective"]["type_k"], "f16");
+}
+
+TEST_F(Runner, ALogWithoutTheKvLineIsKvUnverifiedNeverSilentlyOk) {
+  backend.effective = server::EffectiveKv{};  // found = false, declared = false
+  auto result = run();
+  const auto& cell = result.cells.at(0);
+  EXPECT_EQ(cell.outcome, CellOutcome::kv_unverified);
+  EXPECT_EQ(cell.items_ok, 3);
+  ASSERT_EQ(progress.notes.size(), 1u);
+  EXPECT_NE(progress.notes[0].find("no KV cache line"), std::string::npos);
+  auto manifest = sweep::RunStore::read_manifest(dir);
+  ASSERT_TRUE(manifest);
+  EXPECT_EQ((*manifest)["cells"][0]["outcome"], "kv_unverified");
+}
+
+TEST_F(Runner, DeclaredTypesAreOk) {
+  server::EffectiveKv declared;
+  declared.declared = true;
+  backend.effective = declared;
+  EXPECT_EQ(run().cells.at(0).outcome, CellOutcome::ok);
+}
+
+TEST_F(Runner, AProbeItemThatThrowsFailsThatItemAndTheSweepGoesOn) {
+  scripted->script = [&](const std::string& key, int) -> core::Expected<probe::ItemResult> {
+    if (key == "b") throw std::out_of_range("[json.exception.out_of_range.403] key 'tools' not found");
+    return probe::ItemResult{};
+  };
+  auto result = run();
+  const auto& cell = result.cells.at(0);
+  EXPECT_EQ(cell.outcome, CellOutcome::ok);
+  EXPECT_EQ(cell.items_ok, 2);
+  EXPECT_EQ(cell.items_failed, 1);
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:internal", "c:ok"}));
+  EXPECT_NE(records[1]["error"].get<std::string>().find("scripted/b threw: [json.exception.out_of_range.403] key 'tools'"),
+            std::string::npos)
+      << records[1].dump();
+}
+
+TEST_F(Runner, AFullDiskStopsTheRunAndResumeCompletesItWithNothingLostOrDuplicated) {
+  std::optional<kt::FullDisk> full;
+  scripted->script = [&](const std::string& key, int n) -> core::Expected<probe::ItemResult> {
+    // Item b's first run fails (a failure record, not an ok one) on a disk with no room for it.
+    if (key == "b" && n == 1) {
+      full.emplace(std::filesystem::file_size(dir / "records.jsonl") + 10);
+      return core::fail(core::ErrorKind::http_status, "HTTP 500", 500);
+    }
+    return probe::ItemResult{};
+  };
+  auto stopped = run();
+  full.reset();  // space freed
+  EXPECT_NE(stopped.store_error.find("cannot append to " + (dir / "records.jsonl").string()), std::string::npos)
+      << stopped.store_error;
+  EXPECT_EQ(stopped.cells.at(0).outcome, CellOutcome::pending);
+  EXPECT_EQ(scripted->runs["c"], 0);  // nothing ran after the failed write
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok"}));
+
+  auto resumed = run(/*resume=*/true);
+  EXPECT_TRUE(resumed.store_error.empty()) << resumed.store_error;
+  EXPECT_EQ(resumed.cells.at(0).outcome, CellOutcome::ok);
+  EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:ok", "c:ok"}));
+  EXPECT_EQ(scripted->runs["a"], 1);
+}
+
+}  // namespace
