@@ -67,7 +67,7 @@ std::string write_markdown(const RunData& data, const RunSummary& summary, std::
       if (p != probe.name) continue;
       bool hib = true;
       for (const auto& m : probe.metrics) {
-        if (m.name == metric) hib = m.higher_is_better;
+        if (m.name == metric) hib = m.higher_is_better();
       }
       for (const auto& model : data.models()) {
         if (summary.grid(model, p, metric) == nullptr) continue;

@@ -183,11 +183,7 @@ RunResult Runner::run() {
   }
   m_manifest["models"] = models;
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& p : m_probes) {
-    nlohmann::json metrics = nlohmann::json::array();
-    for (const auto& m : p->metrics()) metrics.push_back({{"name", m.name}, {"higher_is_better", m.higher_is_better}});
-    probes.push_back({{"name", p->name()}, {"kind", p->kind()}, {"items", p->items().size()}, {"metrics", metrics}});
-  }
+  for (const auto& p : m_probes) probes.push_back(probe::manifest_entry(*p));
   m_manifest["probes"] = probes;
   if (m_embedder) m_manifest["embedder"] = m_embedder_description;
 

@@ -353,9 +353,9 @@ TEST(RecallProbe, MetricsAndMinContext) {
   const auto metrics = probe->metrics();
   ASSERT_EQ(metrics.size(), 6u);
   EXPECT_EQ(metrics[0].name, "primary_matched");
-  EXPECT_TRUE(metrics[0].higher_is_better);
+  EXPECT_TRUE(metrics[0].higher_is_better());
   EXPECT_EQ(metrics[2].name, "hallucinated");
-  EXPECT_FALSE(metrics[2].higher_is_better);
+  EXPECT_FALSE(metrics[2].higher_is_better());
   EXPECT_EQ(metrics[3].name, "passed");
   const auto& recall = dynamic_cast<const RecallProbe&>(*probe);
   const auto bytes = static_cast<int>(recall.corpus().text.size());

@@ -1,4 +1,5 @@
 #include "kvsweep/report/compare.hpp"
+#include "kvsweep/report/compare_writers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -76,8 +77,10 @@ TEST(Compare, ChangeWithinToleranceIsNotARegression) {
   EXPECT_EQ(find_check(*cmp2, "tiny-f16-q4_0", "common_prefix_chars")->verdict, Verdict::regression);
 }
 
-TEST(Compare, NoiseOnASampledProbeIsNotFlagged) {
-  // Telephone samples at temperature 0.7: a 20% drop over two chains is not significant.
+TEST(Compare, ADropOnTwoChainsIsInconclusiveNotOk) {
+  // Telephone samples at temperature 0.7 with two chains per cell: the smallest Wilcoxon p of two
+  // pairs is 0.5, so a 20% drop can never be significant. It is inconclusive — printed, counted,
+  // exit 0 — and fails the gate with fail_inconclusive.
   const auto base = summary_of(testing::fixture_records());
   const auto cur = summary_of(doctored("f16", "q4_0", "telephone", "final_similarity", 0.8));
   auto cmp = compare_summaries(cur, base, {});
@@ -86,8 +89,30 @@ TEST(Compare, NoiseOnASampledProbeIsNotFlagged) {
   ASSERT_NE(c, nullptr);
   EXPECT_FALSE(c->deterministic);
   EXPECT_GT(-c->delta, c->tolerance);
-  EXPECT_EQ(c->verdict, Verdict::ok);
+  EXPECT_FALSE(c->powered);
+  EXPECT_DOUBLE_EQ(c->min_p, 0.5);
+  // 9 tested checks (3 telephone metrics × 3 cells): Holm's first step needs p < 0.05 / 9, so 2^(1-n) < 0.0056: n = 9.
+  EXPECT_EQ(cmp->tested, 9u);
+  EXPECT_EQ(c->n_needed, 9u);
+  EXPECT_EQ(c->verdict, Verdict::inconclusive);
   EXPECT_EQ(exit_status(*cmp), 0);
+  const std::string table = write_compare_table(*cmp);
+  EXPECT_NE(table.find("1 inconclusive: telephone has 2 items per cell; at least 9 are needed to detect a change of "
+                       "this size"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("INCONCLUSIVE tiny-f16-q4_0 telephone/final_similarity"), std::string::npos) << table;
+  // An unchanged check on the same underpowered probe stays ok: only a bad-direction change beyond tolerance is flagged.
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-f16", "final_similarity")->verdict, Verdict::ok);
+
+  CompareOptions strict;
+  strict.fail_inconclusive = true;
+  auto failing = compare_summaries(cur, base, strict);
+  ASSERT_TRUE(failing);
+  EXPECT_EQ(exit_status(*failing), 1);
+  const std::string xml = write_junit(*failing);
+  EXPECT_NE(xml.find("<failure type=\"inconclusive\""), std::string::npos);
+  EXPECT_NE(write_junit(*cmp).find("<skipped message=\"inconclusive: "), std::string::npos);
 }
 
 TEST(Compare, SignificantDropOnASampledProbeRegresses) {

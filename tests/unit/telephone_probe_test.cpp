@@ -704,7 +704,7 @@ TEST(TelephoneProbe, ItemKeysAreStable) {
 TEST(TelephoneProbe, MetricsAndTheirDirections) {
   auto probe = probe_from({});
   std::vector<std::pair<std::string, bool>> got;
-  for (const auto& m : probe.metrics()) got.emplace_back(m.name, m.higher_is_better);
+  for (const auto& m : probe.metrics()) got.emplace_back(m.name, m.higher_is_better());
   EXPECT_EQ(got, (std::vector<std::pair<std::string, bool>>{{"final_similarity", true},
                                                             {"mean_similarity", true},
                                                             {"min_similarity", true},

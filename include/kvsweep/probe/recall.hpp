@@ -105,7 +105,8 @@ class RecallProbe final : public Probe {
   /// + 256 for the question and the chat template.
   int min_context() const override;
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override;
-  std::vector<MetricInfo> metrics() const override;
+  std::vector<MetricSpec> metrics() const override;
+  bool deterministic() const override;
 
   const RecallConfig& config() const { return m_config; }
   const corpus::Corpus& corpus() const { return m_corpus; }
