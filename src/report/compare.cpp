@@ -44,11 +44,13 @@ core::Expected<std::map<std::string, ProbeInfo>> probe_infos(const nlohmann::jso
     ProbeInfo info;
     info.deterministic = p.value("deterministic", false);
     if (p.contains("metrics") && p["metrics"].is_array()) {
-      info.declared = !p["metrics"].empty();
-      for (const auto& m : p["metrics"]) info.declared = info.declared && probe::has_declaration(m);
+      bool complete = !p["metrics"].empty();
+      for (const auto& m : p["metrics"]) complete = complete && probe::has_declaration(m);
+      // A summary of an older run writes the inferred specs and "declared": false.
+      info.declared = complete && p.value("declared", true);
       for (std::size_t i = 0; i < p["metrics"].size(); ++i) {
         const auto& m = p["metrics"][i];
-        if (info.declared) {
+        if (complete) {
           auto spec = probe::metric_spec_from_json(
               m, std::string(which) + ": probes." + str(p, "name") + ".metrics[" + std::to_string(i) + "]");
           if (!spec) return std::unexpected(spec.error());
