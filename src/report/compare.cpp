@@ -368,7 +368,13 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
     Check& c = *tested[i];
     c.p_holm = adjusted[i];
     const auto test = c.test == "mcnemar" ? stats::PairedTest::mcnemar : stats::PairedTest::wilcoxon;
-    c.min_p = stats::min_attainable_p(test, c.n_common);
+    // McNemar looks only at the discordant pairs: a change of this size in a 0/1 mean is at best
+    // |Δ| · n items flipping the same way, whatever n is. Wilcoxon ranks: any n pairs may all move.
+    const std::size_t pairs = test == stats::PairedTest::mcnemar
+                                  ? std::min<std::size_t>(c.n_common, static_cast<std::size_t>(std::llround(
+                                                                          std::fabs(c.delta) * static_cast<double>(c.n_common))))
+                                  : c.n_common;
+    c.min_p = stats::min_attainable_p(test, pairs);
     c.powered = c.min_p < threshold;
     c.n_needed = stats::pairs_needed(test, threshold).value_or(0);
   }
@@ -390,9 +396,14 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
       c.verdict = Verdict::regression;
     } else if (bad > c.tolerance + slack && !c.powered) {
       c.verdict = Verdict::inconclusive;
-      const std::string unit = c.kind == probe::MetricKind::binary ? " discordant pairs (items that flip the same way)" : " items";
-      why = std::to_string(c.n_common) + " items per cell: the smallest p " + c.test + " can give is " +
-            format_p(c.min_p) + (c.n_needed > 0 ? "; at least " + std::to_string(c.n_needed) + unit + " are needed" : "") +
+      const bool flips = c.test == "mcnemar";
+      const auto net = std::llround(std::fabs(c.delta) * static_cast<double>(c.n_common));
+      why = std::to_string(c.n_common) + " items per cell" +
+            (flips ? ", this change is " + std::to_string(net) + " net flips" : std::string()) +
+            ": the smallest p " + c.test + " can give is " + format_p(c.min_p) +
+            (c.n_needed > 0 ? "; at least " + std::to_string(c.n_needed) +
+                                  (flips ? " items flipping the same way" : " items") + " are needed"
+                            : "") +
             " to detect a change at alpha " + shortest(options.alpha) + " (Holm over " + std::to_string(cmp.tested) +
             " tested checks)";
     } else if (-bad > c.tolerance + slack && evidence) {

@@ -388,5 +388,42 @@ TEST(Compare, JsonHoldsEveryCheckWithItsVerdictAndPower) {
   EXPECT_TRUE(doc["checks"][0]["test"].is_null());
 }
 
+TEST(Compare, ABinaryChangeOfFewFlipsAmongManyItemsIsInconclusive) {
+  // 40 items of a sampled pass/fail metric; 3 of them flip to fail: beyond the 5% tolerance, but
+  // McNemar sees only the 3 discordant pairs — at best p = 2^(1-3) = 0.25, never significant.
+  auto m = declared_manifest();
+  m["probes"][0]["deterministic"] = false;
+  auto records_with = [](int fails) {
+    std::vector<nlohmann::json> records;
+    for (const char* v : {"f16", "q4_0"}) {
+      for (int i = 0; i < 40; ++i) {
+        const int match = std::string(v) == "q4_0" && i < fails ? 0 : 1;
+        records.push_back(testing::make_record("f16", v, "complete", "p" + std::to_string(i), "ok",
+                                               testing::complete_metrics(match, 100)));
+      }
+    }
+    return records;
+  };
+  auto cmp = compare_summaries(summary_of(records_with(3), m), summary_of(records_with(0), m), {});
+  ASSERT_TRUE(cmp);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "match_reference");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->test, "mcnemar");
+  EXPECT_DOUBLE_EQ(c->min_p, 0.25);
+  EXPECT_FALSE(c->powered);
+  // Holm over 4 tested checks (2 cells × 2 metrics): 2^(1-d) < 0.0125 needs d = 8 flips.
+  EXPECT_EQ(c->n_needed, 8u);
+  EXPECT_EQ(c->verdict, Verdict::inconclusive);
+  EXPECT_NE(c->reason.find("40 items per cell, this change is 3 net flips"), std::string::npos) << c->reason;
+  EXPECT_NE(inconclusive_summary(*cmp).find("at least 8 items that flip the same way are needed"), std::string::npos)
+      << inconclusive_summary(*cmp);
+
+  // 12 flips, all one way: McNemar p = 2^-11, significant after Holm: a regression.
+  auto big = compare_summaries(summary_of(records_with(12), m), summary_of(records_with(0), m), {});
+  ASSERT_TRUE(big);
+  EXPECT_TRUE(find_check(*big, "tiny-f16-q4_0", "match_reference")->powered);
+  EXPECT_EQ(find_check(*big, "tiny-f16-q4_0", "match_reference")->verdict, Verdict::regression);
+}
+
 }  // namespace
 }  // namespace kvsweep::report

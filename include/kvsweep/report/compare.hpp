@@ -60,12 +60,14 @@ struct Check {
   std::string test;              // mcnemar (declared binary), wilcoxon, or empty (deterministic or no data)
   double p = 1.0;
   double p_holm = 1.0;           // Holm across the comparison's tested (stochastic) checks
-  /// Whether the test could ever call a change significant here: its smallest attainable p for
-  /// n_common pairs (all pairs moving the same way) is below alpha / (number of tested checks),
-  /// Holm's first step. Always true for a deterministic check on the same items (no test needed).
+  /// Whether the test could ever call a change of this size significant here: its smallest
+  /// attainable p is below alpha / (number of tested checks), Holm's first step. Wilcoxon: for
+  /// n_common pairs all moving the same way. McNemar (binary): for the |Δ| · n_common items the
+  /// observed change amounts to, all flipping the same way (the discordant pairs are all it sees).
+  /// Always true for a deterministic check on the same items (no test needed).
   bool powered = true;
   double min_p = 1.0;            // that smallest attainable p (NaN when untested)
-  std::size_t n_needed = 0;      // pairs (for binary metrics: discordant pairs) needed to be powered; 0 if unreachable
+  std::size_t n_needed = 0;      // pairs (binary: discordant pairs one way) needed to be powered; 0 if unreachable
   Verdict verdict = Verdict::ok;
   std::string reason;
 };
