@@ -149,7 +149,7 @@ void register_report(CLI::App& app, Commands& commands) {
   auto copts = std::make_shared<CompareOpts>();
   cmp->add_option("RUN_DIR", copts->run_dir, "The run to check")->required();
   auto* baseline = cmp->add_option("--baseline", copts->baseline, "Baseline run directory or its report/summary.json");
-  auto* junit = cmp->add_option("--junit", copts->junit, "Also write JUnit XML here (one test case per cell, probe and metric)");
+  auto* junit = cmp->add_option("--junit", copts->junit, "Also write JUnit XML here (one test case per check: cell, probe and quality metric)");
   auto* tolerance = cmp->add_option("--tolerance", copts->tolerances,
                                     "METRIC=VALUE, PROBE.METRIC=VALUE or *=VALUE; VALUE absolute (0.02) or relative to "
                                     "the baseline mean (5%); default *=5%")
