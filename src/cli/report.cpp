@@ -8,6 +8,7 @@
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/report/bundle.hpp"
 #include "kvsweep/report/compare.hpp"
+#include "kvsweep/report/compare_writers.hpp"
 #include "kvsweep/report/markdown.hpp"
 #include "kvsweep/report/figures.hpp"
 #include "kvsweep/report/published.hpp"
@@ -59,6 +60,9 @@ struct CompareOpts {
   std::string junit;
   std::vector<std::string> tolerances;
   double alpha = 0.05;
+  bool all = false;
+  bool fail_inconclusive = false;
+  std::string format = "md";
   std::string published;
   std::string metric;
   std::string grid;
@@ -89,6 +93,7 @@ int compare_command(const CompareOpts& o) {
   }
   report::CompareOptions options;
   options.alpha = o.alpha;
+  options.fail_inconclusive = o.fail_inconclusive;
   for (const auto& spec : o.tolerances) {
     auto t = report::parse_tolerance(spec);
     if (!t) throw core::FatalError(t.error().message);
@@ -108,7 +113,9 @@ int compare_command(const CompareOpts& o) {
   auto comparison = report::compare_summaries(*current, *baseline, options);
   if (!comparison) throw core::FatalError(comparison.error().message);
   for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
-  std::cout << report::write_compare_table(*comparison);
+  std::cout << (o.format == "json" ? report::write_compare_json(*comparison)
+                                   : report::write_compare_table(*comparison, o.all ? report::CheckRows::all
+                                                                                    : report::CheckRows::not_ok));
   std::cout.flush();
   if (!o.junit.empty()) {
     auto written = sweep::write_file_atomic(o.junit, report::write_junit(*comparison));
@@ -132,26 +139,39 @@ void register_report(CLI::App& app, Commands& commands) {
 
   auto* cmp = app.add_subcommand(
       "compare",
-      "Compare a run with a baseline run or summary.json: exit 0 ok, 1 regression, 2 error. A regression is a "
-      "bad-direction change beyond the tolerance that is significant (paired test, Holm) or, for a deterministic "
-      "probe on the same items, any such change. With --published instead: the numbers a document published "
+      "Compare a run with a baseline run or summary.json: exit 0 ok, 1 regression, 2 error. Only the quality "
+      "metrics the probes declare are gated. A regression is a bad-direction change beyond the tolerance that is "
+      "significant (paired test, Holm) or, for a deterministic probe on the same items, any such change; such a "
+      "change on a check whose test could never reach significance with its items is inconclusive (printed, "
+      "exit 0 unless --fail-inconclusive). Prints the checks that are not ok, per-probe counts and a summary "
+      "line. With --published instead: the numbers a document published "
       "(published/*.json) beside the run's, with differences and whether each lies in the run's 95% CI (exit 0)");
   auto copts = std::make_shared<CompareOpts>();
   cmp->add_option("RUN_DIR", copts->run_dir, "The run to check")->required();
   auto* baseline = cmp->add_option("--baseline", copts->baseline, "Baseline run directory or its report/summary.json");
-  auto* junit = cmp->add_option("--junit", copts->junit, "Also write JUnit XML here (one test case per cell, probe and metric)");
+  auto* junit = cmp->add_option("--junit", copts->junit, "Also write JUnit XML here (one test case per check: cell, probe and quality metric)");
   auto* tolerance = cmp->add_option("--tolerance", copts->tolerances,
                                     "METRIC=VALUE, PROBE.METRIC=VALUE or *=VALUE; VALUE absolute (0.02) or relative to "
                                     "the baseline mean (5%); default *=5%")
                         ->take_all();
   auto* alpha = cmp->add_option("--alpha", copts->alpha, "Significance level after Holm")->capture_default_str();
+  auto* all = cmp->add_flag("--all", copts->all, "Print every check, not only those that are not ok");
+  auto* fail_inconclusive = cmp->add_flag("--fail-inconclusive", copts->fail_inconclusive,
+                                          "An inconclusive check (too few items for its test to ever be "
+                                          "significant) fails the gate: exit 1, a JUnit failure");
+  auto* format = cmp->add_option("--format", copts->format, "md (a table for people) or json (every check, for tools)")
+                     ->check(CLI::IsMember({"md", "json"}))
+                     ->capture_default_str();
   auto* published = cmp->add_option("--published", copts->published,
                                     "Instead of a baseline: a published-numbers file (published/*.json) to print "
                                     "beside the run's")
                         ->excludes(baseline)
                         ->excludes(junit)
                         ->excludes(tolerance)
-                        ->excludes(alpha);
+                        ->excludes(alpha)
+                        ->excludes(all)
+                        ->excludes(fail_inconclusive)
+                        ->excludes(format);
   cmp->add_option("--metric", copts->metric, "With --published: the run's metric to compare (default: the file's)")
       ->needs(published);
   cmp->add_option("--grid", copts->grid, "With --published: only this published grid (by id)")->needs(published);

@@ -28,9 +28,12 @@ class CompleteProbe final : public Probe {
 
   std::vector<Item> items() const override { return prompt_items(m_prompts); }
 
-  std::vector<MetricInfo> metrics() const override {
-    return {{"match_reference", true}, {"common_prefix_chars", true}, {"predicted_n", true}};
+  std::vector<MetricSpec> metrics() const override {
+    return {quality("match_reference", Direction::higher_better, MetricKind::binary),
+            quality("common_prefix_chars", Direction::higher_better, MetricKind::count),
+            diagnostic("predicted_n", MetricKind::count)};
   }
+  bool deterministic() const override { return true; }  // greedy, seed fixed
 
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
     server::CompletionRequest req;

@@ -157,10 +157,16 @@ class DivergenceProbe final : public Probe {
 
   std::vector<Item> items() const override { return prompt_items(m_prompts); }
 
-  std::vector<MetricInfo> metrics() const override {
-    return {{"diverged", false},     {"flip_index", true}, {"mean_kl", false},       {"max_kl", false},
-            {"mean_js", false},      {"same_top1_rate", true}, {"n_steps", true}};
+  std::vector<MetricSpec> metrics() const override {
+    return {quality("diverged", Direction::lower_better, MetricKind::binary),
+            quality("flip_index", Direction::higher_better, MetricKind::count),
+            quality("mean_kl", Direction::lower_better, MetricKind::continuous),
+            quality("max_kl", Direction::lower_better, MetricKind::continuous),
+            quality("mean_js", Direction::lower_better, MetricKind::continuous),
+            quality("same_top1_rate", Direction::higher_better, MetricKind::continuous),
+            diagnostic("n_steps", MetricKind::count)};
   }
+  bool deterministic() const override { return true; }  // greedy in both modes
 
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
     return m_mode == Mode::cache ? run_cache(item, ctx) : run_reference(item, ctx);

@@ -223,9 +223,19 @@ class KldProbe final : public Probe {
     return {{"kld", spec}};
   }
 
-  std::vector<MetricInfo> metrics() const override {
-    return {{"mean_kld", false}, {"same_top_p", true}, {"ppl_ratio", false}, {"rms_dp", false}};
+  std::vector<MetricSpec> metrics() const override {
+    return {quality("mean_kld", Direction::lower_better, MetricKind::continuous),
+            diagnostic("mean_kld_se", MetricKind::continuous),
+            quality("same_top_p", Direction::higher_better, MetricKind::continuous),
+            diagnostic("same_top_p_se", MetricKind::continuous),
+            quality("ppl_ratio", Direction::lower_better, MetricKind::continuous),
+            diagnostic("ppl_ratio_se", MetricKind::continuous),
+            quality("rms_dp", Direction::lower_better, MetricKind::continuous),
+            diagnostic("rms_dp_se", MetricKind::continuous),
+            diagnostic("ppl_q", MetricKind::continuous),
+            diagnostic("ppl_base", MetricKind::continuous)};
   }
+  bool deterministic() const override { return true; }  // llama-perplexity over a fixed text
 
   // llama-perplexity loads the model itself; the llama-server the runner started for this cell
   // stays idle meanwhile (it costs memory, not time, and keeps the runner's cell lifecycle uniform).

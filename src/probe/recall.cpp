@@ -298,14 +298,20 @@ int RecallProbe::min_context() const {
   return static_cast<int>(std::min<long long>(total, 1LL << 30));
 }
 
-std::vector<Probe::MetricInfo> RecallProbe::metrics() const {
-  return {{"primary_matched", true}, {"bonus_matched", true}, {"hallucinated", false},
-          {"passed", true},          {"produced_lines", true}, {"cut", false}};
+std::vector<MetricSpec> RecallProbe::metrics() const {
+  return {quality("primary_matched", Direction::higher_better, MetricKind::count),
+          quality("bonus_matched", Direction::higher_better, MetricKind::count),
+          quality("hallucinated", Direction::lower_better, MetricKind::count),
+          quality("passed", Direction::higher_better, MetricKind::binary),
+          diagnostic("produced_lines", MetricKind::count),
+          diagnostic("cut", MetricKind::binary)};
 }
 
 std::optional<Probe::Calibration> RecallProbe::calibration() const {
   return Calibration{"primary_matched", 0, static_cast<double>(m_config.lines)};
 }
+
+bool RecallProbe::deterministic() const { return true; }  // temperature 0
 
 server::CompletionRequest RecallProbe::request_for(const corpus::Target& target, int n_predict) const {
   server::CompletionRequest request;

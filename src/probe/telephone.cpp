@@ -464,12 +464,16 @@ int TelephoneProbe::min_context() const {
   return static_cast<int>(std::min<std::size_t>(bound, std::numeric_limits<int>::max()));
 }
 
-std::vector<Probe::MetricInfo> TelephoneProbe::metrics() const {
-  return {
-      {"final_similarity", true},      {"mean_similarity", true}, {"min_similarity", true},
-      {"first_below_threshold", true}, {"empty_hops", false},     {"cut_hops", false},
-  };
+std::vector<MetricSpec> TelephoneProbe::metrics() const {
+  return {quality("final_similarity", Direction::higher_better, MetricKind::continuous),
+          quality("mean_similarity", Direction::higher_better, MetricKind::continuous),
+          quality("min_similarity", Direction::higher_better, MetricKind::continuous),
+          quality("first_below_threshold", Direction::higher_better, MetricKind::count),
+          diagnostic("empty_hops", MetricKind::count, Direction::lower_better),
+          diagnostic("cut_hops", MetricKind::count, Direction::lower_better)};
 }
+
+bool TelephoneProbe::deterministic() const { return m_config.temperature == 0.0; }
 
 core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
   if (ctx.embedder == nullptr) {

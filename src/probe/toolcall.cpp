@@ -294,14 +294,17 @@ class ToolcallProbe final : public Probe {
 
   std::optional<Calibration> calibration() const override { return Calibration{"all_correct", 0, 1}; }
 
-  std::vector<MetricInfo> metrics() const override {
-    std::vector<MetricInfo> out;
-    for (const auto& m : score::toolcall_metric_names()) out.push_back({m, true});
+  std::vector<MetricSpec> metrics() const override {
+    std::vector<MetricSpec> out;
+    for (const auto& m : score::toolcall_metric_names())
+      out.push_back(quality(m, Direction::higher_better, MetricKind::binary));
     if (m_options.lengths.size() > 1)
       for (int length : m_options.lengths)
-        for (const auto& m : score::toolcall_metric_names()) out.push_back({length_metric(m, length), true});
+        for (const auto& m : score::toolcall_metric_names())
+          out.push_back(quality(length_metric(m, length), Direction::higher_better, MetricKind::binary));
     return out;
   }
+  bool deterministic() const override { return true; }  // greedy
 
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
     const int length = item.spec.at("length").get<int>();

@@ -13,7 +13,7 @@
 #include "kvsweep/report/run_data.hpp"
 #include "kvsweep/report/summary.hpp"
 #include "kvsweep/report/summary_json.hpp"
-#include "kvsweep/report/tables.hpp"
+#include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/summary.hpp"
 #include "kvsweep/stats/tests.hpp"
 
@@ -31,26 +31,59 @@ std::string str(const nlohmann::json& j, const char* key) {
 
 struct ProbeInfo {
   bool deterministic = false;
-  std::map<std::string, bool> higher_is_better;
-  std::vector<std::string> order;
+  bool declared = false;  // the summary carries the probe's metric declarations
+  std::vector<probe::MetricSpec> metrics;
 };
 
-std::map<std::string, ProbeInfo> probe_infos(const nlohmann::json& doc) {
+/// The probes of a summary with their metric declarations; a summary written before declarations
+/// existed gets the older inference: quality, direction from higher_is_better, binary from "binary".
+core::Expected<std::map<std::string, ProbeInfo>> probe_infos(const nlohmann::json& doc, const char* which) {
   std::map<std::string, ProbeInfo> out;
   if (!doc.contains("probes") || !doc["probes"].is_array()) return out;
   for (const auto& p : doc["probes"]) {
     ProbeInfo info;
     info.deterministic = p.value("deterministic", false);
     if (p.contains("metrics") && p["metrics"].is_array()) {
-      for (const auto& m : p["metrics"]) {
-        if (!m.is_object()) continue;
-        info.higher_is_better[str(m, "name")] = m.value("higher_is_better", true);
-        info.order.push_back(str(m, "name"));
+      bool complete = !p["metrics"].empty();
+      for (const auto& m : p["metrics"]) complete = complete && probe::has_declaration(m);
+      // A summary of an older run writes the inferred specs and "declared": false.
+      info.declared = complete && p.value("declared", true);
+      for (std::size_t i = 0; i < p["metrics"].size(); ++i) {
+        const auto& m = p["metrics"][i];
+        if (complete) {
+          auto spec = probe::metric_spec_from_json(
+              m, std::string(which) + ": probes." + str(p, "name") + ".metrics[" + std::to_string(i) + "]");
+          if (!spec) return std::unexpected(spec.error());
+          info.metrics.push_back(std::move(*spec));
+        } else if (m.is_object() && !str(m, "name").empty()) {
+          info.metrics.push_back(probe::quality(
+              str(m, "name"),
+              m.value("higher_is_better", true) ? probe::Direction::higher_better : probe::Direction::lower_better,
+              m.value("binary", false) ? probe::MetricKind::binary : probe::MetricKind::continuous));
+        }
       }
     }
     out[str(p, "name")] = std::move(info);
   }
   return out;
+}
+
+/// A metric's declaration: the run's, else the baseline's, else (neither lists it) an inferred
+/// higher-is-better quality metric, binary when both runs' values are all 0 or 1.
+probe::MetricSpec spec_for(const std::map<std::string, ProbeInfo>& current, const std::map<std::string, ProbeInfo>& baseline,
+                           const std::string& probe_name, const std::string& metric, bool values_binary) {
+  for (const auto* infos : {&current, &baseline}) {
+    const auto it = infos->find(probe_name);
+    if (it == infos->end()) continue;
+    if (const auto* spec = probe::find_metric(it->second.metrics, metric)) return *spec;
+    if (it->second.declared) return probe::diagnostic(metric, probe::MetricKind::continuous);  // emitted, undeclared
+  }
+  return probe::quality(metric, probe::Direction::higher_better,
+                        values_binary ? probe::MetricKind::binary : probe::MetricKind::continuous);
+}
+
+bool all_binary(const std::map<std::string, double>& values) {
+  return std::all_of(values.begin(), values.end(), [](const auto& kv) { return kv.second == 0.0 || kv.second == 1.0; });
 }
 
 std::map<std::string, double> values_of(const nlohmann::json& metric) {
@@ -130,6 +163,7 @@ std::string_view to_string(Verdict verdict) {
   switch (verdict) {
     case Verdict::ok: return "ok";
     case Verdict::regression: return "regression";
+    case Verdict::inconclusive: return "inconclusive";
     case Verdict::improved: return "improved";
     case Verdict::no_data: return "no data";
   }
@@ -148,6 +182,8 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
   Comparison cmp;
   cmp.current_name = context_text(current, "run", "name");
   cmp.baseline_name = context_text(baseline, "run", "name");
+  cmp.alpha = options.alpha;
+  cmp.fail_inconclusive = options.fail_inconclusive;
 
   // What differs in the context is worth saying; it is not an error (that is what compare is for).
   for (const char* key : {"version", "build_commit"}) {
@@ -155,12 +191,39 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
     if (!a.empty() && !b.empty() && a != b) cmp.warnings.push_back("server " + std::string(key) + " differs: baseline " + a + ", run " + b);
   }
 
-  const auto current_probes = probe_infos(current);
-  const auto baseline_probes = probe_infos(baseline);
+  auto current_infos = probe_infos(current, "the run's summary");
+  if (!current_infos) return std::unexpected(current_infos.error());
+  auto baseline_infos = probe_infos(baseline, "the baseline");
+  if (!baseline_infos) return std::unexpected(baseline_infos.error());
+  const auto& current_probes = *current_infos;
+  const auto& baseline_probes = *baseline_infos;
+  for (const auto& [infos, which] : {std::pair{&current_probes, "the run's summary"}, std::pair{&baseline_probes, "the baseline"}}) {
+    for (const auto& [name, info] : *infos) {
+      if (!info.declared) {
+        cmp.warnings.push_back(std::string(which) + " has no metric declarations for " + name +
+                               " (written by an older kvsweep): every metric is gated as quality, directions as "
+                               "recorded, 0/1 values as binary");
+      }
+    }
+  }
   std::map<std::string, const nlohmann::json*> base_results;
   for (const auto& r : baseline["results"]) base_results[result_key(r)] = &r;
   std::map<std::string, bool> seen_base;
   std::vector<std::string> sha_warned;
+
+  auto start_check = [&](const nlohmann::json& r, const std::string& cell, const std::string& metric,
+                         const probe::MetricSpec& spec) {
+    Check c;
+    c.cell = cell;
+    c.model = str(r, "model");
+    c.type_k = str(r, "type_k");
+    c.type_v = str(r, "type_v");
+    c.probe = str(r, "probe");
+    c.metric = metric;
+    c.higher_is_better = spec.higher_is_better();
+    c.kind = spec.kind;
+    return c;
+  };
 
   for (const auto& r : current["results"]) {
     const auto it = base_results.find(result_key(r));
@@ -182,30 +245,26 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
     if (!r.contains("metrics") || !r["metrics"].is_object() || !b.contains("metrics") || !b["metrics"].is_object()) continue;
     // The probe's metric order (the document's objects are sorted by name).
     std::vector<std::string> metric_order;
-    if (cp != current_probes.end()) metric_order = cp->second.order;
+    if (cp != current_probes.end()) {
+      for (const auto& m : cp->second.metrics) metric_order.push_back(m.name);
+    }
     for (const auto& [name, value] : r["metrics"].items()) {
       if (std::find(metric_order.begin(), metric_order.end(), name) == metric_order.end()) metric_order.push_back(name);
     }
     for (const std::string& metric : metric_order) {
       if (!r["metrics"].contains(metric) || !b["metrics"].contains(metric)) continue;
-      const nlohmann::json& cur_metric = r["metrics"][metric];
-      Check c;
-      c.cell = str(r, "cell");
-      c.model = model;
-      c.type_k = str(r, "type_k");
-      c.type_v = str(r, "type_v");
-      c.probe = probe;
-      c.metric = metric;
-      if (cp != current_probes.end() && cp->second.higher_is_better.contains(metric)) {
-        c.higher_is_better = cp->second.higher_is_better.at(metric);
-      } else if (bp != baseline_probes.end() && bp->second.higher_is_better.contains(metric)) {
-        c.higher_is_better = bp->second.higher_is_better.at(metric);
+      const auto xs = values_of(r["metrics"][metric]);
+      const auto ys = values_of(b["metrics"][metric]);
+      const probe::MetricSpec spec =
+          spec_for(current_probes, baseline_probes, probe, metric, all_binary(xs) && all_binary(ys));
+      if (!spec.is_quality()) {
+        ++cmp.diagnostics;
+        continue;
       }
+      Check c = start_check(r, str(r, "cell"), metric, spec);
       // Deterministic only if both runs say so.
       c.deterministic = cp != current_probes.end() && cp->second.deterministic &&
                         (bp == baseline_probes.end() || bp->second.deterministic);
-      const auto xs = values_of(cur_metric);
-      const auto ys = values_of(b["metrics"][metric]);
       std::vector<double> x, y;
       bool same = xs.size() == ys.size();
       for (const auto& [item, v] : xs) {
@@ -224,7 +283,7 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
         std::vector<double> base_values;
         for (const auto& [item, v] : ys) base_values.push_back(v);
         c.baseline_mean = stats::mean(base_values);
-        c.current_mean = c.delta = c.p = c.p_holm = kNaN;
+        c.current_mean = c.delta = c.p = c.p_holm = c.min_p = kNaN;
         c.tolerance = tol.relative ? tol.value * std::fabs(c.baseline_mean) : tol.value;
         if (!ys.empty()) {
           c.verdict = Verdict::regression;
@@ -241,9 +300,13 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
       c.current_mean = stats::mean(x);
       c.delta = c.current_mean - c.baseline_mean;
       c.tolerance = tol.relative ? tol.value * std::fabs(c.baseline_mean) : tol.value;
-      const ReferenceTest t = paired_test(x, y, SummaryOptions{});
-      c.test = t.test;
-      c.p = t.p;
+      if (c.deterministic && c.identical_items) {
+        c.p = c.p_holm = c.min_p = kNaN;  // the exact rule needs no test
+      } else {
+        const ReferenceTest t = paired_test(x, y, spec.kind, SummaryOptions{});
+        c.test = t.test;
+        c.p = t.p;
+      }
       cmp.checks.push_back(std::move(c));
     }
   }
@@ -267,17 +330,13 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
     for (const auto& [metric, base_metric] : b["metrics"].items()) {
       const auto ys = values_of(base_metric);
       if (ys.empty()) continue;
-      Check c;
-      c.cell = str(*cell->second, "id");
-      c.model = str(b, "model");
-      c.type_k = str(b, "type_k");
-      c.type_v = str(b, "type_v");
-      c.probe = str(b, "probe");
-      c.metric = metric;
+      const probe::MetricSpec spec = spec_for(current_probes, baseline_probes, str(b, "probe"), metric, all_binary(ys));
+      if (!spec.is_quality()) continue;
+      Check c = start_check(b, str(*cell->second, "id"), metric, spec);
       std::vector<double> base_values;
       for (const auto& [item, v] : ys) base_values.push_back(v);
       c.baseline_mean = stats::mean(base_values);
-      c.current_mean = c.delta = c.p = c.p_holm = kNaN;
+      c.current_mean = c.delta = c.p = c.p_holm = c.min_p = kNaN;
       const Tolerance& tol = tolerance_for(options, c.probe, metric);
       c.tolerance = tol.relative ? tol.value * std::fabs(c.baseline_mean) : tol.value;
       c.verdict = Verdict::regression;
@@ -288,36 +347,65 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
   }
   if (cmp.checks.empty()) {
     return core::fail(core::ErrorKind::invalid,
-                      "the run and the baseline share no (cell, probe, metric): different grids, probes or models?");
+                      "the run and the baseline share no (cell, probe, quality metric): different grids, probes or "
+                      "models?");
   }
 
-  // Holm across every check that has a test: the family is the whole gate.
+  // Holm across every check that has a test: the family is the whole gate's stochastic part.
   std::vector<double> ps;
   std::vector<Check*> tested;
   for (auto& c : cmp.checks) {
-    if (c.n_common == 0) continue;
+    if (c.n_common == 0 || c.test.empty()) continue;
     ps.push_back(c.p);
     tested.push_back(&c);
   }
+  cmp.tested = tested.size();
   const std::vector<double> adjusted = stats::holm_adjust(ps);
+  // Holm's first step compares the smallest p with alpha / m: a check whose best possible p is not
+  // below that can never be called significant, whatever its data.
+  const double threshold = options.alpha / static_cast<double>(std::max<std::size_t>(1, tested.size()));
   for (std::size_t i = 0; i < tested.size(); ++i) {
     Check& c = *tested[i];
     c.p_holm = adjusted[i];
+    const auto test = c.test == "mcnemar" ? stats::PairedTest::mcnemar : stats::PairedTest::wilcoxon;
+    // McNemar looks only at the discordant pairs: a change of this size in a 0/1 mean is at best
+    // |Δ| · n items flipping the same way, whatever n is. Wilcoxon ranks: any n pairs may all move.
+    const std::size_t pairs = test == stats::PairedTest::mcnemar
+                                  ? std::min<std::size_t>(c.n_common, static_cast<std::size_t>(std::llround(
+                                                                          std::fabs(c.delta) * static_cast<double>(c.n_common))))
+                                  : c.n_common;
+    c.min_p = stats::min_attainable_p(test, pairs);
+    c.powered = c.min_p < threshold;
+    c.n_needed = stats::pairs_needed(test, threshold).value_or(0);
+  }
+  for (auto& c : cmp.checks) {
+    if (c.n_common == 0) continue;
     const double bad = c.higher_is_better ? -c.delta : c.delta;
     // A hair above the tolerance from float rounding is not a change.
     const double slack = 1e-12 * std::max(1.0, std::fabs(c.baseline_mean));
-    const bool significant = c.p_holm < options.alpha;
-    const bool exact = c.deterministic && c.identical_items;
+    const bool exact = c.test.empty();
+    const bool significant = !exact && c.p_holm < options.alpha;
     const bool evidence = significant || exact;
     const std::string change = "mean " + shortest(c.baseline_mean) + " → " + shortest(c.current_mean) + " (Δ " +
                                (c.delta > 0 ? "+" : "") + shortest(c.delta) + ", tolerance " + shortest(c.tolerance) +
                                ")";
-    const std::string why = significant ? c.test + " p " + format_p(c.p) + ", Holm " + format_p(c.p_holm)
-                            : exact     ? "deterministic probe, same " + std::to_string(c.n_common) + " items"
-                                        : c.test + " p " + format_p(c.p) + ", Holm " + format_p(c.p_holm) +
-                                          " (not significant)";
+    std::string why = exact       ? "deterministic probe, same " + std::to_string(c.n_common) + " items"
+                      : significant ? c.test + " p " + format_p(c.p) + ", Holm " + format_p(c.p_holm)
+                                    : c.test + " p " + format_p(c.p) + ", Holm " + format_p(c.p_holm) + " (not significant)";
     if (bad > c.tolerance + slack && evidence) {
       c.verdict = Verdict::regression;
+    } else if (bad > c.tolerance + slack && !c.powered) {
+      c.verdict = Verdict::inconclusive;
+      const bool flips = c.test == "mcnemar";
+      const auto net = std::llround(std::fabs(c.delta) * static_cast<double>(c.n_common));
+      why = std::to_string(c.n_common) + " items per cell" +
+            (flips ? ", this change is " + std::to_string(net) + " net flips" : std::string()) +
+            ": the smallest p " + c.test + " can give is " + format_p(c.min_p) +
+            (c.n_needed > 0 ? "; at least " + std::to_string(c.n_needed) +
+                                  (flips ? " items flipping the same way" : " items") + " are needed"
+                            : "") +
+            " to detect a change at alpha " + shortest(options.alpha) + " (Holm over " + std::to_string(cmp.tested) +
+            " tested checks)";
     } else if (-bad > c.tolerance + slack && evidence) {
       c.verdict = Verdict::improved;
     } else {
@@ -328,8 +416,14 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
   return cmp;
 }
 
+bool Comparison::fails(const Check& check) const {
+  return check.verdict == Verdict::regression || (check.verdict == Verdict::inconclusive && fail_inconclusive);
+}
+
 int exit_status(const Comparison& comparison) {
-  return comparison.count(Verdict::regression) > 0 ? core::exit_code::regression : core::exit_code::ok;
+  const bool failed = std::any_of(comparison.checks.begin(), comparison.checks.end(),
+                                  [&](const Check& c) { return comparison.fails(c); });
+  return failed ? core::exit_code::regression : core::exit_code::ok;
 }
 
 core::Expected<nlohmann::json> load_summary(const std::filesystem::path& path, const Generator& generator) {
@@ -350,62 +444,6 @@ core::Expected<nlohmann::json> load_summary(const std::filesystem::path& path, c
   }
   if (auto ok = check_document(doc, path.string().c_str()); !ok) return std::unexpected(ok.error());
   return doc;
-}
-
-std::string write_compare_table(const Comparison& comparison) {
-  Table t;
-  t.header = {"cell", "probe", "metric", "n", "baseline", "run", "Δ", "tolerance", "test", "p (Holm)", "verdict"};
-  t.numeric = {false, false, false, true, true, true, true, true, false, true, false};
-  for (const auto& c : comparison.checks) {
-    std::vector<double> both{c.baseline_mean, c.current_mean};
-    const int dec = std::max(decimals_for(both), 3);
-    t.rows.push_back({c.cell, c.probe, c.metric + " " + better_arrow(c.higher_is_better), std::to_string(c.n_common),
-                      fixed(c.baseline_mean, dec), fixed(c.current_mean, dec), signed_fixed(c.delta, dec),
-                      fixed(c.tolerance, dec), c.test.empty() ? "—" : c.test, format_p(c.p_holm),
-                      c.verdict == Verdict::regression ? "REGRESSION" : std::string(to_string(c.verdict))});
-  }
-  std::string out = render_markdown(t);
-  auto counted = [](std::size_t n, const char* one, const char* many) {
-    return std::to_string(n) + " " + (n == 1 ? one : many);
-  };
-  out += "\n" + counted(comparison.checks.size(), "check", "checks") + ": " +
-         counted(comparison.count(Verdict::regression), "regression", "regressions") + ", " +
-         counted(comparison.count(Verdict::improved), "improvement", "improvements") + ", " +
-         counted(comparison.count(Verdict::no_data), "without data", "without data") + ".\n";
-  for (const auto& c : comparison.checks) {
-    if (c.verdict == Verdict::regression) out += "REGRESSION " + c.cell + " " + c.probe + "/" + c.metric + ": " + c.reason + "\n";
-  }
-  return out;
-}
-
-std::string write_junit(const Comparison& comparison) {
-  const std::size_t tests = comparison.checks.size();
-  const std::size_t failures = comparison.count(Verdict::regression);
-  const std::size_t skipped = comparison.count(Verdict::no_data);
-  const std::string counts = "tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
-                             "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\"";
-  std::string suite = "kvsweep compare";
-  if (!comparison.current_name.empty() || !comparison.baseline_name.empty()) {
-    suite += ": " + comparison.current_name + " vs baseline " + comparison.baseline_name;
-  }
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kvsweep compare\" " + counts +
-                    ">\n  <testsuite name=\"" + xml_escape(suite) + "\" " + counts + ">\n";
-  for (const auto& c : comparison.checks) {
-    out += "    <testcase classname=\"kvsweep." + xml_escape(c.probe) + "\" name=\"" + xml_escape(c.cell + " " + c.metric) +
-           "\" time=\"0\"";
-    if (c.verdict == Verdict::regression) {
-      out += ">\n      <failure type=\"regression\" message=\"" +
-             xml_escape(c.cell + " " + c.probe + "/" + c.metric + " regressed") + "\">" + xml_escape(c.reason) +
-             "</failure>\n    </testcase>\n";
-    } else if (c.verdict == Verdict::no_data) {
-      out += ">\n      <skipped message=\"" + xml_escape(c.reason) + "\"/>\n    </testcase>\n";
-    } else {
-      out += ">\n      <system-out>" + xml_escape(std::string(to_string(c.verdict)) + ": " + c.reason) +
-             "</system-out>\n    </testcase>\n";
-    }
-  }
-  out += "  </testsuite>\n</testsuites>\n";
-  return out;
 }
 
 }  // namespace kvsweep::report

@@ -55,6 +55,10 @@ std::string write_markdown(const RunData& data, const RunSummary& summary, std::
   for (const auto& probe : data.probes()) {
     blank_line(out);
     out += "## " + probe.name + (probe.kind != probe.name && !probe.kind.empty() ? " (" + probe.kind + ")" : "") + "\n\n";
+    if (!probe.declared) {
+      out += "Metrics not declared by this run (written by an older kvsweep): every metric is read as quality, its "
+             "direction as recorded, 0/1 values as binary.\n\n";
+    }
     const Table headline = headline_table(data, summary, probe.name);
     if (headline.rows.empty()) {
       out += "No values recorded.\n";
@@ -69,7 +73,7 @@ std::string write_markdown(const RunData& data, const RunSummary& summary, std::
       if (p != probe.name) continue;
       bool hib = true;
       for (const auto& m : probe.metrics) {
-        if (m.name == metric) hib = m.higher_is_better;
+        if (m.name == metric) hib = m.higher_is_better();
       }
       for (const auto& model : data.models()) {
         if (summary.grid(model, p, metric) == nullptr) continue;

@@ -48,11 +48,20 @@ bool infer_deterministic(const std::string& kind, const nlohmann::json& entry, c
   return kind == "complete" || kind == "recall" || kind == "divergence" || kind == "kld" || kind == "toolcall";
 }
 
+/// A metric the records hold and the manifest does not list: on a probe with declarations it is
+/// reported as an undirected diagnostic (never gated); on an older run it is inferred as before.
 void add_metric(ProbeDef& probe, const std::string& name) {
   for (const auto& m : probe.metrics) {
     if (m.name == name) return;
   }
-  probe.metrics.push_back({name, true});
+  probe.metrics.push_back(probe.declared ? probe::diagnostic(name, probe::MetricKind::continuous)
+                                         : probe::quality(name, probe::Direction::higher_better,
+                                                          probe::MetricKind::continuous));
+}
+
+probe::MetricSpec inferred_metric(const std::string& name, bool higher_is_better) {
+  return probe::quality(name, higher_is_better ? probe::Direction::higher_better : probe::Direction::lower_better,
+                        probe::MetricKind::continuous);
 }
 
 void append_missing(std::vector<std::string>& list, const std::string& type) {
@@ -99,11 +108,19 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
       if (def.name.empty()) continue;
       if (p.contains("items") && p["items"].is_number_unsigned()) def.items = p["items"].get<std::size_t>();
       if (p.contains("metrics") && p["metrics"].is_array()) {
-        for (const auto& metric : p["metrics"]) {
-          if (metric.is_string()) {
-            def.metrics.push_back({metric.get<std::string>(), true});
+        def.declared = !p["metrics"].empty() && std::all_of(p["metrics"].begin(), p["metrics"].end(),
+                                                            [](const nlohmann::json& e) { return probe::has_declaration(e); });
+        for (std::size_t i = 0; i < p["metrics"].size(); ++i) {
+          const auto& metric = p["metrics"][i];
+          if (def.declared) {
+            auto spec = probe::metric_spec_from_json(
+                metric, "manifest.json: probes." + def.name + ".metrics[" + std::to_string(i) + "]");
+            if (!spec) return std::unexpected(spec.error());
+            def.metrics.push_back(std::move(*spec));
+          } else if (metric.is_string()) {
+            def.metrics.push_back(inferred_metric(metric.get<std::string>(), true));
           } else if (metric.is_object() && !str(metric, "name").empty()) {
-            def.metrics.push_back({str(metric, "name"), metric.value("higher_is_better", true)});
+            def.metrics.push_back(inferred_metric(str(metric, "name"), metric.value("higher_is_better", true)));
           }
         }
       }
@@ -219,6 +236,24 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
   for (auto& [key, items] : d.m_items) {
     std::sort(items.begin(), items.end(),
               [](const ItemResult& a, const ItemResult& b) { return natural_less(a.item, b.item); });
+  }
+
+  // Kinds nobody declared: binary when every value the run holds is 0 or 1 (the older inference).
+  for (auto& probe : d.m_probes) {
+    if (probe.declared) continue;
+    for (auto& metric : probe.metrics) {
+      bool any = false, binary = true;
+      for (const auto& [key, items] : d.m_items) {
+        if (key.second != probe.name) continue;
+        for (const auto& item : items) {
+          auto it = item.metrics.find(metric.name);
+          if (it == item.metrics.end() || !std::isfinite(it->second)) continue;
+          any = true;
+          binary = binary && (it->second == 0.0 || it->second == 1.0);
+        }
+      }
+      if (any && binary) metric.kind = probe::MetricKind::binary;
+    }
   }
 
   // Models: the manifest's order, then any only the cells name.

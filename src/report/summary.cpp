@@ -26,8 +26,10 @@ stats::ConfidenceInterval ci_of(std::span<const double> v, const SummaryOptions&
   return stats::bootstrap_ci(v, b);
 }
 
-AxisMean axis_mean(const std::string& type, std::span<const double> pooled, const SummaryOptions& o) {
-  return {type, stats::summarize(pooled), ci_of(pooled, o)};
+// The mean of the row's (or column's) cell means, not of its pooled items: a cell that lost items
+// would otherwise weigh less than its neighbours and tilt the marginal.
+AxisMean axis_mean(const std::string& type, std::span<const double> cell_means, const SummaryOptions& o) {
+  return {type, stats::summarize(cell_means), ci_of(cell_means, o)};
 }
 
 double spread(const std::vector<AxisMean>& axis) {
@@ -40,29 +42,32 @@ double spread(const std::vector<AxisMean>& axis) {
   return hi - lo;
 }
 
-MetricRoles roles_for(const RunData& data, const ProbeDef& probe) {
+// The table roles from the declarations (RunData infers them for older runs): the pass metric is a
+// quality 0/1 metric, the main metric the first quality metric that is not.
+MetricRoles roles_for(const ProbeDef& probe) {
   MetricRoles r;
   r.probe = probe.name;
   for (const auto& metric : probe.metrics) {
-    std::vector<double> all;
-    for (std::size_t cell = 0; cell < data.cells().size(); ++cell) {
-      const Values v = data.values(cell, probe.name, metric.name);
-      all.insert(all.end(), v.values.begin(), v.values.end());
-    }
-    if (!all.empty() && is_binary(all)) r.binary.push_back(metric.name);
+    if (metric.is_binary()) r.binary.push_back(metric.name);
   }
-  auto binary = [&](const std::string& name) { return std::find(r.binary.begin(), r.binary.end(), name) != r.binary.end(); };
+  auto usable = [&](const std::string& name, bool binary) {
+    const MetricDef* m = probe::find_metric(probe.metrics, name);
+    return m != nullptr && m->is_quality() && m->is_binary() == binary;
+  };
   for (const char* known : {"passed", "match_reference"}) {
-    if (r.pass_metric.empty() && binary(known)) r.pass_metric = known;
+    if (r.pass_metric.empty() && usable(known, true)) r.pass_metric = known;
   }
   for (const auto& metric : probe.metrics) {
-    if (r.pass_metric.empty() && metric.higher_is_better && binary(metric.name)) r.pass_metric = metric.name;
+    if (r.pass_metric.empty() && metric.higher_is_better() && usable(metric.name, true)) r.pass_metric = metric.name;
   }
   for (const auto& metric : probe.metrics) {
-    if (r.main_metric.empty() && metric.higher_is_better && !binary(metric.name)) r.main_metric = metric.name;
+    if (r.main_metric.empty() && metric.higher_is_better() && usable(metric.name, false)) r.main_metric = metric.name;
   }
   for (const auto& metric : probe.metrics) {
-    if (r.main_metric.empty() && !binary(metric.name)) r.main_metric = metric.name;
+    if (r.main_metric.empty() && usable(metric.name, false)) r.main_metric = metric.name;
+  }
+  for (const auto& metric : probe.metrics) {
+    if (r.main_metric.empty() && metric.is_quality()) r.main_metric = metric.name;
   }
   if (r.main_metric.empty() && !probe.metrics.empty()) r.main_metric = probe.metrics.front().name;
   return r;
@@ -83,7 +88,8 @@ void pair_up(const Values& x, const Values& y, std::vector<double>& out_x, std::
   }
 }
 
-ReferenceTest paired_test(std::span<const double> x, std::span<const double> y, const SummaryOptions& options) {
+ReferenceTest paired_test(std::span<const double> x, std::span<const double> y, probe::MetricKind kind,
+                          const SummaryOptions& options) {
   ReferenceTest t;
   t.n_pairs = std::min(x.size(), y.size());
   if (t.n_pairs == 0 || x.size() != y.size()) {
@@ -95,7 +101,7 @@ ReferenceTest paired_test(std::span<const double> x, std::span<const double> y, 
   for (std::size_t i = 0; i < t.n_pairs; ++i) diff[i] = x[i] - y[i];
   t.delta = stats::mean(diff);
   t.delta_ci = ci_of(diff, options);
-  if (is_binary(x) && is_binary(y)) {
+  if (kind == probe::MetricKind::binary && is_binary(x) && is_binary(y)) {
     t.test = "mcnemar";
     for (std::size_t i = 0; i < t.n_pairs; ++i) {
       if (y[i] == 1.0 && x[i] == 0.0) ++t.b;
@@ -147,7 +153,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
   RunSummary s;
   s.options = options;
   const auto& cells = data.cells();
-  for (const auto& probe : data.probes()) s.roles.push_back(roles_for(data, probe));
+  for (const auto& probe : data.probes()) s.roles.push_back(roles_for(probe));
 
   // Per cell and probe: descriptive statistics of every metric.
   for (const std::size_t cell : data.grid_order()) {
@@ -167,7 +173,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
       for (const auto& metric : probe.metrics) {
         MetricStats m;
         m.metric = metric.name;
-        m.higher_is_better = metric.higher_is_better;
+        m.higher_is_better = metric.higher_is_better();
         m.values = data.values(cell, probe.name, metric.name);
         m.summary = stats::summarize(m.values.values);
         m.ci = ci_of(m.values.values, options);
@@ -194,7 +200,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
             std::vector<double> x, y;
             pair_up(m.values, ref_stats->values, x, y);
             if (x.empty()) continue;
-            m.vs_reference = paired_test(x, y, options);
+            m.vs_reference = paired_test(x, y, metric.kind, options);
             family.push_back(&m);
             ps.push_back(m.vs_reference->p);
           }
@@ -216,17 +222,16 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
         g.model = model;
         g.probe = probe.name;
         g.metric = metric.name;
-        g.higher_is_better = metric.higher_is_better;
+        g.higher_is_better = metric.higher_is_better();
+        g.quality = metric.is_quality();
         std::vector<double> bits_k, bits_v, bits_kv, means;
-        std::map<std::string, std::vector<double>> rows, columns;
+        std::map<std::string, std::vector<double>> rows, columns;  // cell means by K type, by V type
         for (std::size_t cell = 0; cell < cells.size(); ++cell) {
           if (cells[cell].model != model) continue;
           const MetricStats* m = s.find(cell, probe.name, metric.name);
           if (m == nullptr || m->values.values.empty()) continue;
-          auto& row = rows[cells[cell].type_k];
-          row.insert(row.end(), m->values.values.begin(), m->values.values.end());
-          auto& col = columns[cells[cell].type_v];
-          col.insert(col.end(), m->values.values.begin(), m->values.values.end());
+          rows[cells[cell].type_k].push_back(m->summary.mean);
+          columns[cells[cell].type_v].push_back(m->summary.mean);
           const auto bk = stats::bits_per_value(cells[cell].type_k);
           const auto bv = stats::bits_per_value(cells[cell].type_v);
           if (!bk || !bv) continue;
@@ -236,9 +241,12 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
           means.push_back(m->summary.mean);
         }
         if (rows.empty()) continue;
-        g.gradient = stats::precision_gradient(bits_kv, means, g.higher_is_better, options.alpha);
-        g.k_gradient = stats::precision_gradient(bits_k, means, g.higher_is_better, options.alpha);
-        g.v_gradient = stats::precision_gradient(bits_v, means, g.higher_is_better, options.alpha);
+        // The gradient is a quality verdict: a diagnostic (a base perplexity, a token count) has no better side.
+        if (g.quality) {
+          g.gradient = stats::precision_gradient(bits_kv, means, g.higher_is_better, options.alpha);
+          g.k_gradient = stats::precision_gradient(bits_k, means, g.higher_is_better, options.alpha);
+          g.v_gradient = stats::precision_gradient(bits_v, means, g.higher_is_better, options.alpha);
+        }
         for (const auto& type : data.k_types()) {
           if (rows.contains(type)) g.rows.push_back(axis_mean(type, rows[type], options));
         }

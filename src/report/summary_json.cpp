@@ -52,7 +52,7 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
         {"confidence", summary.options.confidence},
         {"seed", summary.options.bootstrap_seed}}},
       {"alpha", summary.options.alpha},
-      {"paired_test", "mcnemar when both samples are 0/1, else wilcoxon signed-rank; cell vs reference on common items"},
+      {"paired_test", "mcnemar for metrics declared binary, else wilcoxon signed-rank; cell vs reference on common items"},
       {"multiple_comparisons", "holm across a model's non-reference cells, per probe metric"},
       {"gradient", "spearman rho of bits_per_value(type_k) + bits_per_value(type_v) vs the cell mean"},
   };
@@ -64,12 +64,15 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
     for (const auto& m : p.metrics) {
       const bool binary =
           roles && std::find(roles->binary.begin(), roles->binary.end(), m.name) != roles->binary.end();
-      metrics.push_back({{"name", m.name}, {"higher_is_better", m.higher_is_better}, {"binary", binary}});
+      ojson entry = ojson::parse(probe::to_json(m).dump());
+      entry["binary"] = binary;
+      metrics.push_back(std::move(entry));
     }
     probes.push_back({{"name", p.name},
                       {"kind", p.kind},
                       {"items", p.items},
                       {"deterministic", p.deterministic},
+                      {"declared", p.declared},
                       {"pass_metric", roles ? roles->pass_metric : ""},
                       {"main_metric", roles ? roles->main_metric : ""},
                       {"metrics", std::move(metrics)}});

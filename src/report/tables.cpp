@@ -55,6 +55,11 @@ int metric_decimals(const RunSummary& summary, const std::string& probe, const s
 
 std::string better_arrow(bool higher_is_better) { return higher_is_better ? "↑" : "↓"; }
 
+std::string better_arrow(const MetricDef& metric) {
+  if (metric.direction == probe::Direction::none) return "(diagnostic)";
+  return better_arrow(metric.higher_is_better()) + (metric.is_quality() ? "" : " (diagnostic)");
+}
+
 Table headline_table(const RunData& data, const RunSummary& summary, const std::string& probe) {
   Table t;
   std::vector<const Headline*> rows;
@@ -76,7 +81,7 @@ Table headline_table(const RunData& data, const RunSummary& summary, const std::
   bool hib = true;
   if (def) {
     for (const auto& m : def->metrics) {
-      if (m.name == first.main_metric) hib = m.higher_is_better;
+      if (m.name == first.main_metric) hib = m.higher_is_better();
     }
   }
 
@@ -109,7 +114,7 @@ Table cell_table(const RunData& data, const RunSummary& summary, const std::stri
   t.numeric = {false, false, false, false, true, true};
   std::vector<int> decimals;
   for (const auto& m : def->metrics) {
-    t.header.push_back(m.name + " " + better_arrow(m.higher_is_better));
+    t.header.push_back(m.name + " " + better_arrow(m));
     t.numeric.push_back(true);
     decimals.push_back(metric_decimals(summary, probe, m.name));
   }
@@ -149,6 +154,7 @@ Table gradient_table(const RunData& data, const RunSummary& summary, const std::
   if (def == nullptr) return t;
   for (const auto& model : data.models()) {
     for (const auto& metric : def->metrics) {
+      if (!metric.is_quality()) continue;  // a gradient is a quality verdict
       const GridStats* g = summary.grid(model, probe, metric.name);
       if (g == nullptr) continue;
       std::vector<double> means;
@@ -158,7 +164,7 @@ Table gradient_table(const RunData& data, const RunSummary& summary, const std::
       if (!std::isnan(g->k_spread) && !std::isnan(g->v_spread) && g->k_spread != g->v_spread) {
         larger = g->k_spread > g->v_spread ? "K" : "V";
       }
-      t.rows.push_back({model, metric.name + " " + better_arrow(metric.higher_is_better), rho_p(g->gradient),
+      t.rows.push_back({model, metric.name + " " + better_arrow(metric), rho_p(g->gradient),
                         std::string(stats::to_string(g->gradient.verdict)), fixed(g->k_spread, dec),
                         rho_p(g->k_gradient), fixed(g->v_spread, dec), rho_p(g->v_gradient), larger});
     }

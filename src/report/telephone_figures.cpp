@@ -186,7 +186,7 @@ std::string telephone_delta_svg(const RunData& data, const RunSummary& summary, 
   bool higher_is_better = true;
   if (const ProbeDef* def = data.probe(probe)) {
     for (const auto& m : def->metrics) {
-      if (m.name == metric) higher_is_better = m.higher_is_better;
+      if (m.name == metric) higher_is_better = m.higher_is_better();
     }
   }
   struct Bar {

@@ -204,13 +204,7 @@ RunResult Runner::run() {
   }
   m_manifest["models"] = models;
   nlohmann::json probes = nlohmann::json::array();
-  for (const auto& p : m_probes) {
-    nlohmann::json metrics = nlohmann::json::array();
-    for (const auto& m : p->metrics()) metrics.push_back({{"name", m.name}, {"higher_is_better", m.higher_is_better}});
-    nlohmann::json probe = {{"name", p->name()}, {"kind", p->kind()}, {"items", p->items().size()}, {"metrics", metrics}};
-    if (const auto c = p->calibration()) probe["calibration"] = {{"metric", c->metric}, {"lo", c->lo}, {"hi", c->hi}};
-    probes.push_back(std::move(probe));
-  }
+  for (const auto& p : m_probes) probes.push_back(probe::manifest_entry(*p));
   m_manifest["probes"] = probes;
   if (m_embedder) m_manifest["embedder"] = m_embedder_description;
 

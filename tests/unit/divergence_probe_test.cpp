@@ -21,6 +21,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
 #include "kvsweep/server/llama_api.hpp"
+#include "metric_declarations.hpp"
 
 namespace {
 
@@ -510,3 +511,24 @@ TEST(DivergenceProbeConfig, PromptsFilePlainAndJsonl) {
 }
 
 }  // namespace
+
+TEST(DivergenceProbe, DeclaresExactlyTheMetricsBothModesEmit) {
+  FakeApi api;
+  auto cache = make({{"tokens", 4}, {"top_n", 3}});
+  auto res = run(*cache, api);
+  ASSERT_TRUE(res) << res.error().message;
+  kvsweep::probe::testing::expect_declarations_match(*cache, res->metrics);
+  EXPECT_TRUE(cache->deterministic());
+
+  const std::vector<json> reference = {reference_record(4)};
+  FakeApi api2;
+  auto ref = make({{"mode", "reference"}, {"tokens", 4}, {"top_n", 3}});
+  auto cell = run(*ref, api2, /*is_reference=*/false, &reference);
+  ASSERT_TRUE(cell) << cell.error().message;
+  kvsweep::probe::testing::expect_declarations_match(*ref, cell->metrics);
+  // n_steps counts steps: reported, never gated; the divergence metrics are gated in their direction.
+  const auto specs = ref->metrics();
+  EXPECT_EQ(kvsweep::probe::find_metric(specs, "n_steps")->role, kvsweep::probe::MetricRole::diagnostic);
+  EXPECT_EQ(kvsweep::probe::find_metric(specs, "diverged")->kind, kvsweep::probe::MetricKind::binary);
+  EXPECT_FALSE(kvsweep::probe::find_metric(specs, "mean_kl")->higher_is_better());
+}

@@ -22,6 +22,7 @@
 #include "kvsweep/probe/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
+#include "metric_declarations.hpp"
 
 namespace {
 
@@ -463,3 +464,20 @@ TEST_F(KldProbeTest, ConfigErrorsNameTheKey) {
 }
 
 }  // namespace
+
+TEST_F(KldProbeTest, DeclaresExactlyTheMetricsItEmitsWithDiagnosticsApart) {
+  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output)};
+  auto probe = make({{"corpus", "corpus.txt"}, {"ctx", 128}, {"chunks", 4}});
+  auto res = run(*probe, "f16", true);
+  ASSERT_TRUE(res) << res.error().message;
+  kvsweep::probe::testing::expect_declarations_match(*probe, res->metrics);
+  EXPECT_TRUE(probe->deterministic());
+  // Standard errors and the perplexities themselves are reported, never gated as quality.
+  const auto specs = probe->metrics();
+  for (const char* diagnostic : {"mean_kld_se", "same_top_p_se", "ppl_ratio_se", "rms_dp_se", "ppl_q", "ppl_base"}) {
+    EXPECT_EQ(kvsweep::probe::find_metric(specs, diagnostic)->role, kvsweep::probe::MetricRole::diagnostic) << diagnostic;
+  }
+  // rms_dp is continuous (0 on the reference is not a pass/fail value) and lower is better.
+  EXPECT_EQ(kvsweep::probe::find_metric(specs, "rms_dp")->kind, kvsweep::probe::MetricKind::continuous);
+  EXPECT_EQ(kvsweep::probe::find_metric(specs, "rms_dp")->direction, kvsweep::probe::Direction::lower_better);
+}

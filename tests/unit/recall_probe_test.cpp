@@ -9,6 +9,7 @@
 
 #include "kvsweep/corpus/sample.hpp"
 #include "kvsweep/score/recall_score.hpp"
+#include "metric_declarations.hpp"
 
 namespace kvsweep::probe {
 namespace {
@@ -353,9 +354,9 @@ TEST(RecallProbe, MetricsAndMinContext) {
   const auto metrics = probe->metrics();
   ASSERT_EQ(metrics.size(), 6u);
   EXPECT_EQ(metrics[0].name, "primary_matched");
-  EXPECT_TRUE(metrics[0].higher_is_better);
+  EXPECT_TRUE(metrics[0].higher_is_better());
   EXPECT_EQ(metrics[2].name, "hallucinated");
-  EXPECT_FALSE(metrics[2].higher_is_better);
+  EXPECT_FALSE(metrics[2].higher_is_better());
   EXPECT_EQ(metrics[3].name, "passed");
   const auto& recall = dynamic_cast<const RecallProbe&>(*probe);
   const auto bytes = static_cast<int>(recall.corpus().text.size());
@@ -478,6 +479,24 @@ TEST(RecallConfig, BudgetKnobsAreValidated) {
   cfg = random_config();
   cfg["bounded"] = "yes";
   EXPECT_NE(error_of(cfg).find("probes[1].bounded"), std::string::npos) << error_of(cfg);
+}
+
+TEST(RecallProbe, DeclaresExactlyTheMetricsItEmits) {
+  auto probe = make_recall_probe(random_config(), k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  FakeApi api;
+  const CellInfo cell = make_cell("f16", 0);
+  Context ctx{api, cell};
+  api.answer = joined(recall.sampled()[0].body, 20);
+  auto result = recall.run(recall.items()[0], ctx);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  testing::expect_declarations_match(*probe, result->metrics);
+  EXPECT_TRUE(probe->deterministic());
+  const auto specs = probe->metrics();
+  EXPECT_EQ(find_metric(specs, "passed")->kind, MetricKind::binary);
+  EXPECT_EQ(find_metric(specs, "cut")->role, MetricRole::diagnostic);
+  EXPECT_EQ(find_metric(specs, "produced_lines")->role, MetricRole::diagnostic);
+  EXPECT_EQ(find_metric(specs, "hallucinated")->direction, Direction::lower_better);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "kvsweep/report/compare.hpp"
+#include "kvsweep/report/compare_writers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -76,8 +77,10 @@ TEST(Compare, ChangeWithinToleranceIsNotARegression) {
   EXPECT_EQ(find_check(*cmp2, "tiny-f16-q4_0", "common_prefix_chars")->verdict, Verdict::regression);
 }
 
-TEST(Compare, NoiseOnASampledProbeIsNotFlagged) {
-  // Telephone samples at temperature 0.7: a 20% drop over two chains is not significant.
+TEST(Compare, ADropOnTwoChainsIsInconclusiveNotOk) {
+  // Telephone samples at temperature 0.7 with two chains per cell: the smallest Wilcoxon p of two
+  // pairs is 0.5, so a 20% drop can never be significant. It is inconclusive — printed, counted,
+  // exit 0 — and fails the gate with fail_inconclusive.
   const auto base = summary_of(testing::fixture_records());
   const auto cur = summary_of(doctored("f16", "q4_0", "telephone", "final_similarity", 0.8));
   auto cmp = compare_summaries(cur, base, {});
@@ -86,8 +89,30 @@ TEST(Compare, NoiseOnASampledProbeIsNotFlagged) {
   ASSERT_NE(c, nullptr);
   EXPECT_FALSE(c->deterministic);
   EXPECT_GT(-c->delta, c->tolerance);
-  EXPECT_EQ(c->verdict, Verdict::ok);
+  EXPECT_FALSE(c->powered);
+  EXPECT_DOUBLE_EQ(c->min_p, 0.5);
+  // 9 tested checks (3 telephone metrics × 3 cells): Holm's first step needs p < 0.05 / 9, so 2^(1-n) < 0.0056: n = 9.
+  EXPECT_EQ(cmp->tested, 9u);
+  EXPECT_EQ(c->n_needed, 9u);
+  EXPECT_EQ(c->verdict, Verdict::inconclusive);
   EXPECT_EQ(exit_status(*cmp), 0);
+  const std::string table = write_compare_table(*cmp);
+  EXPECT_NE(table.find("1 inconclusive: telephone has 2 items per cell; at least 9 are needed to detect a change of "
+                       "this size"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("INCONCLUSIVE tiny-f16-q4_0 telephone/final_similarity"), std::string::npos) << table;
+  // An unchanged check on the same underpowered probe stays ok: only a bad-direction change beyond tolerance is flagged.
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-f16", "final_similarity")->verdict, Verdict::ok);
+
+  CompareOptions strict;
+  strict.fail_inconclusive = true;
+  auto failing = compare_summaries(cur, base, strict);
+  ASSERT_TRUE(failing);
+  EXPECT_EQ(exit_status(*failing), 1);
+  const std::string xml = write_junit(*failing);
+  EXPECT_NE(xml.find("<failure type=\"inconclusive\""), std::string::npos);
+  EXPECT_NE(write_junit(*cmp).find("<skipped message=\"inconclusive: "), std::string::npos);
 }
 
 TEST(Compare, SignificantDropOnASampledProbeRegresses) {
@@ -239,6 +264,165 @@ TEST(Compare, JUnitShape) {
   EXPECT_NE(xml.find("<testcase classname=\"kvsweep.complete\" name=\"tiny-f16-q4_0 common_prefix_chars\""),
             std::string::npos);
   testing::expect_golden("compare-table.md", write_compare_table(*cmp));
+}
+
+/// The fixture's manifest with the probes' declarations, as a current kvsweep writes them:
+/// empty_hops is a diagnostic, common_prefix_chars a count, telephone sampled.
+nlohmann::json declared_manifest() {
+  auto m = nlohmann::json::parse(testing::kManifest);
+  using probe::Direction;
+  using probe::MetricKind;
+  m["probes"][0]["deterministic"] = true;
+  m["probes"][0]["metrics"] = {probe::to_json(probe::quality("match_reference", Direction::higher_better, MetricKind::binary)),
+                               probe::to_json(probe::quality("common_prefix_chars", Direction::higher_better, MetricKind::count))};
+  m["probes"][1]["deterministic"] = false;
+  m["probes"][1]["metrics"] = {
+      probe::to_json(probe::quality("final_similarity", Direction::higher_better, MetricKind::continuous)),
+      probe::to_json(probe::quality("mean_similarity", Direction::higher_better, MetricKind::continuous)),
+      probe::to_json(probe::diagnostic("empty_hops", MetricKind::count, Direction::lower_better))};
+  return m;
+}
+
+TEST(Compare, OnlyDeclaredQualityMetricsAreGatedAndNoInferenceWarning) {
+  auto records = testing::fixture_records();
+  for (auto& r : records) {
+    if (r["probe"] == "telephone" && r["metrics"].contains("empty_hops")) r["metrics"]["empty_hops"] = 3;  // worse
+  }
+  const auto base = summary_of(testing::fixture_records(), declared_manifest());
+  const auto cur = summary_of(records, declared_manifest());
+  EXPECT_EQ(base["probes"][1]["metrics"][2]["role"], "diagnostic");
+  EXPECT_EQ(base["probes"][1]["declared"], true);
+  auto cmp = compare_summaries(cur, base, {});
+  ASSERT_TRUE(cmp);
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-q4_0", "empty_hops"), nullptr);
+  EXPECT_EQ(cmp->diagnostics, 3u);  // empty_hops in 3 cells: reported, not gated
+  EXPECT_EQ(cmp->checks.size(), 12u);
+  EXPECT_EQ(exit_status(*cmp), 0);
+  EXPECT_TRUE(cmp->warnings.empty()) << cmp->warnings.front();
+  // The older, undeclared fixture is read with the inference, and compare says so.
+  auto old = compare_summaries(summary_of(records), summary_of(testing::fixture_records()), {});
+  ASSERT_TRUE(old);
+  ASSERT_NE(find_check(*old, "tiny-f16-q4_0", "empty_hops"), nullptr);
+  ASSERT_FALSE(old->warnings.empty());
+  EXPECT_NE(old->warnings.front().find("has no metric declarations for complete (written by an older kvsweep)"),
+            std::string::npos)
+      << old->warnings.front();
+}
+
+TEST(Compare, TheTestFollowsTheDeclaredKindNotTheValues) {
+  // Every common_prefix_chars 0 or 1: the older inference called it binary (McNemar); declared a
+  // count, it is Wilcoxon. match_reference, declared binary, stays McNemar.
+  auto records = testing::fixture_records();
+  for (auto& r : records) {
+    if (r["probe"] == "complete" && r["metrics"].contains("common_prefix_chars")) {
+      r["metrics"]["common_prefix_chars"] = r["metrics"]["common_prefix_chars"].get<double>() > 100 ? 1 : 0;
+    }
+  }
+  auto m = declared_manifest();
+  m["probes"][0]["deterministic"] = false;  // so the paired test runs
+  const auto doc = summary_of(records, m);
+  auto cmp = compare_summaries(doc, doc, {});
+  ASSERT_TRUE(cmp);
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-q4_0", "common_prefix_chars")->test, "wilcoxon");
+  EXPECT_EQ(find_check(*cmp, "tiny-f16-q4_0", "match_reference")->test, "mcnemar");
+  // Without declarations (an older run) the values decide, as they used to.
+  auto old = nlohmann::json::parse(testing::kManifest);
+  old["probes"][0]["deterministic"] = false;
+  const auto old_doc = summary_of(records, old);
+  auto inferred = compare_summaries(old_doc, old_doc, {});
+  ASSERT_TRUE(inferred);
+  EXPECT_EQ(find_check(*inferred, "tiny-f16-q4_0", "common_prefix_chars")->test, "mcnemar");
+}
+
+TEST(Compare, APoweredCheckWithoutSignificanceIsOkAndTheTableListsOnlyWhatIsNotOk) {
+  // Thirty chains per cell, powered (2^-29 is far below alpha / m), a small mixed change: ok.
+  auto many = [](double wiggle) {
+    std::vector<nlohmann::json> records;
+    for (const char* kv : {"f16/f16", "f16/q4_0"}) {
+      const std::string s(kv);
+      const std::string k = s.substr(0, s.find('/')), v = s.substr(s.find('/') + 1);
+      for (int i = 0; i < 30; ++i) {
+        const double sim = 0.7 + 0.005 * i + (i % 2 == 0 ? wiggle : -wiggle);
+        records.push_back(testing::telephone_record(k, v, "t" + std::to_string(i), {0.99, sim}));
+      }
+    }
+    return records;
+  };
+  auto cmp = compare_summaries(summary_of(many(0.2)), summary_of(many(0.0)), {});
+  ASSERT_TRUE(cmp);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "final_similarity");
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->powered);
+  EXPECT_EQ(c->verdict, Verdict::ok);
+  EXPECT_EQ(cmp->count(Verdict::inconclusive), 0u);
+  // Nothing is not ok: no check rows by default, every row with CheckRows::all.
+  const std::string brief = write_compare_table(*cmp);
+  EXPECT_EQ(brief.find("| tiny-"), std::string::npos) << brief;
+  EXPECT_NE(brief.find("| telephone | " + std::to_string(cmp->checks.size()) + " | "), std::string::npos) << brief;
+  const std::string all = write_compare_table(*cmp, CheckRows::all);
+  EXPECT_NE(all.find("| tiny-f16-q4_0 | telephone | final_similarity ↑ | 30 |"), std::string::npos) << all;
+}
+
+TEST(Compare, JsonHoldsEveryCheckWithItsVerdictAndPower) {
+  const auto base = summary_of(testing::fixture_records(), declared_manifest());
+  const auto cur = summary_of(doctored("f16", "q4_0", "telephone", "final_similarity", 0.7), declared_manifest());
+  auto cmp = compare_summaries(cur, base, {});
+  ASSERT_TRUE(cmp);
+  const auto doc = nlohmann::json::parse(write_compare_json(*cmp));
+  EXPECT_EQ(doc["kind"], "kvsweep-compare");
+  EXPECT_EQ(doc["checks"].size(), cmp->checks.size());
+  EXPECT_EQ(doc["counts"]["inconclusive"], 1);
+  EXPECT_EQ(doc["diagnostics_not_gated"], 3);
+  bool seen = false;
+  for (const auto& c : doc["checks"]) {
+    if (c["cell"] != "tiny-f16-q4_0" || c["metric"] != "final_similarity") continue;
+    seen = true;
+    EXPECT_EQ(c["verdict"], "inconclusive");
+    EXPECT_EQ(c["powered"], false);
+    EXPECT_EQ(c["min_p"], 0.5);
+    EXPECT_EQ(c["fails"], false);
+    EXPECT_EQ(c["kind"], "continuous");
+  }
+  EXPECT_TRUE(seen);
+  // A deterministic check has no test: null p and test.
+  EXPECT_TRUE(doc["checks"][0]["test"].is_null());
+}
+
+TEST(Compare, ABinaryChangeOfFewFlipsAmongManyItemsIsInconclusive) {
+  // 40 items of a sampled pass/fail metric; 3 of them flip to fail: beyond the 5% tolerance, but
+  // McNemar sees only the 3 discordant pairs — at best p = 2^(1-3) = 0.25, never significant.
+  auto m = declared_manifest();
+  m["probes"][0]["deterministic"] = false;
+  auto records_with = [](int fails) {
+    std::vector<nlohmann::json> records;
+    for (const char* v : {"f16", "q4_0"}) {
+      for (int i = 0; i < 40; ++i) {
+        const int match = std::string(v) == "q4_0" && i < fails ? 0 : 1;
+        records.push_back(testing::make_record("f16", v, "complete", "p" + std::to_string(i), "ok",
+                                               testing::complete_metrics(match, 100)));
+      }
+    }
+    return records;
+  };
+  auto cmp = compare_summaries(summary_of(records_with(3), m), summary_of(records_with(0), m), {});
+  ASSERT_TRUE(cmp);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "match_reference");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->test, "mcnemar");
+  EXPECT_DOUBLE_EQ(c->min_p, 0.25);
+  EXPECT_FALSE(c->powered);
+  // Holm over 4 tested checks (2 cells × 2 metrics): 2^(1-d) < 0.0125 needs d = 8 flips.
+  EXPECT_EQ(c->n_needed, 8u);
+  EXPECT_EQ(c->verdict, Verdict::inconclusive);
+  EXPECT_NE(c->reason.find("40 items per cell, this change is 3 net flips"), std::string::npos) << c->reason;
+  EXPECT_NE(inconclusive_summary(*cmp).find("at least 8 items that flip the same way are needed"), std::string::npos)
+      << inconclusive_summary(*cmp);
+
+  // 12 flips, all one way: McNemar p = 2^-11, significant after Holm: a regression.
+  auto big = compare_summaries(summary_of(records_with(12), m), summary_of(records_with(0), m), {});
+  ASSERT_TRUE(big);
+  EXPECT_TRUE(find_check(*big, "tiny-f16-q4_0", "match_reference")->powered);
+  EXPECT_EQ(find_check(*big, "tiny-f16-q4_0", "match_reference")->verdict, Verdict::regression);
 }
 
 }  // namespace

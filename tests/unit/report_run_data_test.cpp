@@ -26,7 +26,7 @@ TEST(RunData, ReadsProbesCellsAndAxes) {
   EXPECT_EQ(d.probes()[0].name, "complete");
   EXPECT_TRUE(d.probes()[0].deterministic);    // greedy kind
   EXPECT_FALSE(d.probes()[1].deterministic);   // telephone samples at 0.7 by default
-  EXPECT_FALSE(d.probes()[1].metrics[2].higher_is_better);  // empty_hops
+  EXPECT_FALSE(d.probes()[1].metrics[2].higher_is_better());  // empty_hops
   EXPECT_EQ(d.probes()[1].config.value("threshold", 0.0), 0.8);
   ASSERT_EQ(d.cells().size(), 4u);
   EXPECT_EQ(d.k_types(), (std::vector<std::string>{"f16", "q4_0"}));

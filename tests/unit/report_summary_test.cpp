@@ -188,5 +188,63 @@ TEST(Summary, SignificantWithEnoughItems) {
   EXPECT_FALSE(same->vs_reference->significant);
 }
 
+TEST(Summary, MarginalMeansAreMeansOfCellMeansSoFailedItemsDoNotTiltThem) {
+  // Row f16: f16/f16 holds 5 items of 100, f16/q8_0 only 1 of its 5 (the others failed) scoring 0.
+  // Pooled items would give (500 + 0) / 6 = 83.3; the mean of the two cell means is 50.
+  auto records = std::vector<nlohmann::json>{};
+  const RunData full = grid_run(5, [](std::size_t k, std::size_t v, int) { return k == 0 && v == 1 ? 0.0 : 100.0; });
+  for (const auto& r : full.records()) {
+    const bool lost = r["cell"]["type_k"] == "f16" && r["cell"]["type_v"] == "q8_0" && r["item"] != "p0";
+    records.push_back(lost ? testing::make_record("f16", "q8_0", "complete", r["item"], "timeout", nlohmann::json::object())
+                           : r);
+  }
+  auto d = RunData::from(full.manifest(), records);
+  ASSERT_TRUE(d);
+  const RunSummary s = summarize_run(*d);
+  const GridStats* g = s.grid("tiny", "complete", "common_prefix_chars");
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(g->rows.front().type, "f16");
+  EXPECT_DOUBLE_EQ(g->rows.front().summary.mean, 200.0 / 3.0);  // (100 + 0 + 100) / 3 cells
+  EXPECT_EQ(g->rows.front().summary.n, 3u);                     // n counts cells
+  ASSERT_EQ(g->columns[1].type, "q8_0");
+  EXPECT_DOUBLE_EQ(g->columns[1].summary.mean, 200.0 / 3.0);  // f16/q8_0 (1 item, 0) weighs as much as the others
+}
+
+TEST(Summary, TheDeclaredKindPicksTheTestAndDiagnosticsGetNoGradient) {
+  // rms_dp-like: a continuous metric whose values happen to be 0 or 1 is still tested with Wilcoxon;
+  // a diagnostic (direction none) gets no gradient verdict and is not the main metric.
+  nlohmann::json manifest = grid_run(1, [](std::size_t, std::size_t, int) { return 0.0; }).manifest();
+  manifest["probes"][0]["deterministic"] = true;
+  manifest["probes"][0]["metrics"] = {
+      probe::to_json(probe::quality("match_reference", probe::Direction::higher_better, probe::MetricKind::binary)),
+      probe::to_json(probe::quality("common_prefix_chars", probe::Direction::lower_better, probe::MetricKind::continuous)),
+      probe::to_json(probe::diagnostic("predicted_n", probe::MetricKind::count))};
+  std::vector<nlohmann::json> records;
+  for (const char* k : {"f16", "q8_0", "q4_0"}) {
+    for (const char* v : {"f16", "q8_0", "q4_0"}) {
+      for (int i = 0; i < 6; ++i) {
+        const bool worse = std::string(k) == "q4_0";
+        records.push_back(testing::make_record(k, v, "complete", "p" + std::to_string(i), "ok",
+                                               {{"match_reference", worse ? 0 : 1},
+                                                {"common_prefix_chars", worse ? 1 : 0},
+                                                {"predicted_n", worse ? 10 : 32}}));
+      }
+    }
+  }
+  auto d = RunData::from(manifest, records);
+  ASSERT_TRUE(d);
+  EXPECT_TRUE(d->probes()[0].declared);
+  const RunSummary s = summarize_run(*d);
+  const auto cell = *d->find_cell("tiny", "q4_0", "f16");
+  EXPECT_EQ(s.find(cell, "complete", "match_reference")->vs_reference->test, "mcnemar");
+  EXPECT_EQ(s.find(cell, "complete", "common_prefix_chars")->vs_reference->test, "wilcoxon");
+  EXPECT_EQ(s.roles_of("complete")->main_metric, "common_prefix_chars");
+  const GridStats* diag = s.grid("tiny", "complete", "predicted_n");
+  ASSERT_NE(diag, nullptr);
+  EXPECT_FALSE(diag->quality);
+  EXPECT_EQ(diag->gradient.n, 0u);  // not computed
+  EXPECT_EQ(s.grid("tiny", "complete", "match_reference")->gradient.n, 9u);  // a quality metric is correlated over the 9 cells
+}
+
 }  // namespace
 }  // namespace kvsweep::report

@@ -103,7 +103,8 @@ class ScriptedProbe final : public probe::Probe {
     if (script) return script(item.key, n);
     return probe::ItemResult{};
   }
-  std::vector<MetricInfo> metrics() const override { return {}; }
+  std::vector<probe::MetricSpec> metrics() const override { return {}; }
+  bool deterministic() const override { return true; }
 };
 
 class Silent final : public sweep::ProgressSink {

@@ -20,6 +20,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/telephone.hpp"
 #include "kvsweep/server/api.hpp"
+#include "metric_declarations.hpp"
 
 namespace {
 
@@ -731,7 +732,7 @@ TEST(TelephoneProbe, ItemKeysAreStable) {
 TEST(TelephoneProbe, MetricsAndTheirDirections) {
   auto probe = probe_from({});
   std::vector<std::pair<std::string, bool>> got;
-  for (const auto& m : probe.metrics()) got.emplace_back(m.name, m.higher_is_better);
+  for (const auto& m : probe.metrics()) got.emplace_back(m.name, m.higher_is_better());
   EXPECT_EQ(got, (std::vector<std::pair<std::string, bool>>{{"final_similarity", true},
                                                             {"mean_similarity", true},
                                                             {"min_similarity", true},
@@ -814,3 +815,15 @@ TEST(ApiEmbedder, ServerErrorsAndMalformedRepliesAreErrors) {
 }
 
 }  // namespace
+
+TEST(TelephoneProbe, DeclaresExactlyTheMetricsAChainEmits) {
+  auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.8}});
+  FakeApi api;
+  Harness h;
+  auto result = h.run(probe, api);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  kvsweep::probe::testing::expect_declarations_match(probe, result->metrics);
+  // Sampled at temperature 0.7 (the default): not deterministic; greedy chains are.
+  EXPECT_FALSE(probe.deterministic());
+  EXPECT_TRUE(probe_from({{"texts", {"a b"}}, {"temperature", 0.0}}).deterministic());
+}

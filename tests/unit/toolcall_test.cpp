@@ -17,6 +17,7 @@
 #include "kvsweep/probe/toolcall.hpp"
 #include "kvsweep/score/toolcall_score.hpp"
 #include "kvsweep/server/api.hpp"
+#include "metric_declarations.hpp"
 
 namespace {
 
@@ -571,3 +572,18 @@ TEST(ToolcallProbe, LengthsBeyondTheContextAreItemErrors) {
 }
 
 }  // namespace
+
+TEST(ToolcallProbe, DeclaresExactlyTheMetricsItsItemsEmit) {
+  for (const json& lengths : {json::array({1024}), json::array({1024, 2048})}) {
+    ProbeRun r({{"kind", "toolcall"}, {"lengths", lengths}, {"seeds", {5}}, {"tools", 4}, {"max_tokens", 64}});
+    std::vector<json> emitted;
+    for (std::size_t i = 0; i < r.probe->items().size(); ++i) {
+      r.api.answer.content = "not a call";
+      auto res = r.run(i);
+      ASSERT_TRUE(res) << res.error().message;
+      emitted.push_back(res->metrics);
+    }
+    kvsweep::probe::testing::expect_declarations_match(*r.probe, emitted);
+    for (const auto& m : r.probe->metrics()) EXPECT_EQ(m.kind, kvsweep::probe::MetricKind::binary) << m.name;
+  }
+}

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/server/api.hpp"
 
 namespace kvsweep::probe {
@@ -77,12 +78,12 @@ class Probe {
   /// Runs one item. An Error means the item failed (timeout and connect errors also tell the
   /// runner about the server's state).
   virtual core::Expected<ItemResult> run(const Item& item, Context& ctx) = 0;
-  /// Names of the numeric metrics this probe reports (for summaries and grids), with their direction.
-  struct MetricInfo {
-    std::string name;
-    bool higher_is_better = true;
-  };
-  virtual std::vector<MetricInfo> metrics() const = 0;
+  /// Every numeric metric an item of this probe emits, declared: direction, kind and role (quality
+  /// metrics are gated and recommended on, diagnostic ones only reported). Nothing else is emitted.
+  virtual std::vector<MetricSpec> metrics() const = 0;
+  /// Whether a rerun on the same build gives the same items' values (greedy decoding, no sampling):
+  /// compare then treats any change beyond the tolerance as a regression, without a paired test.
+  virtual bool deterministic() const = 0;
   /// The metric that says whether the probe can tell cells apart on this model, with its range:
   /// the report checks it on the reference cell and warns when it sits at the floor (nothing to
   /// lose) or at the ceiling. None for probes that score cells against the reference itself.
@@ -100,6 +101,9 @@ struct ConfigSite {
   std::string path;  // e.g. "probes[2]"
   std::filesystem::path base_dir;  // relative files in the probe config resolve against this
 };
+
+/// The probe's entry in the run manifest: name, kind, items per cell, deterministic and the metric declarations.
+nlohmann::json manifest_entry(const Probe& probe);
 
 /// Builds a probe from its config object; throws core::FatalError naming file and key.
 std::unique_ptr<Probe> make_probe(const nlohmann::json& config, const ConfigSite& site);

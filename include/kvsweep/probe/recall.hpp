@@ -121,7 +121,8 @@ class RecallProbe final : public Probe {
   /// + 256 for the question and the chat template.
   int min_context() const override;
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override;
-  std::vector<MetricInfo> metrics() const override;
+  std::vector<MetricSpec> metrics() const override;
+  bool deterministic() const override;
   /// primary_matched, 0 … lines.
   std::optional<Calibration> calibration() const override;
 

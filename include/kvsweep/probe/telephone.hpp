@@ -111,7 +111,8 @@ class TelephoneProbe final : public Probe {
   /// longest message a hop can see, the answer budget, and room for a chat template.
   int min_context() const override;
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override;
-  std::vector<MetricInfo> metrics() const override;
+  std::vector<MetricSpec> metrics() const override;
+  bool deterministic() const override;
 
   const TelephoneConfig& config() const { return m_config; }
 

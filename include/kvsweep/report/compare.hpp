@@ -1,6 +1,7 @@
 #pragma once
-/// Comparing a run with a baseline: for every (cell, probe, metric) in both, is the change a
-/// regression — bad-direction, beyond tolerance, and significant (or any change of a deterministic metric)?
+/// Comparing a run with a baseline: for every (cell, probe, quality metric) in both, is the change a
+/// regression — bad-direction, beyond tolerance, and significant (or any change of a deterministic
+/// metric) — or inconclusive, because the paired test could never have found it significant?
 
 #include <cstddef>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/report/context.hpp"
 
 namespace kvsweep::report {
@@ -31,9 +33,12 @@ struct CompareOptions {
   double alpha = 0.05;
   Tolerance default_tolerance{0.05, true};      // 5% of the baseline mean
   std::map<std::string, Tolerance> tolerances;  // keyed "probe.metric" (first) or "metric"
+  bool fail_inconclusive = false;               // an inconclusive check fails the gate (exit 1, JUnit failure)
 };
 
-enum class Verdict { ok, regression, improved, no_data };
+/// `inconclusive`: a bad-direction change beyond the tolerance on a check whose paired test cannot
+/// reach significance with the items at hand (see Check::powered) — neither a regression nor ok.
+enum class Verdict { ok, regression, inconclusive, improved, no_data };
 std::string_view to_string(Verdict verdict);
 
 struct Check {
@@ -44,6 +49,7 @@ struct Check {
   std::string probe;
   std::string metric;
   bool higher_is_better = true;
+  probe::MetricKind kind = probe::MetricKind::continuous;
   bool deterministic = false;
   bool identical_items = false;  // both runs have values for exactly the same items
   std::size_t n_common = 0;
@@ -51,9 +57,17 @@ struct Check {
   double current_mean = 0.0;
   double delta = 0.0;            // current − baseline
   double tolerance = 0.0;        // absolute, after resolving a relative tolerance
-  std::string test;              // mcnemar, wilcoxon, or empty
+  std::string test;              // mcnemar (declared binary), wilcoxon, or empty (deterministic or no data)
   double p = 1.0;
-  double p_holm = 1.0;           // Holm across every check of the comparison
+  double p_holm = 1.0;           // Holm across the comparison's tested (stochastic) checks
+  /// Whether the test could ever call a change of this size significant here: its smallest
+  /// attainable p is below alpha / (number of tested checks), Holm's first step. Wilcoxon: for
+  /// n_common pairs all moving the same way. McNemar (binary): for the |Δ| · n_common items the
+  /// observed change amounts to, all flipping the same way (the discordant pairs are all it sees).
+  /// Always true for a deterministic check on the same items (no test needed).
+  bool powered = true;
+  double min_p = 1.0;            // that smallest attainable p (NaN when untested)
+  std::size_t n_needed = 0;      // pairs (binary: discordant pairs one way) needed to be powered; 0 if unreachable
   Verdict verdict = Verdict::ok;
   std::string reason;
 };
@@ -62,31 +76,34 @@ struct Comparison {
   std::string current_name;
   std::string baseline_name;
   std::vector<Check> checks;
-  std::vector<std::string> warnings;  // context differences, cells only one side has
+  std::vector<std::string> warnings;  // context differences, cells only one side has, inferred declarations
+  double alpha = 0.05;
+  std::size_t tested = 0;             // stochastic checks in the Holm family
+  std::size_t diagnostics = 0;        // (cell, probe, diagnostic metric) pairs both runs hold; reported, never gated
+  bool fail_inconclusive = false;
   std::size_t count(Verdict verdict) const;
+  /// Whether a check's verdict fails the gate: a regression, or an inconclusive one with fail_inconclusive.
+  bool fails(const Check& check) const;
 };
 
 /// Compares two summary documents (summary_document() of the run, and of the baseline run or a
-/// summary.json it wrote). Pairs items by key within each (cell, probe, metric); the paired test is
-/// McNemar for 0/1 values, else Wilcoxon signed-rank; Holm adjusts across all checks. A regression
-/// is a bad-direction change of the common-item mean beyond the tolerance AND (p_holm < alpha OR the
-/// probe is deterministic and both runs hold the same items). A cell with values in the baseline and
-/// none now is a regression. Fails (ErrorKind::parse) on a document that is not a kvsweep summary,
-/// and (ErrorKind::invalid) when the two share no (cell, probe, metric).
+/// summary.json it wrote). Only quality metrics are checked, as the probes declared them (the run's
+/// declaration first, then the baseline's; a summary without declarations is read with the older
+/// inference — every metric quality, 0/1 values binary — and a warning says so). Pairs items by key
+/// within each (cell, probe, metric). A deterministic probe on the same items: any change beyond the
+/// tolerance counts. Otherwise the paired test is McNemar for a binary metric, Wilcoxon signed-rank
+/// for the others; Holm adjusts across these tested checks; a bad-direction change of the common-item
+/// mean beyond the tolerance is a regression when p_holm < alpha, `inconclusive` when the check is not
+/// powered, else ok. A cell with values in the baseline and none now is a regression. Fails
+/// (ErrorKind::parse) on a document that is not a kvsweep summary, and (ErrorKind::invalid) when the
+/// two share no (cell, probe, metric).
 core::Expected<Comparison> compare_summaries(const nlohmann::json& current, const nlohmann::json& baseline,
                                              const CompareOptions& options);
 
-/// The exit status `kvsweep compare` returns for a comparison: 1 with any regression, else 0.
+/// The exit status `kvsweep compare` returns for a comparison: 1 when any check fails(), else 0.
 int exit_status(const Comparison& comparison);
 
 /// A baseline: a run directory (summarized now) or a summary.json file.
 core::Expected<nlohmann::json> load_summary(const std::filesystem::path& path, const Generator& generator);
-
-/// A Markdown table of every check and a closing line with the counts.
-std::string write_compare_table(const Comparison& comparison);
-
-/// JUnit XML: one <testcase> per check (classname kvsweep.<probe>, name "<cell> <metric>"), a
-/// <failure> for a regression, <skipped> when neither run has values.
-std::string write_junit(const Comparison& comparison);
 
 }  // namespace kvsweep::report

@@ -12,19 +12,22 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/metric_spec.hpp"
 
 namespace kvsweep::report {
 
-struct MetricDef {
-  std::string name;
-  bool higher_is_better = true;
-};
+/// A metric as the run's manifest declares it (or, for a run written before declarations, as inferred).
+using MetricDef = probe::MetricSpec;
 
 struct ProbeDef {
   std::string name;
   std::string kind;
   std::size_t items = 0;       // items per cell the manifest planned (0 when unknown)
   bool deterministic = false;  // greedy decoding: a rerun on the same build gives the same answers
+  /// Whether the manifest declared the metrics (direction, kind, role). When not (a run written by an
+  /// older kvsweep): every metric is a higher-is-better quality metric unless the manifest said otherwise,
+  /// binary when every value in the run is 0 or 1, and `deterministic` is inferred from the kind.
+  bool declared = false;
   std::vector<MetricDef> metrics;
   nlohmann::json config;       // the probe's entry of the resolved config (null when absent)
   // The metric the reference cell must not be floored or saturated on, and its range (the

@@ -53,7 +53,8 @@ struct CellProbeStats {
   std::vector<MetricStats> metrics;       // in the probe's metric order
 };
 
-/// Mean of every item in one row (a K type) or column (a V type) of a grid.
+/// Mean of the cell means in one row (a K type) or column (a V type) of a grid — not of the pooled
+/// items, so a cell with failed items weighs as much as its neighbours; n counts cells.
 struct AxisMean {
   std::string type;
   stats::Summary summary;
@@ -66,6 +67,7 @@ struct GridStats {
   std::string probe;
   std::string metric;
   bool higher_is_better = true;
+  bool quality = true;               // a declared quality metric; the gradients are left empty for diagnostics
   stats::GradientResult gradient;    // bits(K) + bits(V) vs the cell mean
   stats::GradientResult k_gradient;  // bits(K) alone
   stats::GradientResult v_gradient;  // bits(V) alone
@@ -91,9 +93,9 @@ struct Headline {
 /// What each probe's metrics are for the tables.
 struct MetricRoles {
   std::string probe;
-  std::string pass_metric;               // "passed" or "match_reference", else the first 0/1 higher-is-better metric
-  std::string main_metric;               // the first higher-is-better metric that is not 0/1
-  std::vector<std::string> binary;       // metrics whose every value in the run is 0 or 1
+  std::string pass_metric;               // "passed" or "match_reference", else the first 0/1 higher-is-better quality metric
+  std::string main_metric;               // the first higher-is-better quality metric that is not 0/1
+  std::vector<std::string> binary;       // metrics declared binary (inferred for older runs)
 };
 
 struct RunSummary {
@@ -111,10 +113,13 @@ struct RunSummary {
 
 RunSummary summarize_run(const RunData& data, const SummaryOptions& options = {});
 
-/// A paired test between two samples of the same items: McNemar when every value is 0 or 1,
-/// else Wilcoxon signed-rank; `x` is the sample under test, `y` the one it is compared with.
-/// p_holm is left equal to p and `significant` false (the caller adjusts across its family).
-ReferenceTest paired_test(std::span<const double> x, std::span<const double> y, const SummaryOptions& options);
+/// A paired test between two samples of the same items: McNemar for a metric declared binary (whose
+/// values are all 0 or 1), else Wilcoxon signed-rank — chosen by the declaration, never by the values
+/// (a continuous metric that happens to be 0 everywhere is still Wilcoxon). `x` is the sample under test,
+/// `y` the one it is compared with. p_holm is left equal to p and `significant` false (the caller adjusts
+/// across its family).
+ReferenceTest paired_test(std::span<const double> x, std::span<const double> y, probe::MetricKind kind,
+                          const SummaryOptions& options);
 
 /// Values of `x` and `y` for the items both hold, in `x`'s order.
 void pair_up(const Values& x, const Values& y, std::vector<double>& out_x, std::vector<double>& out_y);

@@ -40,5 +40,7 @@ std::string render_markdown(const Table& table);
 
 /// The direction a metric improves in, as an arrow for headers: "↑" or "↓".
 std::string better_arrow(bool higher_is_better);
+/// The arrow of a declared metric, "(diagnostic)" added for a metric that is reported, not gated.
+std::string better_arrow(const MetricDef& metric);
 
 }  // namespace kvsweep::report

@@ -1,0 +1,17 @@
+#include "kvsweep/probe/probe.hpp"
+
+namespace kvsweep::probe {
+
+nlohmann::json manifest_entry(const Probe& probe) {
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const auto& m : probe.metrics()) metrics.push_back(to_json(m));
+  nlohmann::json entry = {{"name", probe.name()},
+                          {"kind", probe.kind()},
+                          {"items", probe.items().size()},
+                          {"deterministic", probe.deterministic()},
+                          {"metrics", std::move(metrics)}};
+  if (const auto c = probe.calibration()) entry["calibration"] = {{"metric", c->metric}, {"lo", c->lo}, {"hi", c->hi}};
+  return entry;
+}
+
+}  // namespace kvsweep::probe

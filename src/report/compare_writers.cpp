@@ -1,0 +1,199 @@
+#include "kvsweep/report/compare_writers.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/report/tables.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+std::string counted(std::size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string verdict_text(const Check& c) {
+  if (c.verdict == Verdict::regression) return "REGRESSION";
+  if (c.verdict == Verdict::inconclusive) return "INCONCLUSIVE";
+  return std::string(to_string(c.verdict));
+}
+
+struct ProbeCounts {
+  std::size_t checks = 0;
+  std::map<Verdict, std::size_t> by;
+};
+
+}  // namespace
+
+std::string inconclusive_summary(const Comparison& comparison) {
+  // Per probe: the fewest items among its inconclusive checks and the most they need.
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> per_probe;  // probe → (min n, max needed)
+  std::map<std::string, bool> binary_only;
+  for (const auto& c : comparison.checks) {
+    if (c.verdict != Verdict::inconclusive) continue;
+    auto [it, fresh] = per_probe.try_emplace(c.probe, c.n_common, c.n_needed);
+    if (fresh) {
+      order.push_back(c.probe);
+      binary_only[c.probe] = true;
+    }
+    it->second.first = std::min(it->second.first, c.n_common);
+    it->second.second = std::max(it->second.second, c.n_needed);
+    binary_only[c.probe] = binary_only[c.probe] && c.kind == probe::MetricKind::binary;
+  }
+  if (order.empty()) return "";
+  std::string out = std::to_string(comparison.count(Verdict::inconclusive)) + " inconclusive: ";
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& [n, needed] = per_probe[order[i]];
+    out += (i ? "; " : "") + order[i] + " has " + counted(n, "item", "items") + " per cell; ";
+    out += needed > 0 ? "at least " + std::to_string(needed) +
+                            (binary_only[order[i]] ? " items that flip the same way" : "") +
+                            " are needed to detect a change of this size"
+                      : "no number of items can detect a change of this size";
+  }
+  return out;
+}
+
+std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
+  std::string out;
+  Table t;
+  t.header = {"cell", "probe", "metric", "n", "baseline", "run", "Δ", "tolerance", "test", "p (Holm)", "verdict"};
+  t.numeric = {false, false, false, true, true, true, true, true, false, true, false};
+  for (const auto& c : comparison.checks) {
+    if (rows == CheckRows::not_ok && c.verdict == Verdict::ok) continue;
+    std::vector<double> both{c.baseline_mean, c.current_mean};
+    const int dec = std::max(decimals_for(both), 3);
+    t.rows.push_back({c.cell, c.probe, c.metric + " " + better_arrow(c.higher_is_better), std::to_string(c.n_common),
+                      fixed(c.baseline_mean, dec), fixed(c.current_mean, dec), signed_fixed(c.delta, dec),
+                      fixed(c.tolerance, dec), c.test.empty() ? "exact" : c.test, format_p(c.p_holm), verdict_text(c)});
+  }
+  if (!t.rows.empty()) out += render_markdown(t) + "\n";
+
+  // Per probe: how many checks and what became of them.
+  std::vector<std::string> order;
+  std::map<std::string, ProbeCounts> counts;
+  for (const auto& c : comparison.checks) {
+    if (!counts.contains(c.probe)) order.push_back(c.probe);
+    auto& pc = counts[c.probe];
+    ++pc.checks;
+    ++pc.by[c.verdict];
+  }
+  Table per;
+  per.header = {"probe", "checks", "ok", "regression", "inconclusive", "improved", "no data"};
+  per.numeric = {false, true, true, true, true, true, true};
+  for (const auto& probe : order) {
+    auto& pc = counts[probe];
+    per.rows.push_back({probe, std::to_string(pc.checks), std::to_string(pc.by[Verdict::ok]),
+                        std::to_string(pc.by[Verdict::regression]), std::to_string(pc.by[Verdict::inconclusive]),
+                        std::to_string(pc.by[Verdict::improved]), std::to_string(pc.by[Verdict::no_data])});
+  }
+  out += render_markdown(per);
+
+  out += "\n" + counted(comparison.checks.size(), "check", "checks") + ": " +
+         counted(comparison.count(Verdict::regression), "regression", "regressions") + ", " +
+         std::to_string(comparison.count(Verdict::inconclusive)) + " inconclusive, " +
+         counted(comparison.count(Verdict::improved), "improvement", "improvements") + ", " +
+         counted(comparison.count(Verdict::no_data), "without data", "without data") + " (" +
+         counted(comparison.diagnostics, "diagnostic metric", "diagnostic metrics") + " not gated).\n";
+  if (const std::string why = inconclusive_summary(comparison); !why.empty()) {
+    out += why + (comparison.fail_inconclusive ? " (--fail-inconclusive: these fail the gate).\n" : ".\n");
+  }
+  for (const auto& c : comparison.checks) {
+    if (c.verdict == Verdict::regression || c.verdict == Verdict::inconclusive) {
+      out += verdict_text(c) + " " + c.cell + " " + c.probe + "/" + c.metric + ": " + c.reason + "\n";
+    }
+  }
+  return out;
+}
+
+std::string write_compare_json(const Comparison& comparison) {
+  using ojson = nlohmann::ordered_json;
+  ojson checks = ojson::array();
+  auto number = [](double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); };
+  for (const auto& c : comparison.checks) {
+    checks.push_back({{"cell", c.cell},
+                      {"model", c.model},
+                      {"type_k", c.type_k},
+                      {"type_v", c.type_v},
+                      {"probe", c.probe},
+                      {"metric", c.metric},
+                      {"direction", c.higher_is_better ? "higher" : "lower"},
+                      {"kind", std::string(probe::to_string(c.kind))},
+                      {"deterministic", c.deterministic},
+                      {"n", c.n_common},
+                      {"baseline", number(c.baseline_mean)},
+                      {"run", number(c.current_mean)},
+                      {"delta", number(c.delta)},
+                      {"tolerance", number(c.tolerance)},
+                      {"test", c.test.empty() ? ojson(nullptr) : ojson(c.test)},
+                      {"p", number(c.p)},
+                      {"p_holm", number(c.p_holm)},
+                      {"powered", c.powered},
+                      {"min_p", number(c.min_p)},
+                      {"n_needed", c.n_needed},
+                      {"verdict", std::string(to_string(c.verdict))},
+                      {"fails", comparison.fails(c)},
+                      {"reason", c.reason}});
+  }
+  ojson counts = ojson::object();
+  for (auto v : {Verdict::ok, Verdict::regression, Verdict::inconclusive, Verdict::improved, Verdict::no_data}) {
+    counts[std::string(to_string(v))] = comparison.count(v);
+  }
+  ojson doc{{"schema_version", kReportSchemaVersion},
+            {"kind", "kvsweep-compare"},
+            {"run", comparison.current_name},
+            {"baseline", comparison.baseline_name},
+            {"alpha", comparison.alpha},
+            {"fail_inconclusive", comparison.fail_inconclusive},
+            {"checks_total", comparison.checks.size()},
+            {"tested", comparison.tested},
+            {"diagnostics_not_gated", comparison.diagnostics},
+            {"counts", std::move(counts)},
+            {"inconclusive_summary", inconclusive_summary(comparison)},
+            {"warnings", comparison.warnings},
+            {"checks", std::move(checks)}};
+  return doc.dump(2) + "\n";
+}
+
+std::string write_junit(const Comparison& comparison) {
+  const std::size_t tests = comparison.checks.size();
+  std::size_t failures = 0, skipped = 0;
+  for (const auto& c : comparison.checks) {
+    if (comparison.fails(c)) {
+      ++failures;
+    } else if (c.verdict == Verdict::no_data || c.verdict == Verdict::inconclusive) {
+      ++skipped;
+    }
+  }
+  const std::string counts = "tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) +
+                             "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\"";
+  std::string suite = "kvsweep compare";
+  if (!comparison.current_name.empty() || !comparison.baseline_name.empty()) {
+    suite += ": " + comparison.current_name + " vs baseline " + comparison.baseline_name;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"kvsweep compare\" " + counts +
+                    ">\n  <testsuite name=\"" + xml_escape(suite) + "\" " + counts + ">\n";
+  for (const auto& c : comparison.checks) {
+    out += "    <testcase classname=\"kvsweep." + xml_escape(c.probe) + "\" name=\"" + xml_escape(c.cell + " " + c.metric) +
+           "\" time=\"0\"";
+    const std::string what = c.cell + " " + c.probe + "/" + c.metric;
+    if (comparison.fails(c)) {
+      const bool regression = c.verdict == Verdict::regression;
+      out += ">\n      <failure type=\"" + std::string(regression ? "regression" : "inconclusive") + "\" message=\"" +
+             xml_escape(what + (regression ? " regressed" : " is inconclusive: " + c.reason)) + "\">" +
+             xml_escape(c.reason) + "</failure>\n    </testcase>\n";
+    } else if (c.verdict == Verdict::no_data || c.verdict == Verdict::inconclusive) {
+      const std::string message = c.verdict == Verdict::inconclusive ? "inconclusive: " + c.reason : c.reason;
+      out += ">\n      <skipped message=\"" + xml_escape(message) + "\"/>\n    </testcase>\n";
+    } else {
+      out += ">\n      <system-out>" + xml_escape(std::string(to_string(c.verdict)) + ": " + c.reason) +
+             "</system-out>\n    </testcase>\n";
+    }
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace kvsweep::report

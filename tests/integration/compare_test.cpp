@@ -1,0 +1,165 @@
+// `kvsweep compare` end to end: one real sweep (the tiny model on llama-server: a deterministic
+// `complete` probe and a 2-chain `telephone` probe), copied and doctored, then the CLI's verdicts,
+// exit codes, JUnit and JSON. One test, so the sweep runs once (ctest runs each test on its own).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness.hpp"
+
+namespace kt = kvsweep::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+/// A copy of `run` whose records pass through `edit` (cell "K/V", probe, metrics).
+fs::path doctored_copy(const fs::path& run, const fs::path& to,
+                       const std::function<void(const std::string&, const std::string&, json&)>& edit) {
+  fs::copy(run, to, fs::copy_options::recursive);
+  std::ofstream out(to / "records.jsonl", std::ios::trunc);
+  for (json r : kt::read_records(run)) {
+    const std::string cell = r["cell"]["type_k"].get<std::string>() + "/" + r["cell"]["type_v"].get<std::string>();
+    edit(cell, r["probe"].get<std::string>(), r["metrics"]);
+    out << r.dump() << "\n";
+  }
+  return to;
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
+  kt::TempDir dir;
+  auto cfg = kt::base_config(kt::tiny_model());
+  cfg["grid"] = {{"k", {"f16", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
+  cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 16}},
+                   {{"kind", "telephone"}, {"hops", 2}, {"seeds", {42, 137}}, {"max_tokens", 16}, {"mode", "raw"}}};
+  cfg["embedder"] = {{"backend", "llama-server"}, {"model", kt::tiny_model().string()}, {"pooling", "mean"}};
+  const fs::path run = dir / "run";
+  auto swept = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+  ASSERT_EQ(swept.exit_code, 0) << swept.output;
+  const std::string base = run.string();
+
+  {
+    SCOPED_TRACE("identical runs: exit 0 and a handful of lines");
+    auto r = kt::run_kvsweep({"compare", base, "--baseline", base});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(": 0 regressions, 0 inconclusive, 0 improvements"), std::string::npos) << r.output;
+    EXPECT_LE(count_of(r.output, "\n"), 8u) << r.output;  // per-probe counts and the summary line
+    EXPECT_EQ(r.output.find("| tiny-"), std::string::npos) << "no check rows when nothing moved:\n" << r.output;
+    auto all = kt::run_kvsweep({"compare", base, "--baseline", base, "--all"});
+    EXPECT_EQ(all.exit_code, 0);
+    EXPECT_GT(count_of(all.output, "| tiny-"), 10u) << all.output;
+  }
+  {
+    SCOPED_TRACE("a missing or malformed baseline: exit 2");
+    EXPECT_EQ(kt::run_kvsweep({"compare", base, "--baseline", (dir / "nope.json").string()}).exit_code, 2);
+    std::ofstream(dir / "bad.json") << "{not json";
+    auto bad = kt::run_kvsweep({"compare", base, "--baseline", (dir / "bad.json").string()});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.output.find("bad.json: not valid JSON"), std::string::npos) << bad.output;
+    std::ofstream(dir / "other.json") << R"({"kind": "something-else", "results": []})";
+    EXPECT_EQ(kt::run_kvsweep({"compare", base, "--baseline", (dir / "other.json").string()}).exit_code, 2);
+  }
+
+  // A deterministic metric halved in one non-reference cell.
+  double q4_prefix = 0;
+  const fs::path det = doctored_copy(run, dir / "det", [&](const std::string& cell, const std::string& probe, json& m) {
+    if (cell != "q4_0/f16" || probe != "complete") return;
+    q4_prefix += m["common_prefix_chars"].get<double>();
+    m["common_prefix_chars"] = m["common_prefix_chars"].get<double>() / 2;
+  });
+  ASSERT_GT(q4_prefix, 0.0) << "the q4_0 cell shares no prefix with the reference: nothing to halve";
+  {
+    SCOPED_TRACE("a doctored deterministic metric: exit 1, the check named, one JUnit testcase per check");
+    const fs::path junit = dir / "junit.xml";
+    auto r = kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--junit", junit.string()});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("REGRESSION tiny-q4_0-f16 complete/common_prefix_chars"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("1 regression,"), std::string::npos) << r.output;
+    auto js = kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--format", "json"});
+    EXPECT_EQ(js.exit_code, 1);
+    const json doc = json::parse(js.output.substr(0, js.output.rfind('}') + 1));
+    const std::string xml = read_file(junit);
+    EXPECT_EQ(count_of(xml, "<testcase "), doc["checks"].size());
+    EXPECT_EQ(count_of(xml, "<failure type=\"regression\""), 1u) << xml;
+    EXPECT_EQ(doc["counts"]["regression"], 1);
+    // Only quality metrics are checks: predicted_n (a token count) and empty_hops are diagnostics.
+    for (const auto& c : doc["checks"]) {
+      EXPECT_NE(c["metric"], "predicted_n");
+      EXPECT_NE(c["metric"], "cut_hops");
+    }
+
+    SCOPED_TRACE("--tolerance NAME=V and *=V change the verdict");
+    EXPECT_EQ(kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--tolerance", "common_prefix_chars=60%"})
+                  .exit_code,
+              0);
+    EXPECT_EQ(kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--tolerance", "*=60%"}).exit_code, 0);
+    EXPECT_EQ(kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--tolerance", "*=60%", "--tolerance",
+                               "complete.common_prefix_chars=10%"})
+                  .exit_code,
+              1);
+    auto bad = kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--tolerance", "common_prefix_chars"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.output.find("--tolerance common_prefix_chars: no METRIC="), std::string::npos) << bad.output;
+  }
+  {
+    SCOPED_TRACE("a diagnostic metric moved: not gated");
+    const fs::path diag = doctored_copy(run, dir / "diag", [](const std::string& cell, const std::string& probe, json& m) {
+      if (cell == "q4_0/f16" && probe == "complete") m["predicted_n"] = 1000;
+    });
+    auto r = kt::run_kvsweep({"compare", diag.string(), "--baseline", base});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  // The reference cell's telephone final_similarity lowered by 30%: two chains per cell can never
+  // give a significant paired test (the smallest Wilcoxon p of 2 pairs is 0.5).
+  double sim = 0;
+  const fs::path sto = doctored_copy(run, dir / "sto", [&](const std::string& cell, const std::string& probe, json& m) {
+    if (cell != "f16/f16" || probe != "telephone") return;
+    sim += m["final_similarity"].get<double>();
+    m["final_similarity"] = m["final_similarity"].get<double>() * 0.7;
+  });
+  ASSERT_GT(sim, 0.0);
+  {
+    SCOPED_TRACE("a doctored stochastic metric on a 2-item probe: inconclusive, exit 0 (1 with --fail-inconclusive)");
+    const fs::path junit = dir / "sto.xml";
+    auto r = kt::run_kvsweep({"compare", sto.string(), "--baseline", base, "--junit", junit.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("INCONCLUSIVE tiny-f16-f16 telephone/final_similarity"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("1 inconclusive: telephone has 2 items per cell; at least "), std::string::npos) << r.output;
+    EXPECT_NE(read_file(junit).find("<skipped message=\"inconclusive: "), std::string::npos);
+    auto strict = kt::run_kvsweep(
+        {"compare", sto.string(), "--baseline", base, "--fail-inconclusive", "--junit", junit.string()});
+    EXPECT_EQ(strict.exit_code, 1) << strict.output;
+    EXPECT_NE(read_file(junit).find("<failure type=\"inconclusive\""), std::string::npos);
+  }
+  {
+    SCOPED_TRACE("--published: informational exit 0, 2 for a malformed file");
+    auto r = kt::run_kvsweep(
+        {"compare", base, "--published", std::string(KVSWEEP_SOURCE_DIR) + "/published/seed000-telephone.json"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::ofstream(dir / "pub.json") << R"({"kind": "kvsweep-published"})";
+    EXPECT_EQ(kt::run_kvsweep({"compare", base, "--published", (dir / "pub.json").string()}).exit_code, 2);
+  }
+}

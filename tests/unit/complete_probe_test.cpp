@@ -1,0 +1,105 @@
+// The `complete` probe against a fake server (no network): what it declares and what it emits.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/probe/complete.hpp"
+#include "kvsweep/probe/probe.hpp"
+#include "kvsweep/server/api.hpp"
+#include "metric_declarations.hpp"
+
+namespace kvsweep::probe {
+namespace {
+
+using nlohmann::json;
+
+/// Answers every completion with `content`.
+class FakeApi final : public server::Api {
+ public:
+  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest& request) override {
+    requests.push_back(request);
+    server::CompletionResponse out;
+    out.content = content;
+    out.timings.predicted_n = 7;
+    return out;
+  }
+  core::Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override {
+    return core::fail(core::ErrorKind::unsupported, "fake");
+  }
+  core::Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
+    return core::fail(core::ErrorKind::unsupported, "fake");
+  }
+  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
+    return core::fail(core::ErrorKind::unsupported, "fake");
+  }
+  std::string describe() const override { return "fake"; }
+
+  std::string content = "a story";
+  std::vector<server::CompletionRequest> requests;
+};
+
+TEST(CompleteProbe, DeclaresExactlyTheMetricsItEmitsOnTheReferenceAndOnACell) {
+  auto probe = make_complete_probe({{"kind", "complete"}, {"prompts", {"Once upon a time"}}},
+                                   ConfigSite{"t.json", "probes[0]", "/nonexistent"});
+  FakeApi api;
+  CellInfo ref;
+  ref.is_reference = true;
+  Context ref_ctx{api, ref};
+  auto on_ref = probe->run(probe->items().at(0), ref_ctx);
+  ASSERT_TRUE(on_ref) << on_ref.error().message;
+  testing::expect_declarations_match(*probe, on_ref->metrics);
+
+  const std::vector<json> reference = {{{"item", probe->items().at(0).key},
+                                        {"status", "ok"},
+                                        {"response", on_ref->response},
+                                        {"metrics", on_ref->metrics}}};
+  api.content = "a storm";
+  CellInfo cell;
+  Context ctx{api, cell, nullptr, &reference};
+  auto on_cell = probe->run(probe->items().at(0), ctx);
+  ASSERT_TRUE(on_cell) << on_cell.error().message;
+  testing::expect_declarations_match(*probe, on_cell->metrics);
+  EXPECT_EQ(on_cell->metrics["match_reference"], 0);
+  EXPECT_EQ(on_cell->metrics["common_prefix_chars"], 6);  // "a stor"
+
+  EXPECT_TRUE(probe->deterministic());
+  const auto specs = probe->metrics();
+  EXPECT_EQ(find_metric(specs, "match_reference")->kind, MetricKind::binary);
+  EXPECT_EQ(find_metric(specs, "predicted_n")->role, MetricRole::diagnostic);
+  EXPECT_EQ(find_metric(specs, "predicted_n")->direction, Direction::none);
+  EXPECT_FALSE(find_metric(specs, "predicted_n")->is_quality());
+  // The manifest entry carries the declarations.
+  const json entry = manifest_entry(*probe);
+  EXPECT_EQ(entry["deterministic"], true);
+  EXPECT_EQ(entry["metrics"][2], (json{{"name", "predicted_n"}, {"direction", "none"}, {"kind", "count"},
+                                       {"role", "diagnostic"}, {"higher_is_better", true}}));
+}
+
+TEST(MetricSpec, RoundTripsThroughJsonAndNamesWhatIsWrong) {
+  const MetricSpec spec = quality("mean_kl", Direction::lower_better, MetricKind::continuous);
+  const json j = to_json(spec);
+  EXPECT_TRUE(has_declaration(j));
+  auto back = metric_spec_from_json(j, "here");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->name, "mean_kl");
+  EXPECT_EQ(back->direction, Direction::lower_better);
+  EXPECT_EQ(back->kind, MetricKind::continuous);
+  EXPECT_EQ(back->role, MetricRole::quality);
+
+  // An older manifest's entry is not a declaration.
+  EXPECT_FALSE(has_declaration(json{{"name", "x"}, {"higher_is_better", true}}));
+  json bad = j;
+  bad["kind"] = "ordinal";
+  auto err = metric_spec_from_json(bad, "manifest.json: probes.kld.metrics[0]");
+  ASSERT_FALSE(err);
+  EXPECT_EQ(err.error().message,
+            "manifest.json: probes.kld.metrics[0]: metric mean_kl: kind 'ordinal' is not one of binary, count, continuous");
+  EXPECT_FALSE(metric_spec_from_json(json{{"direction", "higher"}}, "x"));
+}
+
+}  // namespace
+}  // namespace kvsweep::probe
