@@ -19,7 +19,7 @@ struct CopyModelOptions {
   std::uint32_t match_length = 6;       // j: how many previous tokens must match before a copy
   std::uint32_t code_dims = 64;         // dimensions of each token's random code
   std::uint32_t fast_pairs = 64;        // RoPE pairs that measure offsets (layer 1)
-  float outlier = 4.0f;                 // κ: constant added to one key dim per 32-value block (layer 2)
+  float outlier = 8.0f;                 // κ: constant added to one key dim per 32-value block (layer 2)
   float offset_sharpness = 0.8f;        // B1: layer-1 logit per unit of positional kernel
   float match_sharpness = 16.0f;        // B2: layer-2 logit per matching token
   float output_scale = 20.0f;           // logit of the copied token per unit of code overlap
