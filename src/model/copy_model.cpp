@@ -69,7 +69,6 @@ constexpr float rms_eps = 1e-5f;
 constexpr float static_divisor = 1e30f;
 constexpr double omega_lo = 0.2;
 constexpr double omega_hi = std::numbers::pi - 0.2;
-constexpr std::uint32_t file_type_mostly_f16 = 1;  // llama_ftype LLAMA_FTYPE_MOSTLY_F16
 constexpr std::uint32_t quant_block = 32;           // q4_0 / q8_0 block length
 
 /// Where everything sits, derived from the options.
@@ -296,13 +295,8 @@ core::Expected<void> write_copy_model(const std::filesystem::path& out, const Co
 
   GgufFile file;
   file.alignment = gguf_default_alignment;
-  file.kvs = {
-      {"general.architecture", Value::of_string("llama")},
-      {"general.name", Value::of_string("kvsweep-copy")},
-      u32_kv("general.alignment", gguf_default_alignment),
-      u32_kv("general.file_type", file_type_mostly_f16),
-      u32_kv("llama.vocab_size", static_cast<std::uint32_t>(vocab->n_vocab)),
-      u32_kv("llama.context_length", o.context_length),
+  file.kvs = llama_base_kvs("kvsweep-copy", vocab->n_vocab, o.context_length);
+  const std::vector<KeyValue> more = {
       u32_kv("llama.embedding_length", l.n_embd),
       u32_kv("llama.block_count", n_layer),
       u32_kv("llama.feed_forward_length", n_ff),
@@ -323,6 +317,7 @@ core::Expected<void> write_copy_model(const std::filesystem::path& out, const Co
       f32_kv("kvsweep.copy_model.match_sharpness", o.match_sharpness),
       f32_kv("kvsweep.copy_model.output_scale", o.output_scale),
   };
+  file.kvs.insert(file.kvs.end(), more.begin(), more.end());
   for (KeyValue& kv : vocab->tokenizer_kvs) file.kvs.push_back(std::move(kv));
 
   const std::vector<Tensor> tensors = build_tensors(o, vocab->n_vocab);

@@ -26,7 +26,6 @@ constexpr std::uint32_t head_dim = n_embd / n_head;  // 64
 constexpr std::uint32_t n_ff = 512;
 constexpr float rms_eps = 1e-5f;
 constexpr float rope_freq_base = 10000.0f;
-constexpr std::uint32_t file_type_mostly_f16 = 1;  // llama_ftype LLAMA_FTYPE_MOSTLY_F16
 
 // Standard deviation of each weight, as a multiple of 1/sqrt(fan_in) (the embedding: absolute).
 // Tuned by hand against llama-server de3ff81 with seed 1: greedy text for "Once upon a time"
@@ -155,13 +154,8 @@ core::Expected<void> write_tiny_model(const std::filesystem::path& out, const Ti
 
   GgufFile file;
   file.alignment = gguf_default_alignment;
-  file.kvs = {
-      {"general.architecture", Value::of_string("llama")},
-      {"general.name", Value::of_string("kvsweep-tiny")},
-      u32_kv("general.alignment", gguf_default_alignment),
-      u32_kv("general.file_type", file_type_mostly_f16),
-      u32_kv("llama.vocab_size", static_cast<std::uint32_t>(n_vocab)),
-      u32_kv("llama.context_length", opts.context_length),
+  file.kvs = llama_base_kvs("kvsweep-tiny", n_vocab, opts.context_length);
+  const std::vector<KeyValue> more = {
       u32_kv("llama.embedding_length", n_embd),
       u32_kv("llama.block_count", n_layer),
       u32_kv("llama.feed_forward_length", n_ff),
@@ -172,6 +166,7 @@ core::Expected<void> write_tiny_model(const std::filesystem::path& out, const Ti
       f32_kv("llama.rope.freq_base", rope_freq_base),
       {"kvsweep.tiny_model.seed", Value::of_u64(opts.seed)},  // provenance; llama.cpp ignores it
   };
+  file.kvs.insert(file.kvs.end(), more.begin(), more.end());
   for (KeyValue& kv : vocab->tokenizer_kvs) file.kvs.push_back(std::move(kv));
 
   const std::vector<TensorSpec> specs = tensor_specs(n_vocab);

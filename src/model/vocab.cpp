@@ -21,6 +21,18 @@ std::filesystem::path default_vocab_path() {
   return cache / "kvsweep" / "llama.cpp-de3ff81" / "src" / "models" / file;
 }
 
+std::vector<KeyValue> llama_base_kvs(const std::string& name, std::uint64_t n_vocab, std::uint32_t context_length) {
+  constexpr std::uint32_t file_type_mostly_f16 = 1;  // llama_ftype LLAMA_FTYPE_MOSTLY_F16
+  return {
+      {"general.architecture", Value::of_string("llama")},
+      {"general.name", Value::of_string(name)},
+      {"general.alignment", Value::of_u32(gguf_default_alignment)},
+      {"general.file_type", Value::of_u32(file_type_mostly_f16)},
+      {"llama.vocab_size", Value::of_u32(static_cast<std::uint32_t>(n_vocab))},
+      {"llama.context_length", Value::of_u32(context_length)},
+  };
+}
+
 core::Expected<Vocab> read_vocab(const std::filesystem::path& path) {
   auto file = read_gguf(path);
   if (!file) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "kvsweep/core/error.hpp"
@@ -15,6 +16,10 @@ struct Vocab {
   std::vector<KeyValue> tokenizer_kvs;
   std::uint64_t n_vocab = 0;
 };
+
+/// The metadata every synthetic llama model opens with: architecture, name, alignment, file type
+/// (mostly f16), vocab size and trained context.
+std::vector<KeyValue> llama_base_kvs(const std::string& name, std::uint64_t n_vocab, std::uint32_t context_length);
 
 /// Reads `path` (a GGUF with tokenizer.ggml.tokens); errors say which file and what is missing.
 core::Expected<Vocab> read_vocab(const std::filesystem::path& path);
