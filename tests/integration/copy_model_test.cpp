@@ -29,7 +29,8 @@ nlohmann::json copy_config(const std::vector<std::string>& k_types) {
                     {"seed", 42},
                     {"mode", "raw"},
                     {"cue", "signature"},
-                    {"bonus_lines", 0}}};
+                    {"bonus_lines", 0},
+                    {"stop_extra_lines", 1}}};
   return cfg;
 }
 
