@@ -5,13 +5,19 @@
 #include <sstream>
 
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/core/cache_types.hpp"
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/core/fnv1a.hpp"
 #include "kvsweep/http/credentials.hpp"
 
 namespace kvsweep::config {
 
 const std::vector<std::string>& cache_types() {
-  static const std::vector<std::string> types = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> names;
+    for (const auto& t : core::kCacheTypes) names.emplace_back(t.name);
+    return names;
+  }();
   return types;
 }
 
@@ -323,15 +329,9 @@ std::string config_hash(const Config& c) {
   j.erase("output_dir");
   j.erase("sweep");  // how many cells ran at once, and on which device, does not change what they answer
   // FNV-1a 64 over the canonical dump (keys sorted by nlohmann's std::map); enough to tell configs apart.
-  std::string s = j.dump();
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char ch : s) {
-    h ^= ch;
-    h *= 1099511628211ULL;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  // The seed is not FNV's offset basis (a digit short of 14695981039346656037) but has always been
+  // this one; keeping it keeps the hashes of existing runs, which merge compares.
+  return core::hex16(core::fnv1a64(j.dump(), 1469598103934665603ULL));
 }
 
 }  // namespace kvsweep::config

@@ -42,7 +42,7 @@ Site Site::index(std::size_t i) const { return Site(m_file, m_path + "[" + std::
 void Site::fail(const std::string& message) const {
   std::string where = m_file;
   if (!m_path.empty()) where += (where.empty() ? "" : ": ") + m_path;
-  throw core::FatalError(where + ": " + message);
+  throw core::FatalError(where.empty() ? message : where + ": " + message);
 }
 
 void check_keys(const nlohmann::json& obj, const std::vector<std::string>& allowed, const Site& site) {
@@ -79,6 +79,16 @@ long long get_int(const nlohmann::json& obj, const std::string& key, long long f
   const auto& v = obj[key];
   if (!v.is_number_integer()) site.child(key).fail("expected an integer, got " + v.dump());
   return v.get<long long>();
+}
+
+long long get_int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
+                     const Site& site) {
+  const long long v = get_int(obj, key, fallback, site);
+  if (v < lo || v > hi) {
+    site.child(key).fail("must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                         std::to_string(v));
+  }
+  return v;
 }
 
 bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, const Site& site) {

@@ -57,14 +57,6 @@ struct Forced {
   std::vector<double> js;
 };
 
-void add(server::Timings& sum, const server::Timings& t) {
-  sum.prompt_n += t.prompt_n;
-  sum.cache_n += t.cache_n;
-  sum.prompt_ms += t.prompt_ms;
-  sum.predicted_n += t.predicted_n;
-  sum.predicted_ms += t.predicted_ms;
-}
-
 core::Expected<TopList> top_of(const server::TokenLogprob& tp) {
   if (tp.top.empty())
     return core::fail(core::ErrorKind::parse, "the answer carries no top log-probabilities (was n_probs ignored?)");
@@ -194,7 +186,7 @@ class DivergenceProbe final : public Probe {
   core::Expected<Generation> generate(Context& ctx, const Tokens& prompt, server::Timings& sum) const {
     auto res = ctx.api.complete(request(prompt, m_tokens, PromptCache::recompute));
     if (!res) return std::unexpected(res.error());
-    add(sum, res->timings);
+    sum += res->timings;
     Generation g;
     g.content = res->content;
     g.stop_type = res->stop_type;
@@ -210,7 +202,7 @@ class DivergenceProbe final : public Probe {
   }
 
   static core::Expected<Step> to_step(const server::CompletionResponse& res, server::Timings& sum) {
-    add(sum, res.timings);
+    sum += res.timings;
     if (res.probs.empty())
       return core::fail(core::ErrorKind::parse, "a one-token request returned no completion_probabilities");
     auto top = top_of(res.probs.front());

@@ -24,7 +24,7 @@ class Site {
   Site index(std::size_t i) const;
   const std::string& file() const { return m_file; }
   const std::string& path() const { return m_path; }
-  /// Throws core::FatalError("file: path: message").
+  /// Throws core::FatalError("file: path: message"); an empty file or path is left out with its ": ".
   [[noreturn]] void fail(const std::string& message) const;
 
  private:
@@ -38,6 +38,9 @@ void check_keys(const nlohmann::json& obj, const std::vector<std::string>& allow
 std::string get_string(const nlohmann::json& obj, const std::string& key, const std::string& fallback, const Site& site);
 double get_number(const nlohmann::json& obj, const std::string& key, double fallback, const Site& site);
 long long get_int(const nlohmann::json& obj, const std::string& key, long long fallback, const Site& site);
+/// get_int, and fails unless lo <= value <= hi ("must be between lo and hi, got v").
+long long get_int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
+                     const Site& site);
 bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, const Site& site);
 std::vector<std::string> get_strings(const nlohmann::json& obj, const std::string& key,
                                      const std::vector<std::string>& fallback, const Site& site);
