@@ -33,7 +33,7 @@ void check_type(const std::string& t, const Site& site) {
   const auto& types = cache_types();
   if (std::find(types.begin(), types.end(), t) != types.end()) return;
   std::string msg = "unknown cache type '" + t + "'";
-  if (auto n = nearest(t, types)) msg += " (did you mean '" + *n + "'?)";
+  msg += did_you_mean(t, types);
   site.fail(msg + "; valid types: " + join(types));
 }
 
@@ -106,7 +106,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     static const std::vector<std::string> backends = {"llama-server", "ollama", "external"};
     if (std::find(backends.begin(), backends.end(), c.server.backend) == backends.end()) {
       std::string msg = "unknown backend '" + c.server.backend + "'";
-      if (auto n = nearest(c.server.backend, backends)) msg += " (did you mean '" + *n + "'?)";
+      msg += did_you_mean(c.server.backend, backends);
       s.child("backend").fail(msg + "; valid: " + join(backends));
     }
     c.server.binary = get_string(sj, "binary", c.server.backend == "ollama" ? "ollama" : c.server.binary, s);

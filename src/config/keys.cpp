@@ -1,6 +1,7 @@
 #include "kvsweep/config/keys.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "kvsweep/core/error.hpp"
 
@@ -21,16 +22,38 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  const std::string w = lower(word);
   std::optional<std::string> best;
   std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {
-    std::size_t d = edit_distance(word, c);
+    std::size_t d = edit_distance(w, lower(c));
     if (d < best_d) {
       best_d = d;
       best = c;
     }
   }
-  return best;
+  if (best || w.empty()) return best;
+  for (const auto& c : candidates) {
+    if (lower(c).starts_with(w)) return c;
+  }
+  return std::nullopt;
+}
+
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates) {
+  if (auto n = nearest(given, candidates)) return " (did you mean '" + *n + "'?)";
+  return "";
+}
+
+std::string did_you_mean_or_list(std::string_view given, const std::vector<std::string>& candidates) {
+  if (std::string hint = did_you_mean(given, candidates); !hint.empty()) return hint;
+  std::string list;
+  for (const auto& c : candidates) list += (list.empty() ? "" : ", ") + c;
+  return " (one of: " + list + ")";
 }
 
 Site Site::child(std::string_view key) const {
@@ -49,14 +72,7 @@ void check_keys(const nlohmann::json& obj, const std::vector<std::string>& allow
   if (!obj.is_object()) site.fail("expected an object, got " + std::string(obj.type_name()));
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
-    std::string msg = "unknown key '" + it.key() + "'";
-    if (auto n = nearest(it.key(), allowed)) msg += " (did you mean '" + *n + "'?)";
-    else {
-      msg += " (known keys:";
-      for (const auto& a : allowed) msg += " " + a;
-      msg += ")";
-    }
-    site.fail(msg);
+    site.fail("unknown key '" + it.key() + "'" + did_you_mean_or_list(it.key(), allowed));
   }
 }
 

@@ -434,7 +434,7 @@ std::unique_ptr<Probe> make_divergence_probe(const json& cfg, const ConfigSite& 
   const std::string mode = config::get_string(cfg, "mode", "cache", s);
   if (mode != "cache" && mode != "reference") {
     std::string msg = "expected \"cache\" or \"reference\", got \"" + mode + "\"";
-    if (auto n = config::nearest(mode, {"cache", "reference"})) msg += " (did you mean \"" + *n + "\"?)";
+    msg += config::did_you_mean(mode, {"cache", "reference"});
     s.child("mode").fail(msg);
   }
   // Two divergence probes (one per mode) are the usual pair, so the default name carries the mode.

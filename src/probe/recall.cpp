@@ -33,7 +33,7 @@ std::string one_of(const nlohmann::json& obj, const std::string& key, const std:
   const std::string v = config::get_string(obj, key, fallback, site);
   if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
   std::string msg = "unknown value '" + v + "'";
-  if (auto n = config::nearest(v, allowed)) msg += " (did you mean '" + *n + "'?)";
+  msg += config::did_you_mean(v, allowed);
   msg += "; one of:";
   for (const auto& a : allowed) msg += " " + a;
   site.child(key).fail(msg);

@@ -13,60 +13,15 @@
 #include <set>
 #include <sstream>
 
+#include "kvsweep/config/keys.hpp"
+
 namespace kvsweep::probe {
 
 namespace {
 
-constexpr std::array<std::string_view, 19> known_keys{
+const std::vector<std::string> known_keys{
     "kind",       "name", "texts",  "texts_file",        "template",  "preset", "hops",  "temperature", "seeds",
     "max_tokens", "budget_factor", "budget_plus", "mode", "system", "suppress_thinking", "threshold", "top_k",  "top_p", "min_p"};
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-/// "(did you mean "x"?)" when one candidate is close (few edits, or one is a prefix of the
-/// other); otherwise the list of candidates.
-template <class Range>
-std::string suggestion(std::string_view given, const Range& candidates) {
-  std::string_view best;
-  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-  for (std::string_view candidate : candidates) {
-    const std::size_t d = edit_distance(given, candidate);
-    if (d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  }
-  const bool prefix = !given.empty() && (best.starts_with(given) || given.starts_with(best));
-  if (!best.empty() && (best_distance <= std::max<std::size_t>(2, given.size() / 3) || prefix)) {
-    return "(did you mean \"" + std::string(best) + "\"?)";
-  }
-  if (!given.empty()) {
-    for (std::string_view candidate : candidates) {
-      if (candidate.starts_with(given)) return "(did you mean \"" + std::string(candidate) + "\"?)";
-    }
-  }
-  std::string list;
-  for (std::string_view candidate : candidates) {
-    if (!list.empty()) list += ", ";
-    list += candidate;
-  }
-  return "(one of: " + list + ")";
-}
 
 class Reader {
  public:
@@ -166,7 +121,7 @@ TelephoneConfig parse_telephone_config(const nlohmann::json& config, const Confi
 
   for (const auto& [key, value] : config.items()) {
     if (std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
-      reader.fail(key, "unknown key for a telephone probe " + suggestion(key, known_keys));
+      reader.fail(key, "unknown key for a telephone probe" + config::did_you_mean_or_list(key, known_keys));
     }
   }
 
@@ -212,7 +167,8 @@ TelephoneConfig parse_telephone_config(const nlohmann::json& config, const Confi
     out.preset = reader.string("preset");
     auto text = telephone_preset(out.preset);
     if (!text) {
-      reader.fail("preset", "unknown preset \"" + out.preset + "\" " + suggestion(out.preset, telephone_preset_names()));
+      reader.fail("preset", "unknown preset '" + out.preset + "'" +
+                                config::did_you_mean_or_list(out.preset, telephone_preset_names()));
     }
     out.template_text = *text;
   }
@@ -253,8 +209,7 @@ TelephoneConfig parse_telephone_config(const nlohmann::json& config, const Confi
     } else if (mode == "raw") {
       out.mode = TelephoneMode::raw;
     } else {
-      reader.fail("mode", "unknown mode \"" + mode + "\" " +
-                              suggestion(mode, std::array<std::string_view, 2>{"chat", "raw"}));
+      reader.fail("mode", "unknown mode '" + mode + "'" + config::did_you_mean_or_list(mode, {"chat", "raw"}));
     }
   }
   if (reader.has("system")) {

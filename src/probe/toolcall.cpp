@@ -216,8 +216,7 @@ ToolcallConfig parse_toolcall_config(const json& cfg, const ConfigSite& site) {
   if (auto k = corpus::parse_filler_kind(filler)) {
     o.filler = *k;
   } else {
-    std::string msg = "unknown filler \"" + filler + "\"";
-    if (auto n = config::nearest(filler, corpus::filler_kind_names())) msg += " (did you mean \"" + *n + "\"?)";
+    std::string msg = "unknown filler '" + filler + "'" + config::did_you_mean(filler, corpus::filler_kind_names());
     s.child("filler").fail(msg + "; expected \"code\", \"prose\" or \"logs\"");
   }
   const std::string mode = config::get_string(cfg, "mode", "json", s);

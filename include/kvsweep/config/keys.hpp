@@ -13,8 +13,15 @@ namespace kvsweep::config {
 
 /// Levenshtein distance (for "did you mean …?").
 std::size_t edit_distance(std::string_view a, std::string_view b);
-/// The candidate closest to `word`, if it is close enough to be a plausible typo.
+/// The candidate closest to `word`, if it is a plausible typo: within max(2, length/3) edits,
+/// letters compared without case, or else the first candidate that starts with `word`.
 std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates);
+
+/// The one "did you mean" hint of every config message: " (did you mean 'x'?)" for the nearest
+/// candidate, or "" when none is near.
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates);
+/// As did_you_mean, but " (one of: a, b, c)" when no candidate is near.
+std::string did_you_mean_or_list(std::string_view given, const std::vector<std::string>& candidates);
 
 /// Where in which file a value sits; builds messages `file: path.key: what`.
 class Site {
