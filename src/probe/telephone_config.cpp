@@ -23,15 +23,15 @@ const std::vector<std::string> known_keys{
     "kind",       "name", "texts",  "texts_file",        "template",  "preset", "hops",  "temperature", "seeds",
     "max_tokens", "budget_factor", "budget_plus", "mode", "system", "suppress_thinking", "threshold", "top_k",  "top_p", "min_p"};
 
+/// Typed, range-checked reads of one telephone probe object; every failure goes through
+/// config::Site, so it names the file and the key path like every other config message.
 class Reader {
  public:
-  Reader(const nlohmann::json& config, const ConfigSite& site) : m_config(config), m_site(site) {}
+  Reader(const nlohmann::json& config, const ConfigSite& site) : m_config(config), m_site(site.file, site.path) {}
 
   [[noreturn]] void fail(std::string_view key, const std::string& what) const {
-    std::string where = m_site.file.empty() ? std::string("<config>") : m_site.file;
-    std::string path = m_site.path;
-    if (!key.empty()) path += path.empty() ? std::string(key) : "." + std::string(key);
-    throw core::FatalError(where + ": " + (path.empty() ? "" : path + ": ") + what);
+    if (key.empty()) m_site.fail(what);
+    m_site.child(key).fail(what);
   }
 
   static std::string shown(const nlohmann::json& value) {
@@ -80,7 +80,7 @@ class Reader {
 
  private:
   const nlohmann::json& m_config;
-  const ConfigSite& m_site;
+  config::Site m_site;
 };
 
 std::vector<std::string> read_texts_file(const Reader& reader, const std::string& name, const ConfigSite& site) {
