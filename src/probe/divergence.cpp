@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 
+#include "kvsweep/probe/greedy.hpp"
 #include "kvsweep/score/divergence.hpp"
 
 namespace kvsweep::probe {
@@ -170,12 +171,7 @@ class DivergenceProbe final : public Probe {
     req.tokens = std::move(prompt);
     req.n_predict = n_predict;
     req.n_probs = m_top_n;
-    // Greedy, and every sampling field explicit so server defaults never change a result.
-    req.temperature = 0.0;
-    req.top_k = 40;
-    req.top_p = 1.0;
-    req.min_p = 0.0;
-    req.seed = 42;
+    set_greedy(req);
     req.cache_prompt = cache == PromptCache::reuse;
     return req;
   }

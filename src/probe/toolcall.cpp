@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/probe/greedy.hpp"
 #include "kvsweep/score/toolcall_score.hpp"
 #include "kvsweep/stats/splitmix64.hpp"
 
@@ -103,11 +104,7 @@ class ToolcallProbe final : public Probe {
     server::CompletionRequest req;
     req.messages = {{"system", prompt.system}, {"user", prompt.user}};
     req.n_predict = m_options.max_tokens;
-    req.temperature = 0.0;
-    req.top_k = 40;
-    req.top_p = 1.0;
-    req.min_p = 0.0;
-    req.seed = 42;
+    set_greedy(req);
     req.cache_prompt = true;
     if (m_options.mode == ToolcallMode::native) {
       req.extra["tools"] = prompt.tools;
