@@ -41,12 +41,7 @@ struct RunOpts {
 
 /// The llama-server binary: an absolute/relative path as given, else $KVSWEEP_LLAMA_BIN/<name>, else PATH.
 std::string resolve_binary(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  if (const char* dir = std::getenv("KVSWEEP_LLAMA_BIN"); dir && *dir) {
-    std::filesystem::path p = std::filesystem::path(dir) / name;
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  std::string found = process::which(name);
+  std::string found = process::find_llama_tool(name);
   if (found.empty()) {
     throw core::FatalError("server binary '" + name +
                            "' not found: set server.binary in the config, put it on PATH, or set "
@@ -63,6 +58,33 @@ std::string resolve_ollama_binary(const std::string& name) {
                            "to its path");
   }
   return found;
+}
+
+/// Where a server comes from: the config's server section (for the cells) or its embedder.
+struct ServerSource {
+  std::string backend;  // llama-server | ollama | external
+  std::string api;      // external: "ollama" speaks Ollama's API, else llama-server's
+  std::string binary;   // llama-server, or ollama when it is launched
+  std::string url;      // external; ollama: attach to this Ollama instead of launching one
+  std::string api_key_env;
+  std::string url_user;
+  std::string url_password;
+};
+
+/// The backend for `source`, its binary resolved now (a missing binary is a setup error);
+/// `llama` carries llama-server's other options (embeddings, pooling).
+std::unique_ptr<server::Backend> make_backend(const ServerSource& source, server::LlamaServerOptions llama) {
+  if (source.backend == "ollama" || (source.backend == "external" && source.api == "ollama")) {
+    const std::string binary =
+        source.backend == "ollama" && source.url.empty() ? resolve_ollama_binary(source.binary) : std::string();
+    return std::make_unique<server::OllamaBackend>(
+        server::OllamaOptions{binary, source.url, source.api_key_env, source.url_user, source.url_password});
+  }
+  if (source.backend == "external")
+    return std::make_unique<server::ExternalBackend>(
+        server::ExternalOptions{source.url, source.api_key_env, source.url_user, source.url_password});
+  llama.binary = resolve_binary(source.binary);
+  return std::make_unique<server::LlamaServerBackend>(llama);
 }
 
 std::string default_run_dir(const config::Config& c) {
@@ -193,18 +215,13 @@ int run_command(const RunOpts& o) {
   }
 
   // Resolve the server before the run directory exists: a missing binary leaves nothing behind.
-  std::unique_ptr<server::Backend> backend;
-  if (cfg.server.backend == "ollama") {
-    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{resolve_ollama_binary(cfg.server.binary), "", "", "", ""});
-  } else if (cfg.server.backend == "external" && cfg.server.api == "ollama") {
-    backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{"", cfg.server.url, cfg.server.api_key_env, cfg.server.url_user,
-                                                                              cfg.server.url_password});
-  } else if (cfg.server.backend == "external") {
-    backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{cfg.server.url, cfg.server.api_key_env, cfg.server.url_user,
-                                                                                  cfg.server.url_password});
-  } else {
-    backend = std::make_unique<server::LlamaServerBackend>(server::LlamaServerOptions{resolve_binary(cfg.server.binary)});
-  }
+  // The cells' Ollama is always launched (ollama serve per cell), never attached to.
+  const bool cells_external = cfg.server.backend == "external";
+  std::unique_ptr<server::Backend> backend = make_backend(
+      ServerSource{cfg.server.backend, cfg.server.api, cfg.server.binary, cells_external ? cfg.server.url : "",
+                   cells_external ? cfg.server.api_key_env : "", cells_external ? cfg.server.url_user : "",
+                   cells_external ? cfg.server.url_password : ""},
+      server::LlamaServerOptions{});
 
   if (run_dir.empty()) run_dir = default_run_dir(cfg);
   auto store = resume ? sweep::RunStore::open(run_dir) : sweep::RunStore::create(run_dir);
@@ -239,18 +256,12 @@ int run_command(const RunOpts& o) {
     spec.extra_args = e.args;
     spec.ready_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.ready_timeout_s * 1000));
     spec.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.request_timeout_s * 1000));
-    if (e.backend == "ollama") {
-      // Its own `ollama serve` at f16 KV (or the Ollama at e.url), never the cell's server.
-      std::string binary;
-      if (e.url.empty()) binary = resolve_ollama_binary(cfg.server.backend == "ollama" ? cfg.server.binary : "ollama");
-      embed_backend = std::make_unique<server::OllamaBackend>(server::OllamaOptions{binary, e.url, e.api_key_env, e.url_user, e.url_password});
-      if (cfg.server.backend == "ollama") spec.env = cfg.server.env;  // the same model store
-    } else if (e.backend == "external") {
-      embed_backend = std::make_unique<server::ExternalBackend>(server::ExternalOptions{e.url, e.api_key_env, e.url_user, e.url_password});
-    } else {
-      server::LlamaServerOptions lo{resolve_binary(cfg.server.binary), true, e.pooling};
-      embed_backend = std::make_unique<server::LlamaServerBackend>(lo);
-    }
+    // Ollama: its own `ollama serve` at f16 KV (or the Ollama at e.url), never the cell's server.
+    const std::string binary = e.backend == "ollama" ? (cfg.server.backend == "ollama" ? cfg.server.binary : "ollama")
+                                                     : cfg.server.binary;
+    embed_backend = make_backend(ServerSource{e.backend, "", binary, e.url, e.api_key_env, e.url_user, e.url_password},
+                                 server::LlamaServerOptions{"", true, e.pooling});
+    if (e.backend == "ollama" && cfg.server.backend == "ollama") spec.env = cfg.server.env;  // the same model store
     auto inst = embed_backend->start(spec, cancel_flag());
     if (!inst) throw core::FatalError("embedder failed to start: " + inst.error().message + "\n" + inst.error().log_tail);
     embed_instance = std::move(*inst);

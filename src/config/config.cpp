@@ -5,13 +5,19 @@
 #include <sstream>
 
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/core/cache_types.hpp"
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/core/fnv1a.hpp"
 #include "kvsweep/http/credentials.hpp"
 
 namespace kvsweep::config {
 
 const std::vector<std::string>& cache_types() {
-  static const std::vector<std::string> types = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> names;
+    for (const auto& t : core::kCacheTypes) names.emplace_back(t.name);
+    return names;
+  }();
   return types;
 }
 
@@ -27,7 +33,7 @@ void check_type(const std::string& t, const Site& site) {
   const auto& types = cache_types();
   if (std::find(types.begin(), types.end(), t) != types.end()) return;
   std::string msg = "unknown cache type '" + t + "'";
-  if (auto n = nearest(t, types)) msg += " (did you mean '" + *n + "'?)";
+  msg += did_you_mean(t, types);
   site.fail(msg + "; valid types: " + join(types));
 }
 
@@ -100,7 +106,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     static const std::vector<std::string> backends = {"llama-server", "ollama", "external"};
     if (std::find(backends.begin(), backends.end(), c.server.backend) == backends.end()) {
       std::string msg = "unknown backend '" + c.server.backend + "'";
-      if (auto n = nearest(c.server.backend, backends)) msg += " (did you mean '" + *n + "'?)";
+      msg += did_you_mean(c.server.backend, backends);
       s.child("backend").fail(msg + "; valid: " + join(backends));
     }
     c.server.binary = get_string(sj, "binary", c.server.backend == "ollama" ? "ollama" : c.server.binary, s);
@@ -323,15 +329,9 @@ std::string config_hash(const Config& c) {
   j.erase("output_dir");
   j.erase("sweep");  // how many cells ran at once, and on which device, does not change what they answer
   // FNV-1a 64 over the canonical dump (keys sorted by nlohmann's std::map); enough to tell configs apart.
-  std::string s = j.dump();
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char ch : s) {
-    h ^= ch;
-    h *= 1099511628211ULL;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  // The seed is not FNV's offset basis (a digit short of 14695981039346656037) but has always been
+  // this one; keeping it keeps the hashes of existing runs, which merge compares.
+  return core::hex16(core::fnv1a64(j.dump(), 1469598103934665603ULL));
 }
 
 }  // namespace kvsweep::config

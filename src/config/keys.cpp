@@ -1,6 +1,7 @@
 #include "kvsweep/config/keys.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 #include "kvsweep/core/error.hpp"
 
@@ -21,16 +22,38 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  const std::string w = lower(word);
   std::optional<std::string> best;
   std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {
-    std::size_t d = edit_distance(word, c);
+    std::size_t d = edit_distance(w, lower(c));
     if (d < best_d) {
       best_d = d;
       best = c;
     }
   }
-  return best;
+  if (best || w.empty()) return best;
+  for (const auto& c : candidates) {
+    if (lower(c).starts_with(w)) return c;
+  }
+  return std::nullopt;
+}
+
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates) {
+  if (auto n = nearest(given, candidates)) return " (did you mean '" + *n + "'?)";
+  return "";
+}
+
+std::string did_you_mean_or_list(std::string_view given, const std::vector<std::string>& candidates) {
+  if (std::string hint = did_you_mean(given, candidates); !hint.empty()) return hint;
+  std::string list;
+  for (const auto& c : candidates) list += (list.empty() ? "" : ", ") + c;
+  return " (one of: " + list + ")";
 }
 
 Site Site::child(std::string_view key) const {
@@ -42,21 +65,14 @@ Site Site::index(std::size_t i) const { return Site(m_file, m_path + "[" + std::
 void Site::fail(const std::string& message) const {
   std::string where = m_file;
   if (!m_path.empty()) where += (where.empty() ? "" : ": ") + m_path;
-  throw core::FatalError(where + ": " + message);
+  throw core::FatalError(where.empty() ? message : where + ": " + message);
 }
 
 void check_keys(const nlohmann::json& obj, const std::vector<std::string>& allowed, const Site& site) {
   if (!obj.is_object()) site.fail("expected an object, got " + std::string(obj.type_name()));
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end()) continue;
-    std::string msg = "unknown key '" + it.key() + "'";
-    if (auto n = nearest(it.key(), allowed)) msg += " (did you mean '" + *n + "'?)";
-    else {
-      msg += " (known keys:";
-      for (const auto& a : allowed) msg += " " + a;
-      msg += ")";
-    }
-    site.fail(msg);
+    site.fail("unknown key '" + it.key() + "'" + did_you_mean_or_list(it.key(), allowed));
   }
 }
 
@@ -79,6 +95,16 @@ long long get_int(const nlohmann::json& obj, const std::string& key, long long f
   const auto& v = obj[key];
   if (!v.is_number_integer()) site.child(key).fail("expected an integer, got " + v.dump());
   return v.get<long long>();
+}
+
+long long get_int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
+                     const Site& site) {
+  const long long v = get_int(obj, key, fallback, site);
+  if (v < lo || v > hi) {
+    site.child(key).fail("must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+                         std::to_string(v));
+  }
+  return v;
 }
 
 bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, const Site& site) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kvsweep/core/fnv1a.hpp"
 #include "kvsweep/model/gguf.hpp"
 #include "kvsweep/model/vocab.hpp"
 #include "kvsweep/stats/splitmix64.hpp"
@@ -47,16 +48,6 @@ struct Gains {
 constexpr Gains gains;
 
 using stats::SplitMix64;
-
-// FNV-1a, to give every tensor its own stream derived from (seed, name).
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 /// One tensor of the model and how to fill it.
 struct TensorSpec {
@@ -119,7 +110,8 @@ void fill_tensor(const TensorSpec& spec, std::uint64_t seed, std::string& out) {
     table[k] = f16_bits((static_cast<float>(k) + 0.5f) * step - a);
   }
 
-  SplitMix64 rng(seed ^ fnv1a(spec.name));
+  // FNV-1a of the name gives every tensor its own stream derived from (seed, name).
+  SplitMix64 rng(seed ^ core::fnv1a64(spec.name));
   const std::size_t start = out.size();
   out.resize(start + static_cast<std::size_t>(n * 2));
   auto* dst = reinterpret_cast<unsigned char*>(out.data() + start);

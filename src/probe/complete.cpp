@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/probe/greedy.hpp"
 
 namespace kvsweep::probe {
 
@@ -41,11 +42,7 @@ class CompleteProbe final : public Probe {
     if (m_chat) req.messages = {{"user", prompt}};
     else req.prompt = prompt;
     req.n_predict = m_max_tokens;
-    req.temperature = 0.0;
-    req.top_k = 40;
-    req.top_p = 1.0;
-    req.min_p = 0.0;
-    req.seed = 42;
+    set_greedy(req);
     req.cache_prompt = false;
     auto res = ctx.api.complete(req);
     if (!res) return std::unexpected(res.error());

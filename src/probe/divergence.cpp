@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 
+#include "kvsweep/probe/greedy.hpp"
 #include "kvsweep/score/divergence.hpp"
 
 namespace kvsweep::probe {
@@ -56,14 +57,6 @@ struct Forced {
   std::vector<double> kl;
   std::vector<double> js;
 };
-
-void add(server::Timings& sum, const server::Timings& t) {
-  sum.prompt_n += t.prompt_n;
-  sum.cache_n += t.cache_n;
-  sum.prompt_ms += t.prompt_ms;
-  sum.predicted_n += t.predicted_n;
-  sum.predicted_ms += t.predicted_ms;
-}
 
 core::Expected<TopList> top_of(const server::TokenLogprob& tp) {
   if (tp.top.empty())
@@ -178,12 +171,7 @@ class DivergenceProbe final : public Probe {
     req.tokens = std::move(prompt);
     req.n_predict = n_predict;
     req.n_probs = m_top_n;
-    // Greedy, and every sampling field explicit so server defaults never change a result.
-    req.temperature = 0.0;
-    req.top_k = 40;
-    req.top_p = 1.0;
-    req.min_p = 0.0;
-    req.seed = 42;
+    set_greedy(req);
     req.cache_prompt = cache == PromptCache::reuse;
     return req;
   }
@@ -194,7 +182,7 @@ class DivergenceProbe final : public Probe {
   core::Expected<Generation> generate(Context& ctx, const Tokens& prompt, server::Timings& sum) const {
     auto res = ctx.api.complete(request(prompt, m_tokens, PromptCache::recompute));
     if (!res) return std::unexpected(res.error());
-    add(sum, res->timings);
+    sum += res->timings;
     Generation g;
     g.content = res->content;
     g.stop_type = res->stop_type;
@@ -210,7 +198,7 @@ class DivergenceProbe final : public Probe {
   }
 
   static core::Expected<Step> to_step(const server::CompletionResponse& res, server::Timings& sum) {
-    add(sum, res.timings);
+    sum += res.timings;
     if (res.probs.empty())
       return core::fail(core::ErrorKind::parse, "a one-token request returned no completion_probabilities");
     auto top = top_of(res.probs.front());
@@ -442,7 +430,7 @@ std::unique_ptr<Probe> make_divergence_probe(const json& cfg, const ConfigSite& 
   const std::string mode = config::get_string(cfg, "mode", "cache", s);
   if (mode != "cache" && mode != "reference") {
     std::string msg = "expected \"cache\" or \"reference\", got \"" + mode + "\"";
-    if (auto n = config::nearest(mode, {"cache", "reference"})) msg += " (did you mean \"" + *n + "\"?)";
+    msg += config::did_you_mean(mode, {"cache", "reference"});
     s.child("mode").fail(msg);
   }
   // Two divergence probes (one per mode) are the usual pair, so the default name carries the mode.

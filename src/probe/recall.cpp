@@ -7,33 +7,25 @@
 
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/corpus/sample.hpp"
+#include "kvsweep/probe/random_bodies_config.hpp"
 #include "kvsweep/score/recall_score.hpp"
 
 namespace kvsweep::probe {
 
 namespace {
 
-const std::vector<std::string> k_keys = {"kind",  "name",         "corpus", "k",     "seed",
+const std::vector<std::string> k_keys = {"kind",  "name",         "corpus", "k",     "sample_size", "seed",
                                          "lines", "bonus_lines",  "pass_lines", "relax_indent",
                                          "align", "mode",         "max_tokens", "prefill_no_think",
                                          "bounded", "budget_factor", "budget_plus", "stop_extra_lines",
                                          "cue"};
 const std::vector<std::string> k_corpus_keys = {"files", "random_bodies"};
-const std::vector<std::string> k_random_keys = {"functions", "value_len", "seed", "min_lines", "max_lines",
-                                                "confusable"};
-const std::vector<std::string> k_confusable_keys = {"family_size", "prefix_len", "suffix_len", "mutate",
-                                                    "literal_tail"};
 
 config::Site site_of(const ConfigSite& site) { return config::Site(site.file, site.path); }
 
 int int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
            const config::Site& site) {
-  const long long v = config::get_int(obj, key, fallback, site);
-  if (v < lo || v > hi) {
-    site.child(key).fail("must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
-                         std::to_string(v));
-  }
-  return static_cast<int>(v);
+  return static_cast<int>(config::get_int_in(obj, key, fallback, lo, hi, site));
 }
 
 std::string one_of(const nlohmann::json& obj, const std::string& key, const std::string& fallback,
@@ -41,43 +33,12 @@ std::string one_of(const nlohmann::json& obj, const std::string& key, const std:
   const std::string v = config::get_string(obj, key, fallback, site);
   if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
   std::string msg = "unknown value '" + v + "'";
-  if (auto n = config::nearest(v, allowed)) msg += " (did you mean '" + *n + "'?)";
+  msg += config::did_you_mean(v, allowed);
   msg += "; one of:";
   for (const auto& a : allowed) msg += " " + a;
   site.child(key).fail(msg);
 }
 
-corpus::RandomBodiesOptions parse_random_bodies(const nlohmann::json& obj, const config::Site& site) {
-  config::check_keys(obj, k_random_keys, site);
-  corpus::RandomBodiesOptions o;
-  o.functions = int_in(obj, "functions", o.functions, 1, 1'000'000, site);
-  o.value_len = int_in(obj, "value_len", o.value_len, 1, 100'000, site);
-  const long long seed = config::get_int(obj, "seed", 42, site);
-  if (seed < 0) site.child("seed").fail("must not be negative, got " + std::to_string(seed));
-  o.seed = static_cast<std::uint64_t>(seed);
-  o.min_lines = int_in(obj, "min_lines", o.min_lines, 1, 100'000, site);
-  o.max_lines = int_in(obj, "max_lines", std::max(o.max_lines, o.min_lines), o.min_lines, 100'000, site);
-  if (obj.contains("confusable")) {
-    const auto& c = obj["confusable"];
-    const config::Site csite = site.child("confusable");
-    if (c.is_boolean()) {
-      if (c.get<bool>()) o.confusable = corpus::ConfusableOptions{};
-    } else if (c.is_object()) {
-      config::check_keys(c, k_confusable_keys, csite);
-      corpus::ConfusableOptions co;
-      co.family_size = static_cast<int>(config::get_int(c, "family_size", co.family_size, csite));
-      co.prefix_len = static_cast<int>(config::get_int(c, "prefix_len", co.prefix_len, csite));
-      co.suffix_len = static_cast<int>(config::get_int(c, "suffix_len", co.suffix_len, csite));
-      co.literal_tail = static_cast<int>(config::get_int(c, "literal_tail", co.literal_tail, csite));
-      co.mutate = config::get_number(c, "mutate", co.mutate, csite);  // range: check_random_bodies
-      o.confusable = co;
-    } else {
-      csite.fail("expected true/false or an object of knobs, got " + c.dump());
-    }
-  }
-  if (const std::string problem = corpus::check_random_bodies(o); !problem.empty()) site.fail(problem);
-  return o;
-}
 
 bool is_pattern(const std::string& path) { return path.find_first_of("*?[") != std::string::npos; }
 
@@ -111,14 +72,6 @@ std::vector<std::string> expand_files(const std::vector<std::string>& files, con
   return out;
 }
 
-void add(server::Timings& sum, const server::Timings& t) {
-  sum.prompt_n += t.prompt_n;
-  sum.cache_n += t.cache_n;
-  sum.prompt_ms += t.prompt_ms;
-  sum.predicted_n += t.predicted_n;
-  sum.predicted_ms += t.predicted_ms;
-}
-
 }  // namespace
 
 RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& where) {
@@ -145,10 +98,14 @@ RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& wh
       if (!language) corpus_site.child("files").index(i).fail(language.error().message);
     }
   } else {
-    c.random_bodies = parse_random_bodies(corpus_cfg["random_bodies"], corpus_site.child("random_bodies"));
+    c.random_bodies = read_random_bodies(corpus_cfg["random_bodies"], corpus_site.child("random_bodies"));
   }
 
-  c.k = int_in(cfg, "k", c.k, 1, 100'000, site);
+  // "k" is the older name of "sample_size"; both are accepted, one at a time.
+  if (cfg.contains("k") && cfg.contains("sample_size"))
+    site.fail("give one of \"sample_size\" and \"k\" (its older name), not both");
+  const std::string sample_key = cfg.contains("k") ? "k" : "sample_size";
+  c.sample_size = int_in(cfg, sample_key, c.sample_size, 1, 100'000, site);
   c.seed = config::get_int(cfg, "seed", c.seed, site);
   c.lines = int_in(cfg, "lines", c.lines, 1, 100'000, site);
   c.bonus_lines = int_in(cfg, "bonus_lines", c.bonus_lines, 0, 100'000, site);
@@ -262,7 +219,7 @@ std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& ta
 
 RecallProbe::RecallProbe(RecallConfig config, corpus::Corpus corpus)
     : m_config(std::move(config)), m_corpus(std::move(corpus)) {
-  m_sampled = corpus::stratified_sample(m_corpus.targets, m_corpus.total_lines, m_config.k, m_config.seed);
+  m_sampled = corpus::stratified_sample(m_corpus.targets, m_corpus.total_lines, m_config.sample_size, m_config.seed);
 }
 
 std::vector<Item> RecallProbe::items() const {
@@ -460,7 +417,7 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
                     {"passed", s.passed ? 1 : 0},
                     {"produced_lines", s.produced_lines},
                     {"cut", cut.is_null() ? 0 : 1}};
-  add(result.timings, reply->timings);
+  result.timings += reply->timings;
   return result;
 }
 

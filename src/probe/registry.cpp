@@ -48,7 +48,7 @@ std::unique_ptr<Probe> make_probe(const nlohmann::json& cfg, const ConfigSite& s
   for (const auto& e : registry())
     if (kind == e.kind) return e.make(cfg, site);
   std::string msg = "unknown probe kind '" + kind + "'";
-  if (auto n = config::nearest(kind, probe_kinds())) msg += " (did you mean '" + *n + "'?)";
+  msg += config::did_you_mean(kind, probe_kinds());
   std::string k;
   for (const auto& x : probe_kinds()) k += (k.empty() ? "" : ", ") + x;
   s.child("kind").fail(msg + "; known: " + k);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/probe/greedy.hpp"
 #include "kvsweep/score/toolcall_score.hpp"
 #include "kvsweep/stats/splitmix64.hpp"
 
@@ -14,245 +15,6 @@ namespace {
 
 using nlohmann::json;
 using stats::SplitMix64;
-
-// Written for kvsweep. Parameter names overlap across neighbours on purpose (path / file_path /
-// dir_path / root, pattern / query / regex / glob, service / service_name), so a model that reads
-// a schema fuzzily picks a wrong tool or a neighbour's parameter.
-constexpr const char* kCatalogue = R"([
- {"name": "search_files",
-  "description": "Search every file below a directory for a literal text pattern; returns the paths of the files that contain it.",
-  "parameters": {"type": "object", "properties": {
-    "path": {"type": "string", "description": "Directory to search below."},
-    "pattern": {"type": "string", "description": "Literal text to look for."},
-    "max_results": {"type": "integer", "description": "Stop after this many files."},
-    "case_sensitive": {"type": "boolean", "description": "Match letter case exactly."}},
-   "required": ["path", "pattern"]}},
- {"name": "search_file",
-  "description": "Search inside one file for a literal string; returns the matching lines.",
-  "parameters": {"type": "object", "properties": {
-    "file_path": {"type": "string", "description": "The file to search in."},
-    "query": {"type": "string", "description": "Literal text to look for."},
-    "context_lines": {"type": "integer", "description": "Lines of context around each match."}},
-   "required": ["file_path", "query"]}},
- {"name": "grep_repo",
-  "description": "Run a regular expression over the whole repository checked out at a root directory.",
-  "parameters": {"type": "object", "properties": {
-    "root": {"type": "string", "description": "Root directory of the checkout."},
-    "regex": {"type": "string", "description": "Regular expression (RE2 syntax)."},
-    "include_glob": {"type": "string", "description": "Only files matching this glob."}},
-   "required": ["root", "regex"]}},
- {"name": "read_file",
-  "description": "Read a range of lines from one file.",
-  "parameters": {"type": "object", "properties": {
-    "file_path": {"type": "string", "description": "The file to read."},
-    "start_line": {"type": "integer", "description": "First line to read (1-based)."},
-    "end_line": {"type": "integer", "description": "Last line to read (inclusive)."}},
-   "required": ["file_path", "start_line", "end_line"]}},
- {"name": "open_file",
-  "description": "Open a file in the editor, optionally at a line.",
-  "parameters": {"type": "object", "properties": {
-    "path": {"type": "string", "description": "The file to open."},
-    "line": {"type": "integer", "description": "Line to place the cursor on."},
-    "mode": {"type": "string", "enum": ["view", "edit"], "description": "Open read-only or for editing."}},
-   "required": ["path"]}},
- {"name": "list_directory",
-  "description": "List the entries of a directory.",
-  "parameters": {"type": "object", "properties": {
-    "dir_path": {"type": "string", "description": "The directory to list."},
-    "recursive": {"type": "boolean", "description": "Also list every subdirectory."},
-    "max_depth": {"type": "integer", "description": "Deepest level to descend to when recursive."}},
-   "required": ["dir_path", "recursive"]}},
- {"name": "list_files",
-  "description": "List the files whose paths match a glob pattern.",
-  "parameters": {"type": "object", "properties": {
-    "glob": {"type": "string", "description": "Glob pattern, e.g. src/**/*.py."},
-    "root": {"type": "string", "description": "Directory the glob is relative to."}},
-   "required": ["glob"]}},
- {"name": "get_log_entries",
-  "description": "Fetch the log entries of one service at one severity level since a point in time.",
-  "parameters": {"type": "object", "properties": {
-    "service": {"type": "string", "description": "Service name."},
-    "level": {"type": "string", "enum": ["debug", "info", "warn", "error"], "description": "Severity level."},
-    "since": {"type": "string", "description": "ISO-8601 timestamp of the earliest entry."}},
-   "required": ["service", "level", "since"]}},
- {"name": "tail_logs",
-  "description": "Show the newest log lines of a service.",
-  "parameters": {"type": "object", "properties": {
-    "service_name": {"type": "string", "description": "Service name."},
-    "lines": {"type": "integer", "description": "How many lines."}},
-   "required": ["service_name"]}},
- {"name": "replace_in_file",
-  "description": "Replace every occurrence of a text in one file.",
-  "parameters": {"type": "object", "properties": {
-    "file_path": {"type": "string", "description": "The file to edit."},
-    "old_text": {"type": "string", "description": "Text to replace."},
-    "new_text": {"type": "string", "description": "Replacement text."}},
-   "required": ["file_path", "old_text", "new_text"]}},
- {"name": "run_command",
-  "description": "Run a shell command and return its output.",
-  "parameters": {"type": "object", "properties": {
-    "command": {"type": "string", "description": "The command line."},
-    "cwd": {"type": "string", "description": "Working directory."},
-    "timeout_s": {"type": "integer", "description": "Seconds before the command is killed."}},
-   "required": ["command"]}},
- {"name": "create_ticket",
-  "description": "File a ticket in the issue tracker.",
-  "parameters": {"type": "object", "properties": {
-    "title": {"type": "string", "description": "One-line summary."},
-    "priority": {"type": "string", "enum": ["low", "medium", "high", "urgent"], "description": "Priority."},
-    "assignee": {"type": "string", "description": "Who should handle it."}},
-   "required": ["title", "priority"]}}
-])";
-
-// Word lists for argument values (written for kvsweep).
-constexpr const char* kAreas[] = {"billing", "orders", "accounts", "shipping", "catalog", "reports", "auth", "search"};
-constexpr const char* kNouns[] = {"ledger", "invoice", "quota", "refund", "tenant", "coupon", "parcel", "webhook",
-                                  "receipt", "snapshot", "replica", "policy"};
-constexpr const char* kRoles[] = {"api", "worker", "scheduler", "gateway", "indexer"};
-constexpr const char* kVerbs[] = {"reconcile", "settle", "archive", "validate", "publish", "reserve"};
-
-template <std::size_t N>
-std::string pick(SplitMix64& rng, const char* const (&words)[N]) {
-  return words[rng.below(N)];
-}
-
-/// Four hex digits mixing at least one digit with at least one letter (e.g. 7f2a): a word the
-/// filler never produces (see corpus::make_filler), so a value holding it appears only in the note.
-std::string hex_word(SplitMix64& rng) {
-  constexpr std::string_view digits = "0123456789abcdef";
-  for (;;) {
-    std::string w;
-    for (int i = 0; i < 4; ++i) w += digits[rng.below(16)];
-    const bool has_digit = std::any_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
-    const bool has_letter = std::any_of(w.begin(), w.end(), [](char c) { return c >= 'a' && c <= 'f'; });
-    if (has_digit && has_letter) return w;
-  }
-}
-
-std::string two_digits(std::uint64_t v) { return (v < 10 ? "0" : "") + std::to_string(v); }
-
-/// Fills the target, its arguments, the note and the question of `task` from one of six templates.
-void make_call(SplitMix64& rng, ToolcallTask& task) {
-  const std::string id = task.note_id;
-  const std::string hex = hex_word(rng);
-  std::string hex2 = hex_word(rng);
-  while (hex2 == hex) hex2 = hex_word(rng);
-  switch (rng.below(6)) {
-    case 0: {
-      const std::string path = "services/" + pick(rng, kAreas) + "-" + hex + "/" + pick(rng, kNouns);
-      const std::string pattern = pick(rng, kNouns) + "_" + pick(rng, kNouns) + "_flag_" + hex2;
-      task.expected_tool = "search_files";
-      task.expected_arguments = {{"path", path}, {"pattern", pattern}};
-      task.note = id + ": the deprecated flag is still referenced somewhere below the directory " + path +
-                  "; every file there that contains the text \"" + pattern + "\" has to be found.";
-      task.question = "Follow note " + id + ": find every file below the directory it names that contains the text it quotes.";
-      break;
-    }
-    case 1: {
-      const std::string file = "services/" + pick(rng, kAreas) + "-" + hex + "/" + pick(rng, kNouns) + "_" +
-                               pick(rng, kNouns) + ".py";
-      const std::string query = "could not " + pick(rng, kVerbs) + " " + pick(rng, kNouns) + " " + hex2;
-      task.expected_tool = "search_file";
-      task.expected_arguments = {{"file_path", file}, {"query", query}};
-      task.note = id + ": the broken assertion lives in the single file " + file +
-                  "; its failure message contains \"" + query + "\".";
-      task.question = "Follow note " + id + ": search inside the one file it names for the message it quotes.";
-      break;
-    }
-    case 2: {
-      const std::string root = "/srv/checkouts/" + pick(rng, kAreas) + "-" + hex;
-      const std::string regex = pick(rng, kNouns) + "_[0-9]+_" + hex2;
-      task.expected_tool = "grep_repo";
-      task.expected_arguments = {{"root", root}, {"regex", regex}};
-      task.note = id + ": before the release, the whole repository checked out at " + root +
-                  " must be scanned with the regular expression \"" + regex + "\".";
-      task.question = "Follow note " + id + ": scan the whole repository it names with the regular expression it gives.";
-      break;
-    }
-    case 3: {
-      const std::string file = "lib/" + pick(rng, kAreas) + "/" + pick(rng, kNouns) + "_" + hex + ".py";
-      const int start = 10 + static_cast<int>(rng.below(890));
-      const int end = start + 5 + static_cast<int>(rng.below(56));
-      task.expected_tool = "read_file";
-      task.expected_arguments = {{"file_path", file}, {"start_line", start}, {"end_line", end}};
-      task.note = id + ": the suspicious code is lines " + std::to_string(start) + " to " + std::to_string(end) +
-                  " of " + file + ".";
-      task.question = "Follow note " + id + ": read exactly the lines it points to.";
-      break;
-    }
-    case 4: {
-      static const char* const kLevels[] = {"debug", "info", "warn", "error"};
-      const std::string service = pick(rng, kAreas) + "-" + pick(rng, kRoles) + "-" + hex;
-      const std::string level = pick(rng, kLevels);
-      const std::string since = "2026-04-" + two_digits(1 + rng.below(28)) + "T" + two_digits(rng.below(24)) + ":" +
-                                two_digits(rng.below(60)) + ":00Z";
-      task.expected_tool = "get_log_entries";
-      task.expected_arguments = {{"service", service}, {"level", level}, {"since", since}};
-      task.note = id + ": the service " + service + " started misbehaving at " + since + "; only its " + level +
-                  "-level entries matter.";
-      task.question = "Follow note " + id + ": fetch the log entries it asks for.";
-      break;
-    }
-    default: {
-      const std::string dir = "data/" + pick(rng, kAreas) + "-" + hex + "/" + pick(rng, kNouns) + "s";
-      const bool recursive = rng.below(2) == 0;
-      task.expected_tool = "list_directory";
-      task.expected_arguments = {{"dir_path", dir}, {"recursive", recursive}};
-      task.note = id + ": we need " +
-                  (recursive ? std::string("a full recursive listing") : std::string("a top-level listing only (not recursive)")) +
-                  " of the directory " + dir + ".";
-      task.question = "Follow note " + id + ": list the directory it names, the way it asks.";
-      break;
-    }
-  }
-}
-
-/// The filler's own seed: fixed per task seed, the same at every length.
-std::uint64_t filler_seed(std::uint64_t seed) { return seed * 0x9e3779b97f4a7c15ULL ^ 0x66696c6c6572ULL; }
-
-std::string tool_lines(const json& tools) {
-  std::string out;
-  for (const auto& t : tools) out += t.dump() + "\n";
-  return out;
-}
-
-json native_tools(const json& tools) {
-  json out = json::array();
-  for (const auto& t : tools)
-    out.push_back({{"type", "function"},
-                   {"function", {{"name", t["name"]}, {"description", t["description"]}, {"parameters", t["parameters"]}}}});
-  return out;
-}
-
-constexpr const char* kSystemJson =
-    "You are a coding agent working in a large repository. These are the tools you can call, one per line, "
-    "each with its parameters as a JSON Schema:\n\n";
-constexpr const char* kAnswerJson =
-    "To call a tool, answer with only a JSON object of the form {\"tool\": \"<tool name>\", \"arguments\": "
-    "{\"<parameter>\": <value>, ...}} and nothing else.";
-constexpr const char* kSystemNative =
-    "You are a coding agent working in a large repository. Act only through the tools you are given: answer "
-    "with exactly one tool call.";
-constexpr const char* kIntro = "Below is material gathered from the repository, its notes and its logs.\n\n";
-
-std::string system_text(const ToolcallTask& task, ToolcallMode mode) {
-  if (mode == ToolcallMode::native) return kSystemNative;
-  return std::string(kSystemJson) + tool_lines(task.tools) + "\n" + kAnswerJson;
-}
-
-std::string question_text(const ToolcallTask& task, ToolcallMode mode) {
-  std::string q = "\n" + task.question + " Make exactly one tool call.";
-  if (mode == ToolcallMode::json) q += " Answer with only the JSON object.";
-  return q;
-}
-
-std::uint64_t fnv1a64(std::string_view s, std::uint64_t h = 0xcbf29ce484222325ULL) {
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::string item_key(int length, std::uint64_t seed) {
   return "L" + std::to_string(length) + "-s" + std::to_string(seed);
@@ -265,7 +27,7 @@ bool exceeds_context_error(const core::Error& e) {
 
 class ToolcallProbe final : public Probe {
  public:
-  explicit ToolcallProbe(ToolcallOptions options) : m_options(std::move(options)) {}
+  explicit ToolcallProbe(ToolcallConfig options) : m_options(std::move(options)) {}
 
   std::string kind() const override { return "toolcall"; }
   std::string name() const override { return m_options.name; }
@@ -342,11 +104,7 @@ class ToolcallProbe final : public Probe {
     server::CompletionRequest req;
     req.messages = {{"system", prompt.system}, {"user", prompt.user}};
     req.n_predict = m_options.max_tokens;
-    req.temperature = 0.0;
-    req.top_k = 40;
-    req.top_p = 1.0;
-    req.min_p = 0.0;
-    req.seed = 42;
+    set_greedy(req);
     req.cache_prompt = true;
     if (m_options.mode == ToolcallMode::native) {
       req.extra["tools"] = prompt.tools;
@@ -404,7 +162,7 @@ class ToolcallProbe final : public Probe {
     return tokens->size();
   }
 
-  ToolcallOptions m_options;
+  ToolcallConfig m_options;
 };
 
 std::vector<int> get_lengths(const json& cfg, const config::Site& s) {
@@ -442,71 +200,12 @@ std::vector<std::uint64_t> get_seeds(const json& cfg, const config::Site& s) {
 
 }  // namespace
 
-const json& toolcall_catalogue() {
-  static const json catalogue = json::parse(kCatalogue);
-  return catalogue;
-}
-
-ToolcallTask make_toolcall_task(std::uint64_t seed, int n_tools) {
-  SplitMix64 rng(seed ^ 0x746f6f6c63616c6cULL);  // "toolcall"
-  ToolcallTask task;
-  task.note_id = "OPS-" + std::to_string(1000 + rng.below(9000));
-  make_call(rng, task);
-  task.depth = 0.1 + 0.4 * static_cast<double>(rng.below(1001)) / 1000.0;
-
-  // The target and a seeded choice of the others, in a seeded order (Fisher–Yates).
-  const json& all = toolcall_catalogue();
-  const std::size_t n = n_tools <= 0 ? all.size() : std::min<std::size_t>(static_cast<std::size_t>(n_tools), all.size());
-  std::vector<json> others;
-  json target;
-  for (const auto& t : all) {
-    if (t["name"] == task.expected_tool) target = t;
-    else others.push_back(t);
-  }
-  for (std::size_t i = others.size(); i > 1; --i) std::swap(others[i - 1], others[rng.below(i)]);
-  std::vector<json> chosen = {target};
-  chosen.insert(chosen.end(), others.begin(), others.begin() + static_cast<std::ptrdiff_t>(n - 1));
-  for (std::size_t i = chosen.size(); i > 1; --i) std::swap(chosen[i - 1], chosen[rng.below(i)]);
-  task.tools = json(chosen);
-  return task;
-}
-
-ToolcallPrompt build_toolcall_prompt(const ToolcallTask& task, ToolcallMode mode, corpus::FillerKind filler,
-                                     std::size_t filler_chars, std::uint64_t seed) {
-  const corpus::Filler f = corpus::make_filler({filler, filler_chars, filler_seed(seed)}, task.note, task.depth);
-  ToolcallPrompt p;
-  p.system = system_text(task, mode);
-  p.user = std::string(kIntro) + f.text + question_text(task, mode);
-  if (mode == ToolcallMode::native) p.tools = native_tools(task.tools);
-  p.filler_chars = f.text.size();
-  p.note_offset = std::string_view(kIntro).size() + f.note_offset;
-  return p;
-}
-
-std::size_t toolcall_fixed_chars(const ToolcallTask& task, ToolcallMode mode) {
-  std::size_t n = system_text(task, mode).size() + std::string_view(kIntro).size() + question_text(task, mode).size();
-  if (mode == ToolcallMode::native) n += native_tools(task.tools).dump().size();
-  return n;
-}
-
-std::string toolcall_prompt_hash(const ToolcallPrompt& prompt) {
-  std::uint64_t h = fnv1a64(prompt.system);
-  h = fnv1a64(std::string_view("\x1f", 1), h);
-  h = fnv1a64(prompt.user, h);
-  h = fnv1a64(std::string_view("\x1f", 1), h);
-  if (!prompt.tools.is_null()) h = fnv1a64(prompt.tools.dump(), h);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 0xf];
-  return out;
-}
-
-ToolcallOptions parse_toolcall_config(const json& cfg, const ConfigSite& site) {
+ToolcallConfig parse_toolcall_config(const json& cfg, const ConfigSite& site) {
   config::Site s(site.file, site.path);
   config::check_keys(cfg, {"kind", "name", "lengths", "seeds", "filler", "mode", "max_tokens", "tools",
                            "chat_template_kwargs"},
                      s);
-  ToolcallOptions o;
+  ToolcallConfig o;
   o.name = config::get_string(cfg, "name", "toolcall", s);
   o.lengths = get_lengths(cfg, s);
   o.seeds = get_seeds(cfg, s);
@@ -514,8 +213,7 @@ ToolcallOptions parse_toolcall_config(const json& cfg, const ConfigSite& site) {
   if (auto k = corpus::parse_filler_kind(filler)) {
     o.filler = *k;
   } else {
-    std::string msg = "unknown filler \"" + filler + "\"";
-    if (auto n = config::nearest(filler, corpus::filler_kind_names())) msg += " (did you mean \"" + *n + "\"?)";
+    std::string msg = "unknown filler '" + filler + "'" + config::did_you_mean(filler, corpus::filler_kind_names());
     s.child("filler").fail(msg + "; expected \"code\", \"prose\" or \"logs\"");
   }
   const std::string mode = config::get_string(cfg, "mode", "json", s);

@@ -96,6 +96,15 @@ std::string which(const std::string& program) {
   return {};
 }
 
+std::string find_llama_tool(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  if (const char* dir = std::getenv("KVSWEEP_LLAMA_BIN"); dir && *dir) {
+    const std::filesystem::path p = std::filesystem::path(dir) / name;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return which(name);
+}
+
 core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
   if (spec.argv.empty()) return core::fail(core::ErrorKind::invalid, "empty argv");
   std::string exe = which(spec.argv[0]);

@@ -10,6 +10,7 @@
 
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/report/format.hpp"
+#include "kvsweep/report/json_fields.hpp"
 #include "kvsweep/report/run_data.hpp"
 #include "kvsweep/report/summary.hpp"
 #include "kvsweep/report/summary_json.hpp"
@@ -22,12 +23,6 @@ namespace kvsweep::report {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string str(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 struct ProbeInfo {
   bool deterministic = false;
@@ -52,18 +47,18 @@ core::Expected<std::map<std::string, ProbeInfo>> probe_infos(const nlohmann::jso
         const auto& m = p["metrics"][i];
         if (complete) {
           auto spec = probe::metric_spec_from_json(
-              m, std::string(which) + ": probes." + str(p, "name") + ".metrics[" + std::to_string(i) + "]");
+              m, std::string(which) + ": probes." + string_field(p, "name") + ".metrics[" + std::to_string(i) + "]");
           if (!spec) return std::unexpected(spec.error());
           info.metrics.push_back(std::move(*spec));
-        } else if (m.is_object() && !str(m, "name").empty()) {
+        } else if (m.is_object() && !string_field(m, "name").empty()) {
           info.metrics.push_back(probe::quality(
-              str(m, "name"),
+              string_field(m, "name"),
               m.value("higher_is_better", true) ? probe::Direction::higher_better : probe::Direction::lower_better,
               m.value("binary", false) ? probe::MetricKind::binary : probe::MetricKind::continuous));
         }
       }
     }
-    out[str(p, "name")] = std::move(info);
+    out[string_field(p, "name")] = std::move(info);
   }
   return out;
 }
@@ -96,7 +91,7 @@ std::map<std::string, double> values_of(const nlohmann::json& metric) {
 }
 
 std::string result_key(const nlohmann::json& r) {
-  return str(r, "model") + "\t" + str(r, "type_k") + "\t" + str(r, "type_v") + "\t" + str(r, "probe");
+  return string_field(r, "model") + "\t" + string_field(r, "type_k") + "\t" + string_field(r, "type_v") + "\t" + string_field(r, "probe");
 }
 
 core::Expected<void> check_document(const nlohmann::json& doc, const char* which) {
@@ -118,13 +113,13 @@ std::string context_text(const nlohmann::json& doc, const char* section, const c
   if (!doc.contains("context") || !doc["context"].is_object()) return "";
   const auto& c = doc["context"];
   if (!c.contains(section) || !c[section].is_object()) return "";
-  return str(c[section], key);
+  return string_field(c[section], key);
 }
 
 std::string model_sha(const nlohmann::json& doc, const std::string& model) {
   if (!doc.contains("context") || !doc["context"].contains("models") || !doc["context"]["models"].is_array()) return "";
   for (const auto& m : doc["context"]["models"]) {
-    if (str(m, "name") == model) return str(m, "sha256");
+    if (string_field(m, "name") == model) return string_field(m, "sha256");
   }
   return "";
 }
@@ -215,10 +210,10 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
                          const probe::MetricSpec& spec) {
     Check c;
     c.cell = cell;
-    c.model = str(r, "model");
-    c.type_k = str(r, "type_k");
-    c.type_v = str(r, "type_v");
-    c.probe = str(r, "probe");
+    c.model = string_field(r, "model");
+    c.type_k = string_field(r, "type_k");
+    c.type_v = string_field(r, "type_v");
+    c.probe = string_field(r, "probe");
     c.metric = metric;
     c.higher_is_better = spec.higher_is_better();
     c.kind = spec.kind;
@@ -230,7 +225,7 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
     if (it == base_results.end()) continue;
     seen_base[it->first] = true;
     const nlohmann::json& b = *it->second;
-    const std::string model = str(r, "model");
+    const std::string model = string_field(r, "model");
     if (std::find(sha_warned.begin(), sha_warned.end(), model) == sha_warned.end()) {
       sha_warned.push_back(model);
       const std::string sa = model_sha(baseline, model), sb = model_sha(current, model);
@@ -239,7 +234,7 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
                                " vs " + sb.substr(0, 12) + ")");
       }
     }
-    const std::string probe = str(r, "probe");
+    const std::string probe = string_field(r, "probe");
     const auto cp = current_probes.find(probe);
     const auto bp = baseline_probes.find(probe);
     if (!r.contains("metrics") || !r["metrics"].is_object() || !b.contains("metrics") || !b["metrics"].is_object()) continue;
@@ -261,7 +256,7 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
         ++cmp.diagnostics;
         continue;
       }
-      Check c = start_check(r, str(r, "cell"), metric, spec);
+      Check c = start_check(r, string_field(r, "cell"), metric, spec);
       // Deterministic only if both runs say so.
       c.deterministic = cp != current_probes.end() && cp->second.deterministic &&
                         (bp == baseline_probes.end() || bp->second.deterministic);
@@ -288,7 +283,7 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
         if (!ys.empty()) {
           c.verdict = Verdict::regression;
           c.reason = "the baseline has " + std::to_string(ys.size()) + " values, this run none (outcome " +
-                     str(r, "outcome") + ", " + std::to_string(r.value("items_failed", 0)) + " items failed)";
+                     string_field(r, "outcome") + ", " + std::to_string(r.value("items_failed", 0)) + " items failed)";
         } else {
           c.verdict = Verdict::no_data;
           c.reason = "no values in either run";
@@ -315,24 +310,24 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
   std::map<std::string, const nlohmann::json*> current_cells;
   if (current.contains("cells") && current["cells"].is_array()) {
     for (const auto& c : current["cells"]) {
-      current_cells[str(c, "model") + "\t" + str(c, "type_k") + "\t" + str(c, "type_v")] = &c;
+      current_cells[string_field(c, "model") + "\t" + string_field(c, "type_k") + "\t" + string_field(c, "type_v")] = &c;
     }
   }
   for (const auto& [key, r] : base_results) {
     if (seen_base.contains(key)) continue;
     const nlohmann::json& b = *r;
-    const auto cell = current_cells.find(str(b, "model") + "\t" + str(b, "type_k") + "\t" + str(b, "type_v"));
+    const auto cell = current_cells.find(string_field(b, "model") + "\t" + string_field(b, "type_k") + "\t" + string_field(b, "type_v"));
     if (cell == current_cells.end()) {
-      cmp.warnings.push_back("the baseline has " + str(b, "cell") + " " + str(b, "probe") + ", this run does not");
+      cmp.warnings.push_back("the baseline has " + string_field(b, "cell") + " " + string_field(b, "probe") + ", this run does not");
       continue;
     }
     if (!b.contains("metrics") || !b["metrics"].is_object()) continue;
     for (const auto& [metric, base_metric] : b["metrics"].items()) {
       const auto ys = values_of(base_metric);
       if (ys.empty()) continue;
-      const probe::MetricSpec spec = spec_for(current_probes, baseline_probes, str(b, "probe"), metric, all_binary(ys));
+      const probe::MetricSpec spec = spec_for(current_probes, baseline_probes, string_field(b, "probe"), metric, all_binary(ys));
       if (!spec.is_quality()) continue;
-      Check c = start_check(b, str(*cell->second, "id"), metric, spec);
+      Check c = start_check(b, string_field(*cell->second, "id"), metric, spec);
       std::vector<double> base_values;
       for (const auto& [item, v] : ys) base_values.push_back(v);
       c.baseline_mean = stats::mean(base_values);
@@ -341,7 +336,7 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
       c.tolerance = tol.relative ? tol.value * std::fabs(c.baseline_mean) : tol.value;
       c.verdict = Verdict::regression;
       c.reason = "the baseline has " + std::to_string(ys.size()) + " values, this run none (outcome " +
-                 str(*cell->second, "outcome") + ")";
+                 string_field(*cell->second, "outcome") + ")";
       cmp.checks.push_back(std::move(c));
     }
   }

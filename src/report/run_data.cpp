@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "kvsweep/report/format.hpp"
+#include "kvsweep/report/json_fields.hpp"
 #include "kvsweep/stats/precision.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
@@ -15,18 +16,6 @@ namespace kvsweep::report {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string str(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-double num(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return kNaN;
-  auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : kNaN;
-}
 
 std::vector<std::string> string_list(const nlohmann::json& j) {
   std::vector<std::string> out;
@@ -102,8 +91,8 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
   if (m.contains("probes") && m["probes"].is_array()) {
     for (const auto& p : m["probes"]) {
       ProbeDef def;
-      def.name = str(p, "name");
-      def.kind = str(p, "kind");
+      def.name = string_field(p, "name");
+      def.kind = string_field(p, "kind");
       if (def.name.empty()) def.name = def.kind;
       if (def.name.empty()) continue;
       if (p.contains("items") && p["items"].is_number_unsigned()) def.items = p["items"].get<std::size_t>();
@@ -119,21 +108,21 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
             def.metrics.push_back(std::move(*spec));
           } else if (metric.is_string()) {
             def.metrics.push_back(inferred_metric(metric.get<std::string>(), true));
-          } else if (metric.is_object() && !str(metric, "name").empty()) {
-            def.metrics.push_back(inferred_metric(str(metric, "name"), metric.value("higher_is_better", true)));
+          } else if (metric.is_object() && !string_field(metric, "name").empty()) {
+            def.metrics.push_back(inferred_metric(string_field(metric, "name"), metric.value("higher_is_better", true)));
           }
         }
       }
       if (p.contains("calibration") && p["calibration"].is_object()) {
         const auto& c = p["calibration"];
-        def.calibration_metric = str(c, "metric");
-        def.calibration_lo = num(c, "lo");
-        def.calibration_hi = num(c, "hi");
+        def.calibration_metric = string_field(c, "metric");
+        def.calibration_lo = number_field(c, "lo");
+        def.calibration_hi = number_field(c, "hi");
       }
       if (config_probes.is_array()) {
         for (const auto& c : config_probes) {
           if (!c.is_object()) continue;
-          const std::string cname = c.contains("name") ? str(c, "name") : str(c, "kind");
+          const std::string cname = c.contains("name") ? string_field(c, "name") : string_field(c, "kind");
           if (cname == def.name) def.config = c;
         }
       }
@@ -146,19 +135,19 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
   if (m.contains("cells") && m["cells"].is_array()) {
     for (const auto& c : m["cells"]) {
       CellDef cell;
-      cell.model = str(c, "model");
-      cell.type_k = str(c, "type_k");
-      cell.type_v = str(c, "type_v");
-      cell.id = str(c, "id");
+      cell.model = string_field(c, "model");
+      cell.type_k = string_field(c, "type_k");
+      cell.type_v = string_field(c, "type_v");
+      cell.id = string_field(c, "id");
       if (cell.id.empty()) cell.id = cell.model + "-" + cell.type_k + "-" + cell.type_v;
       cell.is_reference = c.value("is_reference", false);
-      cell.outcome = str(c, "outcome");
+      cell.outcome = string_field(c, "outcome");
       if (cell.outcome.empty()) cell.outcome = "unknown";
-      cell.message = str(c, "message");
+      cell.message = string_field(c, "message");
       const nlohmann::json effective = c.value("effective", nlohmann::json::object());
-      cell.kv_mib = num(effective, "kv_mib");
+      cell.kv_mib = number_field(effective, "kv_mib");
       cell.rotation = rotation_label(effective.value("attn_rot_k", -1), effective.value("attn_rot_v", -1));
-      cell.ready_s = num(c, "ready_s");
+      cell.ready_s = number_field(c, "ready_s");
       d.m_cells.push_back(std::move(cell));
     }
   }
@@ -175,15 +164,15 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     const auto& r = d.m_records[i];
     if (!r.is_object() || !r.contains("cell") || !r["cell"].is_object()) continue;
     const auto& c = r["cell"];
-    const std::string probe = str(r, "probe");
-    const std::string item = str(r, "item");
+    const std::string probe = string_field(r, "probe");
+    const std::string item = string_field(r, "item");
     if (probe.empty()) continue;
-    auto cell = d.find_cell(str(c, "model"), str(c, "type_k"), str(c, "type_v"));
+    auto cell = d.find_cell(string_field(c, "model"), string_field(c, "type_k"), string_field(c, "type_v"));
     if (!cell) {
       CellDef def;
-      def.model = str(c, "model");
-      def.type_k = str(c, "type_k");
-      def.type_v = str(c, "type_v");
+      def.model = string_field(c, "model");
+      def.type_k = string_field(c, "type_k");
+      def.type_v = string_field(c, "type_v");
       def.id = def.model + "-" + def.type_k + "-" + def.type_v;
       def.outcome = "unknown";
       def.kv_mib = def.ready_s = kNaN;
@@ -193,7 +182,7 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     if (d.probe(probe) == nullptr) {
       ProbeDef def;
       def.name = probe;
-      def.kind = str(r, "kind");
+      def.kind = string_field(r, "kind");
       def.deterministic = infer_deterministic(def.kind, nullptr, nullptr);
       d.m_probes.push_back(std::move(def));
     }
@@ -206,7 +195,7 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     Seen& s = seen[{*cell, probe, item}];
     s.last = i;
     ++s.attempts;
-    if (str(r, "status") == "ok") s.last_ok = i;
+    if (string_field(r, "status") == "ok") s.last_ok = i;
   }
   for (const auto& [key, s] : seen) {
     const auto& [cell, probe, item] = key;
@@ -216,8 +205,8 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     ItemResult result;
     result.item = item;
     result.ok = s.last_ok.has_value();
-    result.status = str(r, "status");
-    result.error = str(r, "error");
+    result.status = string_field(r, "status");
+    result.error = string_field(r, "error");
     result.attempts = s.attempts;
     if (result.ok) {
       if (r.contains("metrics") && r["metrics"].is_object()) {
@@ -258,7 +247,7 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
 
   // Models: the manifest's order, then any only the cells name.
   if (m.contains("models") && m["models"].is_array()) {
-    for (const auto& model : m["models"]) append_missing(d.m_models, str(model, "name"));
+    for (const auto& model : m["models"]) append_missing(d.m_models, string_field(model, "name"));
   }
   for (const auto& cell : d.m_cells) append_missing(d.m_models, cell.model);
 
@@ -294,7 +283,7 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
 }
 
 std::string RunData::name() const {
-  const std::string n = str(m_manifest, "name");
+  const std::string n = string_field(m_manifest, "name");
   return n.empty() ? "run" : n;
 }
 

@@ -481,7 +481,7 @@ TEST(DivergenceProbeConfig, ErrorsNameTheKeyAndSuggest) {
   EXPECT_NE(config_error({{"tokns", 3}}).find("tokens"), std::string::npos);
   const std::string mode = config_error({{"mode", "refrence"}});
   EXPECT_NE(mode.find("probes[0].mode"), std::string::npos) << mode;
-  EXPECT_NE(mode.find("did you mean \"reference\""), std::string::npos) << mode;
+  EXPECT_NE(mode.find("did you mean 'reference'"), std::string::npos) << mode;
   EXPECT_NE(config_error({{"tokens", 0}}).find("probes[0].tokens"), std::string::npos);
   EXPECT_NE(config_error({{"top_n", 0}}).find("probes[0].top_n"), std::string::npos);
 }

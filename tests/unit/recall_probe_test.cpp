@@ -93,7 +93,7 @@ std::string error_of(const json& config) {
 TEST(RecallConfig, DefaultsFollowCodeneedle) {
   const RecallConfig c = parse_recall_config(random_config(), k_site);
   EXPECT_EQ(c.name, "recall");
-  EXPECT_EQ(c.k, 4);
+  EXPECT_EQ(c.sample_size, 4);
   EXPECT_EQ(c.seed, 42);
   EXPECT_EQ(c.lines, 20);
   EXPECT_EQ(c.bonus_lines, 40);
@@ -111,6 +111,17 @@ TEST(RecallConfig, DefaultsFollowCodeneedle) {
   EXPECT_EQ(c.random_bodies->functions, 30);
   EXPECT_EQ(c.random_bodies->value_len, 12);
   EXPECT_EQ(c.random_bodies->seed, 5u);
+}
+
+TEST(RecallConfig, SampleSizeAlsoTakesItsOlderNameK) {
+  json cfg = random_config();
+  cfg.erase("k");
+  cfg["sample_size"] = 7;
+  EXPECT_EQ(parse_recall_config(cfg, k_site).sample_size, 7);
+  cfg["sample_size"] = 0;
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].sample_size: must be between 1 and 100000, got 0");
+  cfg["k"] = 3;
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1]: give one of \"sample_size\" and \"k\" (its older name), not both");
 }
 
 TEST(RecallConfig, PassLinesAsARatioRoundsUp) {

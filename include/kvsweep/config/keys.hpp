@@ -13,8 +13,15 @@ namespace kvsweep::config {
 
 /// Levenshtein distance (for "did you mean …?").
 std::size_t edit_distance(std::string_view a, std::string_view b);
-/// The candidate closest to `word`, if it is close enough to be a plausible typo.
+/// The candidate closest to `word`, if it is a plausible typo: within max(2, length/3) edits,
+/// letters compared without case, or else the first candidate that starts with `word`.
 std::optional<std::string> nearest(std::string_view word, const std::vector<std::string>& candidates);
+
+/// The one "did you mean" hint of every config message: " (did you mean 'x'?)" for the nearest
+/// candidate, or "" when none is near.
+std::string did_you_mean(std::string_view given, const std::vector<std::string>& candidates);
+/// As did_you_mean, but " (one of: a, b, c)" when no candidate is near.
+std::string did_you_mean_or_list(std::string_view given, const std::vector<std::string>& candidates);
 
 /// Where in which file a value sits; builds messages `file: path.key: what`.
 class Site {
@@ -24,7 +31,7 @@ class Site {
   Site index(std::size_t i) const;
   const std::string& file() const { return m_file; }
   const std::string& path() const { return m_path; }
-  /// Throws core::FatalError("file: path: message").
+  /// Throws core::FatalError("file: path: message"); an empty file or path is left out with its ": ".
   [[noreturn]] void fail(const std::string& message) const;
 
  private:
@@ -38,6 +45,9 @@ void check_keys(const nlohmann::json& obj, const std::vector<std::string>& allow
 std::string get_string(const nlohmann::json& obj, const std::string& key, const std::string& fallback, const Site& site);
 double get_number(const nlohmann::json& obj, const std::string& key, double fallback, const Site& site);
 long long get_int(const nlohmann::json& obj, const std::string& key, long long fallback, const Site& site);
+/// get_int, and fails unless lo <= value <= hi ("must be between lo and hi, got v").
+long long get_int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
+                     const Site& site);
 bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, const Site& site);
 std::vector<std::string> get_strings(const nlohmann::json& obj, const std::string& key,
                                      const std::vector<std::string>& fallback, const Site& site);

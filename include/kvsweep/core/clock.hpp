@@ -1,23 +1,10 @@
 #pragma once
-/// Wall-clock and monotonic time behind one small interface, so tests can swap it.
+/// Time stamps as the run format writes them (ISO-8601 UTC) and monotonic durations in seconds.
 
 #include <chrono>
 #include <string>
 
 namespace kvsweep::core {
-
-class Clock {
- public:
-  virtual ~Clock() = default;
-  virtual std::chrono::steady_clock::time_point now() const = 0;
-  virtual std::chrono::system_clock::time_point wall() const = 0;
-};
-
-class SystemClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point now() const override { return std::chrono::steady_clock::now(); }
-  std::chrono::system_clock::time_point wall() const override { return std::chrono::system_clock::now(); }
-};
 
 /// ISO-8601 UTC with seconds, e.g. 2026-11-22T10:00:00Z.
 std::string iso8601(std::chrono::system_clock::time_point t);

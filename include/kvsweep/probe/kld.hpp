@@ -4,8 +4,8 @@
 /// `--kl-divergence` against them on every cell — and records the statistics it prints.
 ///
 /// Config: {"kind": "kld", "name": "kld", "corpus": "file.txt" (relative to the config) or
-/// {"random_bodies": {"functions": N, "value_len": L, "seed": S}} (generated into the run
-/// directory), "ctx": 512, "chunks": 32, "binary": "llama-perplexity" (a path, else
+/// {"random_bodies": {"functions": N, "value_len": L, "seed": S, …}} (the keys of
+/// read_random_bodies, "functions" 20 unless given; generated into the run directory), "ctx": 512, "chunks": 32, "binary": "llama-perplexity" (a path, else
 /// $KVSWEEP_LLAMA_BIN/<binary>, else PATH), "args": [extra llama-perplexity args], "timeout_s": 7200}.
 /// One item per cell, key "kld".
 ///
@@ -22,7 +22,7 @@
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/probe.hpp"
-#include "kvsweep/process/child.hpp"
+#include "kvsweep/process/tool_runner.hpp"
 
 namespace kvsweep::probe {
 
@@ -56,25 +56,14 @@ core::Expected<BasePerplexity> parse_base_output(std::string_view output);
 /// offload and device flags); the rest (server-only flags, -c, -ctk/-ctv, -np) are dropped.
 std::vector<std::string> perplexity_args(const std::vector<std::string>& server_args);
 
-/// How one tool run ended and what it printed (stdout and stderr together).
-struct ToolRun {
-  process::ExitStatus status;
-  std::string output;
-};
+/// The KLD probe runs llama-perplexity through process::ToolRunner (the seam unit tests replace).
+using process::ToolRun;
+using process::ToolRunner;
+using process::process_tool_runner;
 
-/// Runs a command-line tool to completion (the seam unit tests replace with canned output).
-class ToolRunner {
- public:
-  using Env = std::vector<std::pair<std::string, std::string>>;
-  virtual ~ToolRunner() = default;
-  /// Runs `argv` with `env` added to its environment (the cell's slot, e.g. its GPU) and
-  /// stdout and stderr appended to `log`; a run past `timeout` is killed and is a process error.
-  virtual core::Expected<ToolRun> run(const std::vector<std::string>& argv, const Env& env,
-                                      const std::filesystem::path& log, std::chrono::seconds timeout) = 0;
-};
-
-/// The real runner: process::Child in its own process group.
-std::shared_ptr<ToolRunner> process_tool_runner();
+/// The last `n` non-empty lines of a tool's output, each on a new indented line, for messages
+/// (" (no output)" when there is none).
+std::string output_tail(std::string_view output, std::size_t n = 12);
 
 std::unique_ptr<Probe> make_kld_probe(const nlohmann::json& config, const ConfigSite& site);
 /// As make_kld_probe, running the tool through `runner`.

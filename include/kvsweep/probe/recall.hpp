@@ -37,7 +37,7 @@ struct RecallConfig {
   std::vector<std::string> files;                              // corpus.files, as written in the config
   std::optional<corpus::RandomBodiesOptions> random_bodies;    // corpus.random_bodies instead of files
   std::filesystem::path base_dir;                              // relative files resolve against it
-  int k = 16;
+  int sample_size = 16;          // targets sampled (config "sample_size", or its older name "k")
   std::int64_t seed = 42;        // the sampling seed (random.Random(seed))
   int lines = 20;                // primary lines asked for; also the minimum body length of a target
   int bonus_lines = 40;          // further body lines that count as bonus when produced

@@ -40,7 +40,7 @@ namespace kvsweep::probe {
 
 enum class ToolcallMode { json, native };
 
-struct ToolcallOptions {
+struct ToolcallConfig {
   std::string name = "toolcall";
   std::vector<int> lengths = {2048, 8192};
   std::vector<std::uint64_t> seeds = {1, 2, 3};
@@ -52,7 +52,7 @@ struct ToolcallOptions {
 };
 
 /// Validates a probe config; throws core::FatalError naming the file and key.
-ToolcallOptions parse_toolcall_config(const nlohmann::json& config, const ConfigSite& site);
+ToolcallConfig parse_toolcall_config(const nlohmann::json& config, const ConfigSite& site);
 std::unique_ptr<Probe> make_toolcall_probe(const nlohmann::json& config, const ConfigSite& site);
 
 /// Every tool the probe can offer: [{"name", "description", "parameters": JSON Schema}], with

@@ -68,4 +68,8 @@ std::string tail_file(const std::filesystem::path& path, std::size_t max_lines =
 /// Resolves a program name on PATH; empty when not found.
 std::string which(const std::string& program);
 
+/// A llama.cpp tool (llama-server, llama-perplexity): `name` as given when it holds a '/', else
+/// $KVSWEEP_LLAMA_BIN/<name> when that is executable, else `which(name)`; empty when not found.
+std::string find_llama_tool(const std::string& name);
+
 }  // namespace kvsweep::process

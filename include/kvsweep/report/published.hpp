@@ -196,6 +196,9 @@ struct PublishedComparison {
 core::Expected<PublishedComparison> compare_published(const nlohmann::json& run, const Published& published,
                                                       const PublishedCompareOptions& options = {});
 
+/// Whether `value` lies in [lo − slack, hi + slack]; false when any of them is NaN.
+bool inside_interval(double value, double lo, double hi, double slack);
+
 /// Markdown: the source, the summary rows (published and the run's), per grid a cell table with
 /// "not run" rows and a count line, the model deltas and the aggregate.
 std::string write_published_comparison(const PublishedComparison& comparison);

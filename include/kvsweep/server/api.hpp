@@ -22,6 +22,16 @@ struct Timings {
   double prompt_ms = 0;
   int predicted_n = 0;
   double predicted_ms = 0;
+
+  /// Adds another request's counts and times (an item made of several requests).
+  Timings& operator+=(const Timings& t) {
+    prompt_n += t.prompt_n;
+    cache_n += t.cache_n;
+    prompt_ms += t.prompt_ms;
+    predicted_n += t.predicted_n;
+    predicted_ms += t.predicted_ms;
+    return *this;
+  }
 };
 nlohmann::json to_json(const Timings& t);
 

@@ -90,11 +90,25 @@ class Runner {
   /// run_cell with its wall-clock span, slot and slot environment filled in.
   CellResult run_timed(const Cell& cell, std::size_t index, std::size_t count, int slot);
   CellResult run_cell(const Cell& cell, std::size_t index, std::size_t count, int slot);
+  /// A probe's items a cell has still to run.
+  struct PendingItems {
+    probe::Probe* probe;
+    std::vector<probe::Item> items;
+  };
+  /// What is left to do in `cell`; items already recorded ok are counted in `already_recorded`.
+  std::vector<PendingItems> pending_items(const Cell& cell, int& already_recorded) const;
+  /// What a probe learns about the cell it runs in.
+  probe::CellInfo cell_info(const Cell& cell, const server::CellSpec& spec, int slot) const;
+  /// The reference cell's ok records of probe `p` for the model of `cell` (for probes comparing with it).
+  std::vector<nlohmann::json> reference_records(const Cell& cell, const probe::Probe& p) const;
   /// Runs `cells` on up to parallel_cells threads, one slot each; a model's other cells wait for
   /// its reference cell, whose records they are compared with.
   void run_parallel(const std::vector<Cell>& cells, std::vector<CellResult>& results);
   nlohmann::json make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item, const std::string& status,
                              double wall_s, int attempt) const;
+  /// The manifest's provenance (config, versions, server, host, models and their hashes, probes),
+  /// kept from an earlier invocation where unchanged; written with the first update_manifest.
+  void open_manifest();
   void update_manifest(const std::vector<CellResult>& results, const std::string& status);
   /// Appends a record; when the store cannot write it (disk full), remembers why and stops the run.
   bool append_or_stop(const nlohmann::json& record);

@@ -1,0 +1,192 @@
+/// Runner::run_cell: one cell's server started, its pending items run and recorded, the server stopped.
+
+#include "kvsweep/sweep/runner.hpp"
+
+#include <exception>
+#include <thread>
+
+#include "kvsweep/core/clock.hpp"
+
+namespace kvsweep::sweep {
+
+namespace {
+
+/// One probe item; a probe that throws fails that item (ErrorKind::internal), not the sweep.
+core::Expected<probe::ItemResult> run_item(probe::Probe& p, const probe::Item& item, probe::Context& ctx) {
+  try {
+    return p.run(item, ctx);
+  } catch (const std::exception& e) {
+    return core::fail(core::ErrorKind::internal, p.name() + "/" + item.key + " threw: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::vector<Runner::PendingItems> Runner::pending_items(const Cell& cell, int& already_recorded) const {
+  std::vector<PendingItems> todo;
+  for (auto& p : m_probes) {
+    if (!m_options.filter.matches_probe(p->name())) continue;
+    PendingItems t{p.get(), {}};
+    for (auto& item : p->items()) {
+      if (m_store.has_ok(triple_key(cell.to_json(), p->name(), item.key))) ++already_recorded;
+      else t.items.push_back(std::move(item));
+    }
+    if (!t.items.empty()) todo.push_back(std::move(t));
+  }
+  return todo;
+}
+
+probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec, int slot) const {
+  probe::CellInfo info;
+  info.model = cell.model;
+  info.model_path = cell.model_path;
+  info.type_k = cell.type_k;
+  info.type_v = cell.type_v;
+  info.is_reference = cell.is_reference;
+  info.n_ctx = spec.n_ctx;
+  info.server_args = m_config.server.args;
+  info.run_dir = m_store.dir();
+  info.log_path = spec.log_path;
+  if (slot >= 0) info.env = config::expand_slot_env(m_options.slot_env, slot);
+  return info;
+}
+
+std::vector<nlohmann::json> Runner::reference_records(const Cell& cell, const probe::Probe& p) const {
+  return m_store.select([&](const nlohmann::json& rec) {
+    const auto& c = rec["cell"];
+    return rec.value("probe", "") == p.name() && rec.value("status", "") == "ok" && c.value("model", "") == cell.model &&
+           c.value("type_k", "") + "/" + c.value("type_v", "") == m_config.grid.reference;
+  });
+}
+
+CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t count, int slot) {
+  CellResult r;
+  r.cell = cell;
+  std::vector<PendingItems> todo = pending_items(cell, r.items_skipped);
+  if (todo.empty()) {
+    r.outcome = server::CellOutcome::skipped;
+    r.message = "every item already recorded";
+    return r;
+  }
+  m_progress.cell_started(index, count, cell, m_options.parallel_cells > 1 ? slot : -1);
+
+  server::CellSpec spec = cell_spec(cell, slot);
+  auto start = [&]() -> std::unique_ptr<server::Instance> {
+    auto inst = m_backend.start(spec, m_cancel);
+    if (!inst) {
+      r.outcome = inst.error().outcome == server::CellOutcome::cancelled ? server::CellOutcome::pending : inst.error().outcome;
+      r.effective = inst.error().effective;
+      r.message = inst.error().message;
+      if (!inst.error().log_tail.empty()) r.message += "\n" + inst.error().log_tail;
+      return nullptr;
+    }
+    return std::move(*inst);
+  };
+  auto instance = start();
+  if (!instance) return r;
+  r.ready_s = instance->ready_seconds();
+  r.effective = instance->effective();
+
+  // The lifecycle refused a mismatch; a log without the KV line leaves the types unchecked.
+  const bool unverified = server::check_kv(r.effective, cell.type_k, cell.type_v) == server::KvCheck::unverified;
+  if (unverified)
+    m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types (kv_unverified)");
+
+  const probe::CellInfo info = cell_info(cell, spec, slot);
+  r.outcome = server::CellOutcome::ok;
+  for (auto& t : todo) {
+    std::vector<nlohmann::json> reference = reference_records(cell, *t.probe);
+    bool exceeded = false;  // an item of this probe did not fit the context
+    for (std::size_t k = 0; k < t.items.size(); ++k) {
+      const auto& item = t.items[k];
+      if (stopping()) break;
+      probe::Context ctx{instance->api(), info, m_embedder, &reference};
+      auto t0 = std::chrono::steady_clock::now();
+      auto res = run_item(*t.probe, item, ctx);
+      double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
+      // An interrupted item is not recorded: resume runs it again.
+      if (stopping()) break;
+      if (res) {
+        auto rec = make_record(cell, *t.probe, item, "ok", wall, r.restarts + 1);
+        rec["response"] = res->response;
+        rec["metrics"] = res->metrics;
+        rec["timings"] = server::to_json(res->timings);
+        r.items_wall_s += wall;
+        r.server_ms += res->timings.prompt_ms + res->timings.predicted_ms;
+        if (!append_or_stop(rec)) break;
+        ++r.items_ok;
+        m_progress.item_done(cell, t.probe->name(), item.key, "ok", wall);
+        continue;
+      }
+      const core::Error& err = res.error();
+      // Did the server die? A killed server shows up as a connect or read error; give
+      // the kernel a moment to let us reap it before deciding.
+      bool alive = instance->alive();
+      for (int w = 0; alive && w < 10 && (err.kind == core::ErrorKind::connect || err.kind == core::ErrorKind::timeout); ++w) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        alive = instance->alive();
+      }
+      if (!alive) {
+        std::string how = instance->exit_description();
+        if (r.restarts == 0) {
+          m_progress.note(cell.label() + ": server " + how + " during " + t.probe->name() + "/" + item.key +
+                          "; restarting it once");
+          ++r.restarts;
+          instance->stop();
+          instance = start();
+          if (!instance) {
+            r.outcome = server::CellOutcome::crashed;
+            r.message = "server " + how + "; restart failed: " + r.message;
+            return r;
+          }
+          --k;  // run the same item again
+          continue;
+        }
+        auto rec = make_record(cell, *t.probe, item, "crashed", wall, r.restarts + 1);
+        rec["error"] = err.message;
+        rec["log_tail"] = instance->error_lines();
+        if (!append_or_stop(rec)) break;
+        ++r.items_failed;
+        m_progress.item_done(cell, t.probe->name(), item.key, "crashed", wall);
+        r.outcome = server::CellOutcome::crashed;
+        r.message = "server " + how + " again after a restart\n" + instance->error_lines();
+        return r;
+      }
+      if (err.kind == core::ErrorKind::timeout) {
+        auto rec = make_record(cell, *t.probe, item, "timeout", wall, r.restarts + 1);
+        rec["error"] = err.message;
+        if (!append_or_stop(rec)) break;
+        ++r.items_failed;
+        m_progress.item_done(cell, t.probe->name(), item.key, "timeout", wall);
+        r.outcome = server::CellOutcome::wedged;
+        r.message = "no answer within " + std::to_string(m_config.server.request_timeout_s) + " s (" + err.message +
+                    "); server killed";
+        instance->stop();
+        return r;
+      }
+      auto rec = make_record(cell, *t.probe, item, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
+      rec["error"] = err.message;
+      if (err.http_status) rec["http_status"] = err.http_status;
+      if (!append_or_stop(rec)) break;
+      ++r.items_failed;
+      if (err.kind == core::ErrorKind::exceeds_context && !exceeded) {
+        // Said once per probe and cell: the next items will most likely not fit either.
+        exceeded = true;
+        const std::string what = t.probe->name() + ": " + err.message;
+        m_progress.note(cell.label() + ": " + what);
+        r.message += (r.message.empty() ? "" : "\n") + what;
+      }
+      m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
+    }
+    if (stopping()) break;
+  }
+  auto s0 = std::chrono::steady_clock::now();
+  instance->stop();
+  r.stop_s = core::seconds_between(s0, std::chrono::steady_clock::now());
+  // Interrupted, or the store could not write: the cell's missing items run again on resume.
+  if (stopping()) r.outcome = server::CellOutcome::pending;
+  else if (unverified && r.outcome == server::CellOutcome::ok) r.outcome = server::CellOutcome::kv_unverified;
+  return r;
+}
+
+}  // namespace kvsweep::sweep
