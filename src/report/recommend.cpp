@@ -6,6 +6,7 @@
 
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/summary.hpp"
+#include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/precision.hpp"
 
 namespace kvsweep::report {
@@ -115,7 +116,15 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
                    " — " + evidence + ".";
   } else {
     out.sentence = label + ": K and V are not told apart at " + t + " — " + evidence + " (not below " +
-                   shortest(options.alpha) + ").";
+                   shortest(options.alpha);
+    const auto kind = test.test == "mcnemar" ? stats::PairedTest::mcnemar : stats::PairedTest::wilcoxon;
+    if (stats::min_attainable_p(kind, test.n_pairs) >= options.alpha) {
+      const auto needed = stats::pairs_needed(kind, options.alpha);
+      if (needed) out.sentence += "; no " + std::to_string(test.n_pairs) + " pairs can be: it takes " +
+                                  std::to_string(*needed) + (kind == stats::PairedTest::mcnemar ? " discordant" : "") +
+                                  " pairs";
+    }
+    out.sentence += ").";
   }
   return out;
 }
@@ -123,7 +132,11 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
 std::string verdict_word(const stats::NonInferiority& r) {
   std::string w(stats::to_string(r.verdict));
   if (r.verdict == stats::Verdict::unknown) {
-    w += r.items_needed ? " (needs ~" + std::to_string(*r.items_needed) + " items)" : " (more items would not tell)";
+    if (r.items_needed) {
+      w += " (needs ~" + std::to_string(*r.items_needed) + " items)";
+    } else {
+      w += r.n < 2 ? " (needs ≥ 2 items: one has no spread)" : " (more items would not tell)";
+    }
   }
   return w;
 }
@@ -234,13 +247,14 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
             case stats::Verdict::inferior: ++cv.inferior; break;
             case stats::Verdict::unknown: ++cv.unknown; break;
           }
-          // A metric without a bound leaves the cell without a place on the quality axis.
+          // A metric without a bound (one item: no spread) does not place the cell; the others do.
           const double q = normalised(v.result);
-          score = std::isnan(q) || std::isnan(score) ? kNaN : std::min(score, q);
+          if (!std::isnan(q)) score = std::min(score, q);
           cv.metrics.push_back(std::move(v));
         }
       }
-      cv.score = cv.metrics.empty() || !cv.missing_probes.empty() ? kNaN : score;
+      cv.score = std::isinf(score) && score > 0 ? kNaN : score;  // no metric with a bound
+      if (!cv.missing_probes.empty()) cv.score = kNaN;           // not comparable with cells that ran them
       cv.eligible = !cv.metrics.empty() && cv.missing_probes.empty() && cv.inferior == 0 && cv.unknown == 0;
       mr.cells.push_back(std::move(cv));
     }

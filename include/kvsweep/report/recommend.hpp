@@ -63,7 +63,7 @@ struct CellVerdict {
   std::size_t non_inferior = 0, inferior = 0, unknown = 0;
   bool eligible = false;  // non-inferior on every gated metric and no probe missing
   /// min over metrics of lower bound ÷ margin: above −1 means non-inferior everywhere; the quality axis
-  /// of the frontier. NaN when any metric has no bound.
+  /// of the frontier, over the metrics with a bound. NaN when none has one or a probe is missing.
   double score = 0.0;
   double kv_bytes_per_token = 0.0;
 };
