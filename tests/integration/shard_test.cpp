@@ -23,10 +23,11 @@ std::map<std::string, nlohmann::json> by_triple(const std::vector<nlohmann::json
 std::string report_body(const std::string& markdown) {
   auto pos = markdown.find("\n## ");
   std::string body = pos == std::string::npos ? markdown : markdown.substr(pos);
-  // The cell-outcomes table ends with the measured start-up time (ready s): a timing,
-  // not a result, so it is left out; the outcomes are checked from the manifest.
-  auto outcomes = body.find("## Cell outcomes");
-  return outcomes == std::string::npos ? body : body.substr(0, outcomes);
+  // The Cost section (measured speeds) and the cell-outcomes table (measured start-up time) are
+  // timings, not results, so they are left out; the outcomes are checked from the manifest.
+  auto timings = body.find("## Cost");
+  if (timings == std::string::npos) timings = body.find("## Cell outcomes");
+  return timings == std::string::npos ? body : body.substr(0, timings);
 }
 
 }  // namespace
