@@ -8,6 +8,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_report(app, commands);
   register_merge(app, commands);
   register_recall_tools(app, commands);
+  register_recommend(app, commands);
 }
 
 }  // namespace kvsweep::cli

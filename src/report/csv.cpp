@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/format.hpp"
 
 namespace kvsweep::report {
@@ -69,11 +70,20 @@ std::string write_long_csv(const RunData& data) {
   static const char* const kTimings[] = {"prompt_n", "cache_n", "prompt_ms", "predicted_n", "predicted_ms"};
   std::string out = "run,model,type_k,type_v,cell,probe,kind,item,status,attempt,counts,wall_s";
   for (const char* t : kTimings) out += std::string(",") + t;
-  out += ",time,error";
+  out += ",prompt_tps,decode_tps,kv_bytes_per_token,time,error";
   for (const auto& m : metric_columns) out += "," + csv_field(m);
   out += "\n";
 
   const std::string run = csv_field(data.name());
+  const CostTable costs = cell_costs(data);
+  // Tokens per second of one record: the server's counts over its times (blank when nothing was evaluated).
+  const auto tps = [](const nlohmann::json& t, const char* n, const char* ms) {
+    const auto number = [&t](const char* key) {
+      return t.is_object() && t.contains(key) && t[key].is_number() ? t[key].get<double>() : 0.0;
+    };
+    const double tokens = number(n), millis = number(ms);
+    return tokens > 0 && millis > 0 ? shortest(tokens / millis * 1000.0) : std::string();
+  };
   const auto& records = data.records();
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
@@ -97,6 +107,10 @@ std::string write_long_csv(const RunData& data) {
     };
     const nlohmann::json timings = r.value("timings", nlohmann::json::object());
     for (const char* t : kTimings) fields.push_back(json_text(timings, t));
+    fields.push_back(tps(timings, "prompt_n", "prompt_ms"));
+    fields.push_back(tps(timings, "predicted_n", "predicted_ms"));
+    const CellCost* cost = cell ? costs.find(*cell) : nullptr;
+    fields.push_back(cost ? shortest(cost->kv_bytes_per_token) : "");
     fields.push_back(csv_field(json_text(r, "time")));
     fields.push_back(csv_field(json_text(r, "error")));
     const nlohmann::json metrics = r.value("metrics", nlohmann::json::object());

@@ -1,9 +1,13 @@
 #include "kvsweep/report/figures.hpp"
 
+#include <cmath>
+
 #include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/heatmap.hpp"
+#include "kvsweep/report/recommend.hpp"
 #include "kvsweep/report/telephone_figures.hpp"
+#include "kvsweep/report/tradeoff.hpp"
 
 namespace kvsweep::report {
 
@@ -11,7 +15,25 @@ std::vector<Figure> render_figures(const RunData& data, const RunSummary& summar
   const bool draw = render == RenderSvg::yes;
   std::vector<Figure> out;
   const auto metrics = grid_metrics(data, summary);
+  RecommendOptions rec_options;
+  rec_options.summary = summary.options;
+  const Recommendation rec = draw ? recommend(data, rec_options) : Recommendation{};
   for (const auto& probe : data.probes()) {
+    // Quality against KV memory, per model with more than one cell of known size.
+    if (!tradeoff_metric(data, summary, probe.name).empty()) {
+      for (const auto& model : data.models()) {
+        std::size_t sized = 0;
+        for (const auto& c : data.cells()) sized += c.model == model && std::isfinite(c.kv_mib);
+        if (sized < 2) continue;
+        std::optional<std::size_t> recommended;
+        for (const auto& m : rec.models) {
+          if (m.model == model) recommended = m.recommended;
+        }
+        out.push_back({"tradeoff-" + slug(probe.name) + "-" + slug(model) + ".svg",
+                       probe.name + ": " + tradeoff_metric(data, summary, probe.name) + " vs KV MiB — " + model,
+                       probe.name, draw ? tradeoff_svg(data, summary, model, probe.name, recommended) : std::string()});
+      }
+    }
     for (const auto& [p, metric] : metrics) {
       if (p != probe.name) continue;
       for (const auto& model : data.models()) {

@@ -3,6 +3,7 @@
 #include "kvsweep/report/calibration.hpp"
 #include "kvsweep/report/context.hpp"
 #include "kvsweep/report/csv.hpp"
+#include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/markdown.hpp"
 #include "kvsweep/report/tables.hpp"
@@ -95,6 +96,7 @@ std::string write_html(const RunData& data, const RunSummary& summary, std::span
       }
     }
   }
+  out += cost_html(data, cell_costs(data, std::nullopt, summary.options));
   out += "<h2>Cell outcomes</h2>\n" + html_table(outcome_table(data, summary));
   out += "</body>\n</html>\n";
   return out;

@@ -4,6 +4,7 @@
 
 #include "kvsweep/report/calibration.hpp"
 #include "kvsweep/report/context.hpp"
+#include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/tables.hpp"
@@ -90,6 +91,8 @@ std::string write_markdown(const RunData& data, const RunSummary& summary, std::
     }
   }
 
+  blank_line(out);
+  out += cost_markdown(data, cell_costs(data, std::nullopt, summary.options));
   blank_line(out);
   out += "## Cell outcomes\n\n" + render_markdown(outcome_table(data, summary));
   return out;

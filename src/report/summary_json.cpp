@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kvsweep/report/cost.hpp"
 #include "kvsweep/stats/gradient.hpp"
 
 namespace kvsweep::report {
@@ -150,6 +151,7 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                          {"gradient", std::string(stats::to_string(h.gradient))}});
   }
   doc["headlines"] = std::move(headlines);
+  doc["cost"] = cost_json(data, cell_costs(data, std::nullopt, summary.options));
   return doc;
 }
 

@@ -40,7 +40,7 @@ TEST(Collisions, ASecondRunOnTheSameDirectoryIsRefusedWithTheFirstsPidAndABadMid
   std::ofstream(run / "records.jsonl", std::ios::trunc) << lines.str();
   const std::string named = (run / "records.jsonl").string() + ": line 2 is not JSON";
   for (const auto& args : std::vector<std::vector<std::string>>{
-           {"run", "--resume", run.string()}, {"report", run.string()}, {"merge", run.string(), run.string(), "-o", (dir / "merged").string()}}) {
+           {"run", "--resume", run.string()}, {"report", run.string()}, {"recommend", run.string()}, {"merge", run.string(), run.string(), "-o", (dir / "merged").string()}}) {
     auto r = kt::run_kvsweep(args);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
     EXPECT_NE(r.output.find(named), std::string::npos) << args[0] << ": " << r.output;

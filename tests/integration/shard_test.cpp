@@ -23,10 +23,11 @@ std::map<std::string, nlohmann::json> by_triple(const std::vector<nlohmann::json
 std::string report_body(const std::string& markdown) {
   auto pos = markdown.find("\n## ");
   std::string body = pos == std::string::npos ? markdown : markdown.substr(pos);
-  // The cell-outcomes table ends with the measured start-up time (ready s): a timing,
-  // not a result, so it is left out; the outcomes are checked from the manifest.
-  auto outcomes = body.find("## Cell outcomes");
-  return outcomes == std::string::npos ? body : body.substr(0, outcomes);
+  // The Cost section (measured speeds) and the cell-outcomes table (measured start-up time) are
+  // timings, not results, so they are left out; the outcomes are checked from the manifest.
+  auto timings = body.find("## Cost");
+  if (timings == std::string::npos) timings = body.find("## Cell outcomes");
+  return timings == std::string::npos ? body : body.substr(0, timings);
 }
 
 }  // namespace
@@ -80,6 +81,19 @@ TEST(Shard, ThreeShardsMergedEqualTheUnshardedRun) {
   ASSERT_EQ(rb.exit_code, 0) << rb.output;
   EXPECT_EQ(report_body(ra.output), report_body(rb.output));
   EXPECT_NE(report_body(ra.output).find("## complete"), std::string::npos);
+  // The recommendation reads the real server's KV sizes and timings, and a merged run recommends as the whole.
+  auto ca = kt::run_kvsweep({"recommend", whole.string(), "--format", "json"});
+  ASSERT_EQ(ca.exit_code, 0) << ca.output;
+  const auto rec = nlohmann::json::parse(ca.output);
+  ASSERT_EQ(rec["models"].size(), 1u);
+  EXPECT_EQ(rec["models"][0]["cells"].size(), 8u) << ca.output;
+  for (const auto& c : rec["cost"]["cells"]) {
+    EXPECT_GT(c["kv_bytes_per_token"].get<double>(), 0.0) << c.dump();
+    EXPECT_GT(c["decode_tps"]["n"].get<int>(), 0) << c.dump();
+  }
+  auto cb = kt::run_kvsweep({"recommend", merged.string(), "--format", "json"});
+  ASSERT_EQ(cb.exit_code, 0) << cb.output;
+  EXPECT_EQ(nlohmann::json::parse(cb.output)["models"][0]["frontier"], rec["models"][0]["frontier"]);
   const auto merged_manifest = kt::read_manifest(merged);
   EXPECT_EQ(merged_manifest["cells"].size(), 9u);
   EXPECT_EQ(merged_manifest["status"], "complete");

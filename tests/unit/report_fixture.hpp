@@ -19,7 +19,7 @@
 namespace kvsweep::report::testing {
 
 inline const char* const kManifest = R"json({
-  "schema_version": 1, "kind": "kvsweep-run", "name": "golden", "config_hash": "0123456789abcdef",
+  "schema_version": 1, "kind": "kvsweep-run", "name": "golden", "config_hash": "0123456789abcdef", "n_ctx": 4096,
   "kvsweep": {"version": "0.1.0", "git_sha": "a26fecac9b7e"},
   "server": {"backend": "llama-server", "version": "0.5.0-dev (build 1, commit de3ff81)", "built_with": "GNU 12.2.0"},
   "host": {"hostname": "testhost", "cpu": "Test CPU", "cores": 2, "gpus": []},
@@ -33,11 +33,11 @@ inline const char* const kManifest = R"json({
   ],
   "cells": [
     {"model": "tiny", "type_k": "f16", "type_v": "f16", "id": "tiny-f16-f16", "is_reference": true, "outcome": "ok", "message": "",
-     "effective": {"type_k": "f16", "type_v": "f16", "kv_mib": 4.0}, "ready_s": 0.5},
+     "effective": {"type_k": "f16", "type_v": "f16", "k_mib": 2.0, "v_mib": 2.0, "kv_mib": 4.0}, "ready_s": 0.5},
     {"model": "tiny", "type_k": "f16", "type_v": "q4_0", "id": "tiny-f16-q4_0", "is_reference": false, "outcome": "ok", "message": "",
-     "effective": {"type_k": "f16", "type_v": "q4_0", "kv_mib": 2.56}, "ready_s": 0.25},
+     "effective": {"type_k": "f16", "type_v": "q4_0", "k_mib": 2.0, "v_mib": 0.56, "kv_mib": 2.56}, "ready_s": 0.25},
     {"model": "tiny", "type_k": "q4_0", "type_v": "f16", "id": "tiny-q4_0-f16", "is_reference": false, "outcome": "crashed",
-     "message": "server died during p10; restarted once", "effective": {"type_k": "q4_0", "type_v": "f16", "kv_mib": 2.56}, "ready_s": 0.75},
+     "message": "server died during p10; restarted once", "effective": {"type_k": "q4_0", "type_v": "f16", "k_mib": 0.56, "v_mib": 2.0, "kv_mib": 2.56}, "ready_s": 0.75},
     {"model": "tiny", "type_k": "q4_0", "type_v": "q4_0", "id": "tiny-q4_0-q4_0", "is_reference": false, "outcome": "load_failed",
      "message": "llama-server exited with status 1: | V cache quantization requires flash_attn", "effective": {}}
   ],

@@ -14,6 +14,7 @@
 #include "kvsweep/report/markdown.hpp"
 #include "kvsweep/report/summary_json.hpp"
 #include "kvsweep/report/telephone_figures.hpp"
+#include "kvsweep/report/tradeoff.hpp"
 #include "report_fixture.hpp"
 
 namespace kvsweep::report {
@@ -196,6 +197,18 @@ TEST(ReportWriters, TelephoneSvgs) {
   EXPECT_DOUBLE_EQ(means[0], 0.96);
 }
 
+TEST(ReportWriters, TradeoffSvg) {
+  Fixture f;
+  const std::string svg = tradeoff_svg(f.data, f.summary, "tiny", "complete", f.data.find_cell("tiny", "f16", "q4_0"));
+  testing::expect_golden("tradeoff-complete-tiny.svg", svg);
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_EQ(tradeoff_metric(f.data, f.summary, "complete"), "match_reference");
+  EXPECT_NE(svg.find("f16/f16 (ref)"), std::string::npos);
+  EXPECT_NE(svg.find("class=\"recommended\""), std::string::npos);
+  // q4_0/q4_0 failed to load: no KV size, no point.
+  EXPECT_EQ(svg.find("q4_0/q4_0"), std::string::npos);
+}
+
 TEST(ReportWriters, Html) {
   Fixture f;
   const auto figures = render_figures(f.data, f.summary);
@@ -209,8 +222,9 @@ TEST(ReportWriters, Html) {
 TEST(ReportWriters, EveryFigureIsWellFormedXml) {
   Fixture f;
   const auto figures = render_figures(f.data, f.summary);
-  // 5 heatmaps (2 complete + 3 telephone metrics), the hop chart and the Δ chart.
-  ASSERT_EQ(figures.size(), 7u);
+  // 5 heatmaps (2 complete + 3 telephone metrics), the hop chart, the Δ chart and a trade-off
+  // figure per probe (three cells have a KV size).
+  ASSERT_EQ(figures.size(), 9u);
   for (const auto& fig : figures) EXPECT_EQ(xml_problem(fig.svg), "") << fig.file;
 }
 
@@ -226,7 +240,7 @@ TEST(ReportWriters, BundleNamesEveryFileOnce) {
   }
   std::sort(paths.begin(), paths.end());
   EXPECT_EQ(std::adjacent_find(paths.begin(), paths.end()), paths.end());
-  EXPECT_EQ(paths.size(), 4u + 5u + 7u);
+  EXPECT_EQ(paths.size(), 4u + 5u + 9u);
 
   const auto md_only = render_report(f.data, f.summary, *parse_format("md"), kGenerator);
   ASSERT_EQ(md_only.size(), 1u);

@@ -22,6 +22,7 @@ void register_tiny_model(CLI::App& app, Commands& commands);
 void register_report(CLI::App& app, Commands& commands);  // report and compare
 void register_merge(CLI::App& app, Commands& commands);
 void register_recall_tools(CLI::App& app, Commands& commands);  // corpus, extract, sample, score
+void register_recommend(CLI::App& app, Commands& commands);
 
 /// Set by the signal handler; long work polls it.
 const std::atomic<bool>& cancel_flag();

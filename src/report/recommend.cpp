@@ -1,0 +1,423 @@
+#include "kvsweep/report/recommend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/report/summary.hpp"
+#include "kvsweep/stats/power.hpp"
+#include "kvsweep/stats/precision.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string type_pair(const CellDef& c) { return c.type_k + "/" + c.type_v; }
+
+double orient(double v, const probe::MetricSpec& m) {
+  if (m.higher_is_better()) return v;
+  return m.is_binary() ? 1.0 - v : -v;
+}
+
+Margin margin_for(const ProbeDef& probe, const probe::MetricSpec& metric, const Values& reference,
+                  const RecommendOptions& options) {
+  for (const std::string& key : {probe.name + "." + metric.name, metric.name}) {
+    if (auto it = options.margins.find(key); it != options.margins.end()) return {it->second, "--margin " + key};
+  }
+  return default_margin(probe, metric, reference);
+}
+
+/// Whether the cell started and answered anything: failed cells are not candidates.
+bool has_items(const RunData& data, std::size_t cell) {
+  for (const auto& p : data.probes()) {
+    for (const auto& item : data.items(cell, p.name)) {
+      if (item.ok) return true;
+    }
+  }
+  return false;
+}
+
+/// lower ÷ margin: above −1 is non-inferior.
+double normalised(const stats::NonInferiority& r) {
+  if (!std::isfinite(r.lower)) return kNaN;
+  if (r.margin > 0.0) return r.lower / r.margin;
+  return r.lower >= 0.0 ? 0.0 : -std::numeric_limits<double>::infinity();
+}
+
+double oriented_mean_delta(const probe::MetricSpec& metric, const Values& cell, const Values& reference) {
+  std::vector<double> x, y;
+  pair_up(cell, reference, x, y);
+  if (x.empty()) return kNaN;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) sum += orient(x[i], metric) - orient(y[i], metric);
+  return sum / static_cast<double>(x.size());
+}
+
+AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::size_t ref, const ProbeDef& probe,
+                           const RecommendOptions& options) {
+  AxisSensitivity out;
+  out.probe = probe.name;
+  const CellDef& r = data.cells()[ref];
+  const probe::MetricSpec* metric = nullptr;
+  for (const auto& m : probe.metrics) {
+    if (m.is_quality() && !data.values(ref, probe.name, m.name).values.empty()) {
+      metric = &m;
+      break;
+    }
+  }
+  if (metric == nullptr) {
+    out.sentence = probe.name + ": no quality metric with reference data.";
+    return out;
+  }
+  out.metric = metric->name;
+  // The lowest-precision type with a K-only and a V-only cell.
+  std::optional<std::string> best;
+  double best_bits = std::numeric_limits<double>::infinity();
+  for (const auto& t : data.k_types()) {
+    if (t == r.type_k || t == r.type_v) continue;
+    const auto k_only = data.find_cell(model, t, r.type_v);
+    const auto v_only = data.find_cell(model, r.type_k, t);
+    if (!k_only || !v_only) continue;
+    if (data.values(*k_only, probe.name, metric->name).values.empty() ||
+        data.values(*v_only, probe.name, metric->name).values.empty()) {
+      continue;
+    }
+    const double bits = stats::bits_per_value(t).value_or(1e9);
+    if (bits < best_bits) {
+      best_bits = bits;
+      best = t;
+    }
+  }
+  const std::string label = probe.name + " (" + metric->name + ")";
+  if (!best) {
+    out.sentence = label + ": no type quantizes K alone and V alone in this grid (cells t/" + r.type_v + " and " +
+                   r.type_k + "/t with answers), so K and V cannot be told apart.";
+    return out;
+  }
+  const std::string& t = *best;
+  const Values ref_values = data.values(ref, probe.name, metric->name);
+  const Values k_values = data.values(*data.find_cell(model, t, r.type_v), probe.name, metric->name);
+  const Values v_values = data.values(*data.find_cell(model, r.type_k, t), probe.name, metric->name);
+  const double dk = oriented_mean_delta(*metric, k_values, ref_values);
+  const double dv = oriented_mean_delta(*metric, v_values, ref_values);
+  std::vector<double> x, y;
+  pair_up(k_values, v_values, x, y);
+  const ReferenceTest test = paired_test(x, y, metric->kind, options.summary);
+  const std::string evidence = t + " K with " + r.type_v + " V moves it by " + signed_fixed(dk, 3) + ", " + t +
+                               " V with " + r.type_k + " K by " + signed_fixed(dv, 3) +
+                               " (oriented, + is better, against " + type_pair(r) + "); " + t + "/" + r.type_v +
+                               " against " + r.type_k + "/" + t + " on " + std::to_string(test.n_pairs) +
+                               " paired items: " + test.test + " p = " + format_p(test.p);
+  if (test.p < options.alpha && dk != dv) {
+    out.sentence = label + ": " + (dk < dv ? "K" : "V") + " is more sensitive than " + (dk < dv ? "V" : "K") +
+                   " — " + evidence + ".";
+  } else {
+    out.sentence = label + ": K and V are not told apart at " + t + " — " + evidence + " (not below " +
+                   shortest(options.alpha);
+    const auto kind = test.test == "mcnemar" ? stats::PairedTest::mcnemar : stats::PairedTest::wilcoxon;
+    if (stats::min_attainable_p(kind, test.n_pairs) >= options.alpha) {
+      const auto needed = stats::pairs_needed(kind, options.alpha);
+      if (needed) out.sentence += "; no " + std::to_string(test.n_pairs) + " pairs can be: it takes " +
+                                  std::to_string(*needed) + (kind == stats::PairedTest::mcnemar ? " discordant" : "") +
+                                  " pairs";
+    }
+    out.sentence += ").";
+  }
+  return out;
+}
+
+std::string verdict_word(const stats::NonInferiority& r) {
+  std::string w(stats::to_string(r.verdict));
+  if (r.verdict == stats::Verdict::unknown) {
+    if (r.items_needed) {
+      w += " (needs ~" + std::to_string(*r.items_needed) + " items)";
+    } else {
+      w += r.n < 2 ? " (needs ≥ 2 items: one has no spread)" : " (more items would not tell)";
+    }
+  }
+  return w;
+}
+
+std::string kib(double bytes) { return std::isfinite(bytes) ? fixed(bytes, bytes >= 100 ? 0 : 1) : "—"; }
+
+}  // namespace
+
+Margin default_margin(const ProbeDef& probe, const probe::MetricSpec& metric, const Values& reference) {
+  switch (metric.kind) {
+    case probe::MetricKind::binary: return {0.05, "default: 5 points of a rate (binary)"};
+    case probe::MetricKind::count: {
+      if (probe.calibration_metric == metric.name && probe.calibration_hi > probe.calibration_lo) {
+        const double range = probe.calibration_hi - probe.calibration_lo;
+        return {0.05 * range, "default: 5% of its range " + shortest(probe.calibration_lo) + "–" +
+                                  shortest(probe.calibration_hi) + " (count)"};
+      }
+      double top = 1.0;
+      for (double v : reference.values) top = std::max(top, std::abs(v));
+      return {0.05 * top, "default: 5% of the reference's largest value " + shortest(top) + " (count)"};
+    }
+    case probe::MetricKind::continuous: break;
+  }
+  return {0.02, "default: 0.02 (continuous)"};
+}
+
+MetricVerdict metric_verdict(const probe::MetricSpec& metric, const Values& cell, const Values& reference,
+                             const Margin& margin, double alpha) {
+  MetricVerdict v;
+  v.metric = metric.name;
+  v.kind = metric.kind;
+  v.higher_is_better = metric.higher_is_better();
+  v.margin = margin;
+  std::vector<double> x, y;
+  pair_up(cell, reference, x, y);
+  if (metric.is_binary()) {
+    v.bound = "Newcombe hybrid score (paired)";
+    stats::PairedTable table;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const bool c = orient(x[i], metric) >= 0.5, r = orient(y[i], metric) >= 0.5;
+      (c ? (r ? table.both : table.only_cell) : (r ? table.only_reference : table.neither)) += 1.0;
+    }
+    v.result = stats::noninferiority_paired_binary(table, margin.value, alpha);
+  } else {
+    v.bound = "paired t";
+    std::vector<double> d(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) d[i] = orient(x[i], metric) - orient(y[i], metric);
+    v.result = stats::noninferiority_mean(d, margin.value, alpha);
+  }
+  return v;
+}
+
+std::vector<std::size_t> pareto_frontier(const std::vector<double>& cost, const std::vector<double>& quality) {
+  std::vector<std::size_t> out;
+  const std::size_t n = std::min(cost.size(), quality.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::isnan(cost[i]) || std::isnan(quality[i])) continue;
+    bool dominated = false;
+    for (std::size_t j = 0; j < n && !dominated; ++j) {
+      if (j == i || std::isnan(cost[j]) || std::isnan(quality[j])) continue;
+      dominated = cost[j] <= cost[i] && quality[j] >= quality[i] && (cost[j] < cost[i] || quality[j] > quality[i]);
+    }
+    if (!dominated) out.push_back(i);
+  }
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) { return cost[a] < cost[b]; });
+  return out;
+}
+
+Recommendation recommend(const RunData& data, const RecommendOptions& options) {
+  Recommendation rec;
+  rec.alpha = options.alpha;
+  rec.costs = cell_costs(data, options.context, options.summary);
+  for (const auto& model : data.models()) {
+    ModelRecommendation mr;
+    mr.model = model;
+    mr.reference = data.reference(model);
+    if (!mr.reference) {
+      rec.models.push_back(std::move(mr));
+      continue;
+    }
+    const std::size_t ref = *mr.reference;
+    for (std::size_t index : data.grid_order()) {
+      const CellDef& cell = data.cells()[index];
+      if (cell.model != model || index == ref || !has_items(data, index)) continue;
+      CellVerdict cv;
+      cv.cell = index;
+      const CellCost* cost = rec.costs.find(index);
+      cv.kv_bytes_per_token = cost ? cost->kv_bytes_per_token : kNaN;
+      double score = std::numeric_limits<double>::infinity();
+      for (const auto& probe : data.probes()) {
+        bool reference_answered = false, cell_answered = false;
+        for (const auto& item : data.items(ref, probe.name)) reference_answered = reference_answered || item.ok;
+        for (const auto& item : data.items(index, probe.name)) cell_answered = cell_answered || item.ok;
+        if (!reference_answered) continue;
+        if (!cell_answered) {
+          cv.missing_probes.push_back(probe.name);
+          continue;
+        }
+        for (const auto& metric : probe.metrics) {
+          if (!metric.is_quality()) continue;
+          const Values reference = data.values(ref, probe.name, metric.name);
+          if (reference.values.empty()) continue;
+          MetricVerdict v = metric_verdict(metric, data.values(index, probe.name, metric.name), reference,
+                                           margin_for(probe, metric, reference, options), options.alpha);
+          v.probe = probe.name;
+          switch (v.result.verdict) {
+            case stats::Verdict::non_inferior: ++cv.non_inferior; break;
+            case stats::Verdict::inferior: ++cv.inferior; break;
+            case stats::Verdict::unknown: ++cv.unknown; break;
+          }
+          // A metric without a bound (one item: no spread) does not place the cell; the others do.
+          const double q = normalised(v.result);
+          if (!std::isnan(q)) score = std::min(score, q);
+          cv.metrics.push_back(std::move(v));
+        }
+      }
+      cv.score = std::isinf(score) && score > 0 ? kNaN : score;  // no metric with a bound
+      if (!cv.missing_probes.empty()) cv.score = kNaN;           // not comparable with cells that ran them
+      cv.eligible = !cv.metrics.empty() && cv.missing_probes.empty() && cv.inferior == 0 && cv.unknown == 0;
+      mr.cells.push_back(std::move(cv));
+    }
+
+    // Frontier over the reference (score 0: no difference from itself) and the candidates.
+    std::vector<std::size_t> ids{ref};
+    const CellCost* ref_cost = rec.costs.find(ref);
+    std::vector<double> cost{ref_cost ? ref_cost->kv_bytes_per_token : kNaN}, quality{0.0};
+    for (const auto& cv : mr.cells) {
+      ids.push_back(cv.cell);
+      cost.push_back(cv.kv_bytes_per_token);
+      quality.push_back(cv.score);
+    }
+    for (std::size_t i : pareto_frontier(cost, quality)) mr.frontier.push_back(ids[i]);
+
+    const CellVerdict* best = nullptr;
+    for (const auto& cv : mr.cells) {
+      if (!cv.eligible || !std::isfinite(cv.kv_bytes_per_token)) continue;
+      if (best == nullptr || cv.kv_bytes_per_token < best->kv_bytes_per_token ||
+          (cv.kv_bytes_per_token == best->kv_bytes_per_token && cv.score > best->score)) {
+        best = &cv;
+      }
+    }
+    if (best != nullptr) mr.recommended = best->cell;
+    for (const auto& probe : data.probes()) mr.k_vs_v.push_back(k_versus_v(data, model, ref, probe, options));
+    rec.models.push_back(std::move(mr));
+  }
+  return rec;
+}
+
+std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
+  const int confidence = static_cast<int>(std::lround((1.0 - rec.alpha) * 100));
+  std::string out = "# kvsweep recommend: " + md_cell(data.name()) + "\n\n";
+  out += "A cell is non-inferior on a metric when the one-sided " + std::to_string(confidence) +
+         "% lower bound of (cell − reference), oriented so + is better, is above −margin; inferior when the "
+         "one-sided upper bound is below −margin; unknown otherwise. Bounds: Newcombe's hybrid score interval "
+         "for paired 0/1 metrics (Newcombe 1998, method 10), the paired t bound for counts and continuous "
+         "metrics (Student 1908). Default margins: 0.05 for 0/1 rates, 5% of a count's range (its declared "
+         "range, else the reference's largest value), 0.02 for continuous metrics; --margin METRIC=V overrides. "
+         "Every quality metric is gated.\n";
+  for (const auto& mr : rec.models) {
+    out += "\n## " + md_cell(mr.model) + "\n\n";
+    if (!mr.reference) {
+      out += "No reference cell: nothing to compare against.\n";
+      continue;
+    }
+    const CellDef& ref = data.cells()[*mr.reference];
+    const CellCost* ref_cost = rec.costs.find(*mr.reference);
+    if (mr.recommended) {
+      const CellDef& c = data.cells()[*mr.recommended];
+      const CellCost* cost = rec.costs.find(*mr.recommended);
+      const auto* cv = &*std::find_if(mr.cells.begin(), mr.cells.end(),
+                                      [&](const CellVerdict& v) { return v.cell == *mr.recommended; });
+      out += "**Recommended: -ctk " + c.type_k + " -ctv " + c.type_v + "** — non-inferior to " + type_pair(ref) +
+             " on all " + std::to_string(cv->metrics.size()) + " gated metrics. ";
+      if (cost) {
+        out += "KV " + kib(cost->kv_bytes_per_token) + " B/token (K " + kib(cost->k_bytes_per_token) + ", V " +
+               kib(cost->v_bytes_per_token) + "), " + fixed(cost->kv_mib_at_context, 1) + " MiB at " +
+               std::to_string(rec.costs.context) + " tokens";
+        if (ref_cost && ref_cost->kv_bytes_per_token > 0) {
+          out += " (" + fixed(cost->kv_bytes_per_token / ref_cost->kv_bytes_per_token, 2) + "× the reference's " +
+                 fixed(ref_cost->kv_mib_at_context, 1) + " MiB)";
+        }
+        out += "; prompt " + (cost->prompt.n ? fixed(cost->prompt.median, 1) + " tok/s (" + fixed(cost->prompt_x, 2) + "×)" : "—") +
+               ", decode " + (cost->decode.n ? fixed(cost->decode.median, 1) + " tok/s (" + fixed(cost->decode_x, 2) + "×)" : "—") + ".";
+      }
+      out += "\n";
+    } else {
+      out += "**No cell is non-inferior on every gated metric**: keep the reference -ctk " + ref.type_k + " -ctv " +
+             ref.type_v + ", or run more items where verdicts are unknown (below).\n";
+    }
+
+    out += "\n| cell | KV B/token | KV MiB @ " + std::to_string(rec.costs.context) +
+           " | non-inferior | inferior | unknown | missing probes | worst bound ÷ margin | frontier |\n";
+    out += "|---|---:|---:|---:|---:|---:|---|---:|---|\n";
+    const auto on_frontier = [&](std::size_t cell) {
+      return std::find(mr.frontier.begin(), mr.frontier.end(), cell) != mr.frontier.end() ? "yes" : "";
+    };
+    if (ref_cost) {
+      out += "| " + type_pair(ref) + " (ref) | " + kib(ref_cost->kv_bytes_per_token) + " | " +
+             fixed(ref_cost->kv_mib_at_context, 1) + " | — | — | — | | 0 | " + on_frontier(*mr.reference) + " |\n";
+    }
+    for (const auto& cv : mr.cells) {
+      const CellCost* cost = rec.costs.find(cv.cell);
+      std::string missing;
+      for (const auto& p : cv.missing_probes) missing += (missing.empty() ? "" : ", ") + p;
+      out += "| " + type_pair(data.cells()[cv.cell]) + (mr.recommended == cv.cell ? " **(recommended)**" : "") +
+             " | " + kib(cv.kv_bytes_per_token) + " | " + (cost ? fixed(cost->kv_mib_at_context, 1) : "—") + " | " +
+             std::to_string(cv.non_inferior) + " | " + std::to_string(cv.inferior) + " | " +
+             std::to_string(cv.unknown) + " | " + md_cell(missing) + " | " + fixed(cv.score, 2) + " | " +
+             on_frontier(cv.cell) + " |\n";
+    }
+
+    std::string details;
+    for (const auto& cv : mr.cells) {
+      for (const auto& v : cv.metrics) {
+        if (v.result.verdict == stats::Verdict::non_inferior) continue;
+        details += "| " + type_pair(data.cells()[cv.cell]) + " | " + md_cell(v.probe + "." + v.metric) + " | " +
+                   std::to_string(v.result.n) + " | " + signed_fixed(v.result.estimate, 3) + " | [" +
+                   fixed(v.result.lower, 3) + ", " + fixed(v.result.upper, 3) + "] | " + shortest(v.margin.value) +
+                   " | " + v.bound + " | " + verdict_word(v.result) + " |\n";
+      }
+    }
+    if (!details.empty()) {
+      out += "\nVerdicts other than non-inferior (Δ oriented, + is better; bounds one-sided " +
+             std::to_string(confidence) + "% each):\n\n| cell | metric | n | Δ | bounds | margin | bound | verdict |\n"
+             "|---|---|---:|---:|---|---:|---|---|\n" + details;
+    }
+    out += "\nK versus V:\n\n";
+    for (const auto& s : mr.k_vs_v) out += "- " + s.sentence + "\n";
+  }
+  return out;
+}
+
+nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation& rec) {
+  using ojson = nlohmann::ordered_json;
+  ojson models = ojson::array();
+  for (const auto& mr : rec.models) {
+    ojson cells = ojson::array();
+    for (const auto& cv : mr.cells) {
+      ojson metrics = ojson::array();
+      for (const auto& v : cv.metrics) {
+        ojson m{{"probe", v.probe},
+                {"metric", v.metric},
+                {"kind", std::string(probe::to_string(v.kind))},
+                {"higher_is_better", v.higher_is_better},
+                {"margin", v.margin.value},
+                {"margin_basis", v.margin.basis},
+                {"bound", v.bound},
+                {"n", v.result.n},
+                {"delta", v.result.estimate},
+                {"lower", v.result.lower},
+                {"upper", v.result.upper},
+                {"verdict", std::string(stats::to_string(v.result.verdict))}};
+        m["items_needed"] = v.result.items_needed ? ojson(*v.result.items_needed) : ojson(nullptr);
+        metrics.push_back(std::move(m));
+      }
+      cells.push_back({{"id", data.cells()[cv.cell].id},
+                       {"type_k", data.cells()[cv.cell].type_k},
+                       {"type_v", data.cells()[cv.cell].type_v},
+                       {"kv_bytes_per_token", cv.kv_bytes_per_token},
+                       {"eligible", cv.eligible},
+                       {"score", cv.score},
+                       {"missing_probes", cv.missing_probes},
+                       {"metrics", std::move(metrics)}});
+    }
+    ojson frontier = ojson::array();
+    for (std::size_t f : mr.frontier) frontier.push_back(data.cells()[f].id);
+    ojson k_vs_v = ojson::array();
+    for (const auto& s : mr.k_vs_v) k_vs_v.push_back({{"probe", s.probe}, {"metric", s.metric}, {"sentence", s.sentence}});
+    models.push_back({{"model", mr.model},
+                      {"reference", mr.reference ? ojson(data.cells()[*mr.reference].id) : ojson(nullptr)},
+                      {"recommended", mr.recommended ? ojson(data.cells()[*mr.recommended].id) : ojson(nullptr)},
+                      {"frontier", std::move(frontier)},
+                      {"cells", std::move(cells)},
+                      {"k_vs_v", std::move(k_vs_v)}});
+  }
+  return ojson{{"schema_version", 1},
+               {"kind", "kvsweep-recommend"},
+               {"run", data.name()},
+               {"alpha", rec.alpha},
+               {"cost", cost_json(data, rec.costs)},
+               {"models", std::move(models)}};
+}
+
+}  // namespace kvsweep::report

@@ -1,0 +1,192 @@
+// Verdicts, frontier, recommendation, cost and the K-versus-V sentence on a literal run.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/report/recommend.hpp"
+
+namespace kvsweep::report {
+namespace {
+
+using nlohmann::json;
+
+json cell(const std::string& k, const std::string& v, double k_mib, double v_mib) {
+  return {{"model", "m"}, {"type_k", k}, {"type_v", v}, {"id", "m-" + k + "-" + v}, {"is_reference", k == "f16" && v == "f16"},
+          {"outcome", "ok"}, {"effective", {{"type_k", k}, {"type_v", v}, {"k_mib", k_mib}, {"v_mib", v_mib},
+                                            {"kv_mib", k_mib + v_mib}}}};
+}
+
+json record(const std::string& k, const std::string& v, const std::string& probe, int item, json metrics,
+            double prompt_ms = 50, int prompt_n = 100) {
+  return {{"cell", {{"model", "m"}, {"type_k", k}, {"type_v", v}}}, {"probe", probe}, {"kind", probe},
+          {"item", "i" + std::to_string(item)}, {"status", "ok"}, {"metrics", std::move(metrics)},
+          {"timings", {{"prompt_n", prompt_n}, {"cache_n", 0}, {"prompt_ms", prompt_ms}, {"predicted_n", 10},
+                       {"predicted_ms", 100}}}};
+}
+
+/// f16/f16 reference; q8_0/q8_0 the same answers on 60 items; q4_0/q4_0 fails half the binary items;
+/// q4_0/f16 fails every binary item and never ran the `sim` probe; f16/q4_0 answered only 8 items.
+RunData literal_run() {
+  json manifest = {
+      {"name", "lit"},
+      {"n_ctx", 4096},
+      {"probes",
+       {{{"name", "complete"}, {"kind", "complete"},
+         {"metrics", {{{"name", "match_reference"}, {"direction", "higher"}, {"kind", "binary"}, {"role", "quality"}}}}},
+        {{"name", "sim"}, {"kind", "telephone"},
+         {"metrics", {{{"name", "similarity"}, {"direction", "higher"}, {"kind", "continuous"}, {"role", "quality"}},
+                      {{"name", "steps"}, {"direction", "none"}, {"kind", "count"}, {"role", "diagnostic"}}}}}}},
+      {"cells", {cell("f16", "f16", 2, 2), cell("q8_0", "q8_0", 1.0625, 1.0625), cell("q4_0", "q4_0", 0.5625, 0.5625),
+                 cell("q4_0", "f16", 0.5625, 2), cell("f16", "q4_0", 2, 0.5625)}},
+      {"config", {{"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16", "q8_0", "q4_0"}}, {"reference", "f16/f16"}}}}}};
+  std::vector<json> records;
+  for (int i = 0; i < 60; ++i) {
+    const double sim = 0.9 + 0.001 * (i % 7);
+    records.push_back(record("f16", "f16", "complete", i, {{"match_reference", 1}}));
+    records.push_back(record("f16", "f16", "sim", i, {{"similarity", sim}, {"steps", 3}}));
+    records.push_back(record("q8_0", "q8_0", "complete", i, {{"match_reference", 1}}, 100));
+    records.push_back(record("q8_0", "q8_0", "sim", i, {{"similarity", sim}, {"steps", 3}}, 100));
+    records.push_back(record("q4_0", "q4_0", "complete", i, {{"match_reference", i % 2}}));
+    records.push_back(record("q4_0", "q4_0", "sim", i, {{"similarity", sim - 0.2}, {"steps", 3}}));
+    records.push_back(record("q4_0", "f16", "complete", i, {{"match_reference", 0}}));
+    if (i < 8) {
+      records.push_back(record("f16", "q4_0", "complete", i, {{"match_reference", 1}}));
+      records.push_back(record("f16", "q4_0", "sim", i, {{"similarity", sim}, {"steps", 3}}));
+    }
+  }
+  // A prompt served entirely from the prefix cache evaluates nothing: not a rate.
+  records.push_back(record("f16", "f16", "complete", 99, {{"match_reference", 1}}, 0, 0));
+  auto data = RunData::from(std::move(manifest), std::move(records));
+  EXPECT_TRUE(data.has_value());
+  return std::move(*data);
+}
+
+const CellVerdict& verdict_of(const ModelRecommendation& m, const RunData& data, const std::string& k,
+                              const std::string& v) {
+  const auto index = data.find_cell("m", k, v);
+  for (const auto& c : m.cells) {
+    if (c.cell == index) return c;
+  }
+  ADD_FAILURE() << "no verdict for " << k << "/" << v;
+  return m.cells.front();
+}
+
+TEST(Recommend, ParetoFrontierKeepsTiesAndDropsNaN) {
+  const double nan = std::nan("");
+  //                          0     1     2     3    4     5    6
+  const std::vector<double> cost{4, 2, 2, 1, 3, nan, 3};
+  const std::vector<double> quality{0, -0.5, -0.5, -2, -0.1, 1, -0.6};
+  EXPECT_EQ(pareto_frontier(cost, quality), (std::vector<std::size_t>{3, 1, 2, 4, 0}));
+  EXPECT_TRUE(pareto_frontier({}, {}).empty());
+}
+
+TEST(Recommend, DefaultMarginsFollowTheDeclaration) {
+  ProbeDef recall;
+  recall.name = "recall";
+  recall.calibration_metric = "primary_matched";
+  recall.calibration_lo = 0;
+  recall.calibration_hi = 20;
+  const Values none;
+  EXPECT_DOUBLE_EQ(default_margin(recall, probe::quality("primary_matched", probe::Direction::higher_better,
+                                                         probe::MetricKind::count), none).value, 1.0);
+  const Values ref{{"a", "b"}, {40, 12}};
+  EXPECT_DOUBLE_EQ(default_margin(recall, probe::quality("bonus", probe::Direction::higher_better,
+                                                         probe::MetricKind::count), ref).value, 2.0);
+  EXPECT_DOUBLE_EQ(default_margin(recall, probe::quality("passed", probe::Direction::higher_better,
+                                                         probe::MetricKind::binary), none).value, 0.05);
+  EXPECT_DOUBLE_EQ(default_margin(recall, probe::quality("kl", probe::Direction::lower_better,
+                                                         probe::MetricKind::continuous), none).value, 0.02);
+}
+
+TEST(Recommend, LowerIsBetterMetricsAreOriented) {
+  const auto kl = probe::quality("kl", probe::Direction::lower_better, probe::MetricKind::continuous);
+  const Values reference{{"a", "b", "c"}, {0.0, 0.0, 0.0}};
+  const Values cell{{"a", "b", "c"}, {0.5, 0.6, 0.4}};
+  const MetricVerdict v = metric_verdict(kl, cell, reference, {0.02, "test"});
+  EXPECT_NEAR(v.result.estimate, -0.5, 1e-12);
+  EXPECT_EQ(v.result.verdict, stats::Verdict::inferior);
+}
+
+TEST(Recommend, VerdictsFrontierAndRecommendation) {
+  const RunData data = literal_run();
+  RecommendOptions options;
+  options.context = 131072;
+  const Recommendation rec = recommend(data, options);
+  ASSERT_EQ(rec.models.size(), 1u);
+  const ModelRecommendation& m = rec.models[0];
+  ASSERT_EQ(m.cells.size(), 4u);
+
+  const CellVerdict& q8 = verdict_of(m, data, "q8_0", "q8_0");
+  EXPECT_TRUE(q8.eligible);
+  EXPECT_EQ(q8.non_inferior, 2u);  // the diagnostic `steps` is not gated
+  const CellVerdict& q4 = verdict_of(m, data, "q4_0", "q4_0");
+  EXPECT_FALSE(q4.eligible);
+  EXPECT_EQ(q4.inferior, 2u);
+  const CellVerdict& k_only = verdict_of(m, data, "q4_0", "f16");
+  EXPECT_EQ(k_only.missing_probes, std::vector<std::string>{"sim"});
+  EXPECT_FALSE(k_only.eligible);
+  EXPECT_TRUE(std::isnan(k_only.score));
+  // 8 items all passed on both sides: too few for a 0.05 margin; 52 would do (see the stats test).
+  const CellVerdict& v_only = verdict_of(m, data, "f16", "q4_0");
+  ASSERT_EQ(v_only.metrics.size(), 2u);
+  EXPECT_EQ(v_only.metrics[0].result.verdict, stats::Verdict::unknown);
+  EXPECT_EQ(v_only.metrics[0].result.items_needed, 52u);
+  EXPECT_FALSE(v_only.eligible);
+
+  ASSERT_TRUE(m.recommended.has_value());
+  EXPECT_EQ(*m.recommended, *data.find_cell("m", "q8_0", "q8_0"));
+  // Frontier by KV bytes per token: q4_0/q4_0 (cheapest), q8_0/q8_0, the reference; f16/q4_0 is dominated.
+  EXPECT_EQ(m.frontier, (std::vector<std::size_t>{*data.find_cell("m", "q4_0", "q4_0"),
+                                                  *data.find_cell("m", "q8_0", "q8_0"), *data.reference("m")}));
+
+  // K versus V: q4_0/f16 fails the 8 items f16/q4_0 passes (McNemar 2^-7).
+  ASSERT_EQ(m.k_vs_v.size(), 2u);
+  EXPECT_NE(m.k_vs_v[0].sentence.find("K is more sensitive than V"), std::string::npos) << m.k_vs_v[0].sentence;
+  EXPECT_NE(m.k_vs_v[0].sentence.find("p = 0.008"), std::string::npos) << m.k_vs_v[0].sentence;
+
+  const std::string md = recommend_markdown(data, rec);
+  EXPECT_NE(md.find("**Recommended: -ctk q8_0 -ctv q8_0**"), std::string::npos) << md;
+  EXPECT_NE(md.find("needs ~52 items"), std::string::npos) << md;
+  const auto j = recommend_json(data, rec);
+  EXPECT_EQ(j["models"][0]["recommended"], "m-q8_0-q8_0");
+}
+
+TEST(Recommend, NoEligibleCellSaysSo) {
+  RecommendOptions options;
+  options.margins["complete.match_reference"] = 0.0;  // no loss at all allowed: the bound is never above 0
+  options.margins["similarity"] = 0.0;
+  const RunData data = literal_run();
+  const Recommendation rec = recommend(data, options);
+  EXPECT_FALSE(rec.models[0].recommended.has_value());
+  EXPECT_NE(recommend_markdown(data, rec).find("No cell is non-inferior on every gated metric"), std::string::npos);
+}
+
+TEST(Cost, BytesPerTokenMemoryAndSpeedRelativeToTheReference) {
+  const RunData data = literal_run();
+  const CostTable costs = cell_costs(data, 131072);
+  const CellCost* ref = costs.find(*data.reference("m"));
+  ASSERT_NE(ref, nullptr);
+  EXPECT_EQ(ref->n_ctx, 4096);
+  EXPECT_DOUBLE_EQ(ref->k_bytes_per_token, 512.0);  // 2 MiB / 4096
+  EXPECT_DOUBLE_EQ(ref->kv_bytes_per_token, 1024.0);
+  EXPECT_DOUBLE_EQ(ref->kv_mib_at_context, 128.0);
+  // 100 tokens in 50 ms on every item; the fully cached item is not counted.
+  EXPECT_EQ(ref->prompt.n, 120u);
+  EXPECT_DOUBLE_EQ(ref->prompt.median, 2000.0);
+  EXPECT_DOUBLE_EQ(ref->decode.median, 100.0);
+  const CellCost* q8 = costs.find(*data.find_cell("m", "q8_0", "q8_0"));
+  EXPECT_DOUBLE_EQ(q8->kv_bytes_per_token, 544.0);
+  EXPECT_DOUBLE_EQ(q8->prompt_x, 0.5);
+  EXPECT_DOUBLE_EQ(q8->decode_x, 1.0);
+  EXPECT_NE(cost_markdown(data, costs).find("| m q8_0/q8_0 | 272 | 272 | 544 | 68.0 | 1000.0 [1000.0, 1000.0] | 0.50× |"),
+            std::string::npos)
+      << cost_markdown(data, costs);
+}
+
+}  // namespace
+}  // namespace kvsweep::report
