@@ -80,16 +80,8 @@ TEST(CopyModel, ChecksItsKnobs) {
   EXPECT_NE(check_copy_model(o).find("--outlier"), std::string::npos);
 }
 
-class CopyModelFile : public ::testing::Test {
+class CopyModelFile : public kvsweep::testing::VocabTest {
  protected:
-  void SetUp() override {
-    m_vocab = temp_file(".vocab.gguf");
-    ASSERT_TRUE(write_gguf(m_vocab, fake_vocab(), nullptr));
-  }
-  void TearDown() override {
-    std::filesystem::remove(m_vocab);
-    for (const auto& p : m_outputs) std::filesystem::remove(p);
-  }
   std::filesystem::path write(CopyModelOptions o) {
     const auto out = temp_file(".copy.gguf");
     m_outputs.push_back(out);
@@ -98,8 +90,6 @@ class CopyModelFile : public ::testing::Test {
     EXPECT_TRUE(written) << written.error().message;
     return out;
   }
-  std::filesystem::path m_vocab;
-  std::vector<std::filesystem::path> m_outputs;
 };
 
 TEST_F(CopyModelFile, SameArgumentsSameBytesOtherKnobsOtherBytes) {

@@ -2,11 +2,16 @@
 /// A vocab GGUF for the synthetic-model tests: shaped like ggml-vocab-llama-spm.gguf (metadata
 /// only), with a 64-token vocabulary and one non-tokenizer key that must not leak into a model.
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <filesystem>
+#include <vector>
 #include <string>
 #include <utility>
 
 #include "kvsweep/model/gguf.hpp"
+#include "temp_file.hpp"
 
 namespace kvsweep::testing {
 
@@ -35,5 +40,22 @@ inline model::GgufFile fake_vocab() {
   };
   return file;
 }
+
+/// A test that writes fake_vocab() to a temp file first and removes it, and every file it lists in
+/// m_outputs, afterwards.
+class VocabTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_vocab = temp_file(".vocab.gguf");
+    auto written = model::write_gguf(m_vocab, fake_vocab(), nullptr);
+    ASSERT_TRUE(written) << written.error().message;
+  }
+  void TearDown() override {
+    std::filesystem::remove(m_vocab);
+    for (const auto& p : m_outputs) std::filesystem::remove(p);
+  }
+  std::filesystem::path m_vocab;
+  std::vector<std::filesystem::path> m_outputs;
+};
 
 }  // namespace kvsweep::testing

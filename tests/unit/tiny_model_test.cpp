@@ -25,19 +25,8 @@ using kvsweep::testing::fake_vocab_size;
 using kvsweep::testing::slurp;
 using kvsweep::testing::temp_file;
 
-class TinyModelTest : public ::testing::Test {
+class TinyModelTest : public kvsweep::testing::VocabTest {
  protected:
-  void SetUp() override {
-    m_vocab = temp_file(".vocab.gguf");
-    auto written = write_gguf(m_vocab, fake_vocab(), nullptr);
-    ASSERT_TRUE(written) << written.error().message;
-  }
-  void TearDown() override {
-    std::filesystem::remove(m_vocab);
-    for (const auto& p : m_outputs) {
-      std::filesystem::remove(p);
-    }
-  }
 
   // Writes a tiny model with `seed` and returns its bytes.
   std::string build(std::uint64_t seed, const std::string& suffix, std::uint32_t context_length = 131072) {
@@ -52,8 +41,6 @@ class TinyModelTest : public ::testing::Test {
     return slurp(out);
   }
 
-  std::filesystem::path m_vocab;
-  std::vector<std::filesystem::path> m_outputs;
 };
 
 std::optional<std::uint32_t> u32_of(const GgufFile& file, std::string_view key) {
