@@ -172,7 +172,7 @@ std::string signature_text(const corpus::Corpus& corpus, const corpus::Target& t
   while (pos <= corpus.text.size() && line <= last) {
     const std::size_t end = std::min(corpus.text.find('\n', pos), corpus.text.size());
     if (line >= first) {
-      if (!out.empty()) out += '\n';
+      if (line > first) out += '\n';
       out.append(corpus.text, pos, end - pos);
     }
     pos = end + 1;

@@ -250,6 +250,49 @@ TEST(RecallProbe, RawModeSendsThePromptAsIs) {
   EXPECT_EQ(r.n_predict, 99);
 }
 
+TEST(RecallProbe, SignatureCueEndsTheRawPromptOrTheChatPrefillWithTheTargetsSignature) {
+  // A multi-line signature: the cue is every line from `def` to the line before the body.
+  const std::string source =
+      "import os\n\n\ndef long_signature(a,\n                   b):\n" + [] {
+        std::string body;
+        for (int i = 0; i < 20; ++i) body += "    x" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+        return body;
+      }();
+  const std::vector<corpus::SourceFile> files{{"m.py", source}};
+  auto built = corpus::build_corpus(files, 20);
+  ASSERT_TRUE(built) << built.error().message;
+  ASSERT_EQ(built->targets.size(), 1u);
+  EXPECT_EQ(signature_text(*built, built->targets[0]), "def long_signature(a,\n                   b):");
+
+  json cfg = random_config();
+  cfg["cue"] = "signature";
+  cfg["mode"] = "raw";
+  auto probe = make_recall_probe(cfg, k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  const corpus::Target& target = recall.sampled().front();
+  const std::string sig = "def " + target.name + "():";
+  EXPECT_EQ(signature_text(recall.corpus(), target), sig);
+  const server::CompletionRequest raw = recall.request_for(target);
+  EXPECT_EQ(raw.prompt, recall_prompt(recall.corpus(), target, 20, RecallCue::signature) + sig + "\n");
+  EXPECT_NE(raw.prompt.find("signature is repeated below"), std::string::npos);
+
+  cfg["mode"] = "chat";
+  auto chat_probe = make_recall_probe(cfg, k_site);
+  auto& chat = dynamic_cast<RecallProbe&>(*chat_probe);
+  const server::CompletionRequest r = chat.request_for(chat.sampled().front());
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[1].role, "assistant");
+  EXPECT_EQ(r.messages[1].content, "<think>\n\n</think>\n\n" + sig + "\n");
+
+  cfg["cue"] = "sig";
+  try {
+    (void)make_recall_probe(cfg, k_site);
+    FAIL() << "an unknown cue must be refused";
+  } catch (const core::FatalError& e) {
+    EXPECT_NE(std::string(e.what()).find("cue"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RecallProbe, RunScoresTheAnswer) {
   auto probe = make_recall_probe(random_config(), k_site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
