@@ -130,8 +130,6 @@ void fill_tensor(const TensorSpec& spec, std::uint64_t seed, std::string& out) {
   }
 }
 
-KeyValue u32_kv(std::string key, std::uint32_t v) { return {std::move(key), Value::of_u32(v)}; }
-KeyValue f32_kv(std::string key, float v) { return {std::move(key), Value::of_f32(v)}; }
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -91,6 +92,10 @@ struct KeyValue {
   Value value;
   bool operator==(const KeyValue&) const = default;
 };
+
+/// Shorthands for the metadata the synthetic models write.
+inline KeyValue u32_kv(std::string key, std::uint32_t v) { return {std::move(key), Value::of_u32(v)}; }
+inline KeyValue f32_kv(std::string key, float v) { return {std::move(key), Value::of_f32(v)}; }
 
 /// Where a tensor lives: shape in ggml order (ne[0] is the row length), type, offset in the data section.
 struct TensorInfo {
