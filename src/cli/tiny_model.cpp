@@ -53,8 +53,16 @@ void register_tiny_model(CLI::App& app, Commands& commands) {
   copy->add_option("--match-sharpness", c.match_sharpness, "Layer-2 logit per matching token")->capture_default_str();
   copy->add_option("--offset-sharpness", c.offset_sharpness, "Layer-1 logit per unit of positional kernel")
       ->capture_default_str();
-  sub->callback([&commands, opts] {
-    commands.action = [opts] {
+  sub->callback([&commands, opts, sub] {
+    commands.action = [opts, sub] {
+      if (opts->kind != "copy") {
+        for (const char* knob : {"--match-length", "--outlier", "--code-dims", "--fast-pairs", "--match-sharpness",
+                                 "--offset-sharpness"}) {
+          if (sub->count(knob) > 0) {
+            throw core::FatalError(std::string("tiny-model: ") + knob + " is a knob of the copy model; add --kind copy");
+          }
+        }
+      }
       const std::filesystem::path vocab =
           opts->vocab.empty() ? model::default_vocab_path() : std::filesystem::path(opts->vocab);
       if (!std::filesystem::exists(vocab)) {

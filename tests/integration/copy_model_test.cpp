@@ -88,3 +88,11 @@ TEST(CopyModel, RecallsAtF16AndUnrotatedLowBitKeysLoseLinesWithASignificantGradi
   EXPECT_NE(rep.output.find("Calibration (copy): primary_matched is"), std::string::npos) << rep.output;
   EXPECT_EQ(rep.output.find("Warning: floored"), std::string::npos) << rep.output;
 }
+
+TEST(CopyModel, CopyKnobsWithoutKindCopyAreAnError) {
+  kt::TempDir dir;
+  auto r = kt::run_kvsweep({"tiny-model", "-o", (dir / "m.gguf").string(), "--outlier", "3"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--outlier is a knob of the copy model; add --kind copy"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "m.gguf"));
+}
