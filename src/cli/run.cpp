@@ -10,6 +10,7 @@
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/cli/progress.hpp"
 #include "kvsweep/config/config.hpp"
+#include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
@@ -147,7 +148,19 @@ int run_command(const RunOpts& o) {
       throw core::FatalError("--resume " + run_dir + ": the run is not a shard; resume it without --shard");
     }
   }
-  if (!o.only.empty()) ropts.filter = sweep::parse_filter(o.only);
+  if (!o.only.empty()) {
+    ropts.filter = sweep::parse_filter(o.only);
+    // A variant term naming no variant would silently select nothing.
+    std::vector<std::string> variant_names;
+    for (const auto& v : cfg.variants) variant_names.push_back(v.name);
+    for (const auto& [key, value] : ropts.filter.terms) {
+      if (key != "variant" || std::ranges::find(variant_names, value) != variant_names.end()) continue;
+      throw core::FatalError("--only variant=" + value + ": " +
+                             (variant_names.empty() ? cfg.file.string() + " has no variants"
+                                            : "no such variant in " + cfg.file.string() +
+                                                  config::did_you_mean_or_list(value, variant_names)));
+    }
+  }
   ropts.parallel_cells = o.parallel_cells > 0 ? o.parallel_cells : cfg.sweep.parallel_cells;
   if (ropts.parallel_cells > 1 && cfg.server.backend != "llama-server")
     throw core::FatalError("--parallel-cells needs backend \"llama-server\": an Ollama or external server is one "
@@ -222,6 +235,15 @@ int run_command(const RunOpts& o) {
                    cells_external ? cfg.server.api_key_env : "", cells_external ? cfg.server.url_user : "",
                    cells_external ? cfg.server.url_password : ""},
       server::LlamaServerOptions{});
+  for (std::size_t i = 0; i < cfg.variants.size(); ++i) {
+    const auto& v = cfg.variants[i];
+    if (v.binary.empty()) continue;
+    const std::string found = process::find_llama_tool(v.binary);
+    if (found.empty())
+      throw core::FatalError(cfg.file.string() + ": variants[" + std::to_string(i) + "].binary: '" + v.binary +
+                             "' not found (a path, or a name on KVSWEEP_LLAMA_BIN or PATH)");
+    ropts.variant_binaries[v.name] = found;
+  }
 
   if (run_dir.empty()) run_dir = default_run_dir(cfg);
   auto store = resume ? sweep::RunStore::open(run_dir) : sweep::RunStore::create(run_dir);
@@ -318,7 +340,8 @@ void register_run(CLI::App& app, Commands& commands) {
                                  "when CONFIG is not given)")
                      ->expected(0, 1);
   sub->add_flag("--dry-run", o->dry_run, "Print the plan (cells in order, items) and exit");
-  sub->add_option("--only", o->only, "Only matching cells/probes: key=value[,key=value], keys model,k,v,cell,probe");
+  sub->add_option("--only", o->only, "Only matching cells/probes: key=value[,key=value], keys model,variant,k,v,cell,probe "
+                  "(e.g. variant=rot-off,k=q4_0)");
   sub->add_option("--shard", o->shard, "Run shard I of N (0-based): every N-th cell of the grid, plus a support copy of the reference "
                   "cell where a probe compares with it; join the shards with `kvsweep merge`");
   sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/config/variants.hpp"
 #include "kvsweep/core/cache_types.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/fnv1a.hpp"
@@ -90,7 +91,8 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
   c.base_dir = file.has_parent_path() ? std::filesystem::absolute(file).parent_path() : std::filesystem::current_path();
   c.raw = doc;
   Site root(file.string(), "");
-  check_keys(doc, {"name", "server", "models", "grid", "probes", "embedder", "sweep", "output_dir", "$schema", "description"},
+  check_keys(doc, {"name", "server", "models", "grid", "probes", "embedder", "sweep", "output_dir", "$schema", "description",
+                   "variants"},
              root);
   c.name = get_string(doc, "name", file.stem().string(), root);
   c.output_dir = get_string(doc, "output_dir", "runs", root);
@@ -111,13 +113,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     }
     c.server.binary = get_string(sj, "binary", c.server.backend == "ollama" ? "ollama" : c.server.binary, s);
     c.server.args = get_strings(sj, "args", {}, s);
-    if (sj.contains("env")) {
-      if (!sj["env"].is_object()) s.child("env").fail("expected an object of NAME: value");
-      for (auto it = sj["env"].begin(); it != sj["env"].end(); ++it) {
-        if (!it.value().is_string()) s.child("env").child(it.key()).fail("expected a string");
-        c.server.env.emplace_back(it.key(), it.value().get<std::string>());
-      }
-    }
+    c.server.env = get_env(sj, "env", s);
     c.server.ctx = static_cast<int>(get_int(sj, "ctx", 0, s));
     if (c.server.ctx < 0) s.child("ctx").fail("must be >= 0");
     c.server.ready_timeout_s = get_number(sj, "ready_timeout_s", c.server.ready_timeout_s, s);
@@ -150,22 +146,11 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
       if (!c.server.args.empty())
         s.child("args").fail("`ollama serve` takes no arguments: kvsweep sets OLLAMA_* per cell; put other settings "
                              "in server.env");
-      for (const auto& [key, value] : c.server.env) {
-        for (const char* owned : {"OLLAMA_HOST", "OLLAMA_KV_CACHE_TYPE", "OLLAMA_FLASH_ATTENTION", "OLLAMA_NUM_PARALLEL",
-                                  "OLLAMA_CONTEXT_LENGTH"}) {
-          if (key == owned)
-            s.child("env").child(key).fail("is set by kvsweep per cell; use grid (cache type) / server.ctx instead");
-        }
-      }
+      check_ollama_env(c.server.env, s.child("env"));
     }
-    for (const auto& a : c.server.args) {
-      for (const char* owned : {"-ctk", "-ctv", "--cache-type-k", "--cache-type-v", "-m", "--model", "--port", "--host",
-                                "-np", "--parallel", "-c", "--ctx-size"}) {
-        if (a == owned)
-          s.child("args").fail("'" + a + "' is set by kvsweep per cell; use grid / server.ctx instead");
-      }
-    }
+    check_server_args(c.server.args, s.child("args"));
   }
+  c.variants = read_variants(doc, c.server, c.base_dir, root.child("variants"));
 
   // models
   if (!doc.contains("models") || !doc["models"].is_array() || doc["models"].empty())
@@ -311,6 +296,12 @@ nlohmann::json to_json(const Config& c) {
                          {"order", c.grid.order == Order::shuffle ? "shuffle" : "as-listed"}, {"seed", c.grid.seed}};
   nlohmann::json j = {{"name", c.name}, {"server", server}, {"models", models}, {"grid", grid}, {"probes", c.probes},
                       {"output_dir", c.output_dir}};
+  // Only when given: a config without variants keeps its hash and its manifest.
+  if (!c.variants.empty()) {
+    nlohmann::json variants = nlohmann::json::array();
+    for (const auto& v : c.variants) variants.push_back(to_json(v));
+    j["variants"] = variants;
+  }
   // Only when set: the manifest of a serial run stays as it was.
   if (c.sweep.parallel_cells != 1 || !c.sweep.slot_env.empty()) {
     nlohmann::json slot_env = nlohmann::json::object();

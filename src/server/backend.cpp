@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <deque>
 #include <mutex>
 #include <regex>
@@ -23,6 +25,7 @@ nlohmann::json to_json(const EffectiveKv& e) {
   j["flash_attn"] = e.flash_attn;
   if (e.attn_rot_k >= 0) j["attn_rot_k"] = e.attn_rot_k;
   if (e.attn_rot_v >= 0) j["attn_rot_v"] = e.attn_rot_v;
+  if (e.n_ctx > 0) j["n_ctx"] = e.n_ctx;
   return j;
 }
 
@@ -33,6 +36,8 @@ EffectiveKv parse_effective_kv(const std::string& log) {
   static const std::regex fa_re(R"(llama_context: flash_attn\s*=\s*([a-z]+))");
   // llama_kv_cache: attn_rot_k = 1, n_embd_head_k_all = 512
   static const std::regex rot_re(R"(llama_kv_cache[^:]*: attn_rot_([kv]) = ([0-9]+))");
+  // llama_context: n_ctx                 = 6144   (not n_ctx_seq, n_ctx_train)
+  static const std::regex ctx_re(R"(llama_context: n_ctx\s*=\s*([0-9]+))");
   EffectiveKv e;
   std::istringstream in(log);
   std::string line;
@@ -57,9 +62,36 @@ EffectiveKv parse_effective_kv(const std::string& log) {
       // Several caches (SWA) print one line each; a cell rotates if any of them does.
       int& rot = m[1].str() == "k" ? e.attn_rot_k : e.attn_rot_v;
       rot = std::max(rot, m[2].str() == "0" ? 0 : 1);
+    } else if (std::regex_search(line, m, ctx_re)) {
+      e.n_ctx = std::stoi(m[1].str());
     }
   }
   return e;
+}
+
+std::string check_settings(const EffectiveKv& e, const CellSpec& spec) {
+  std::vector<std::string> differ;
+  if (e.n_ctx > 0 && spec.n_ctx > 0 && e.n_ctx != spec.n_ctx)
+    differ.push_back("requested a context of " + std::to_string(spec.n_ctx) + " tokens, the server allocated " +
+                     std::to_string(e.n_ctx));
+  // The last -fa/--flash-attn on the command line is the one llama-server keeps.
+  std::string fa;
+  for (std::size_t i = 0; i + 1 < spec.extra_args.size(); ++i)
+    if (spec.extra_args[i] == "-fa" || spec.extra_args[i] == "--flash-attn") fa = spec.extra_args[i + 1];
+  const std::string want = fa == "on" ? "enabled" : fa == "off" ? "disabled" : "";
+  if (!want.empty() && !e.flash_attn.empty() && e.flash_attn != want)
+    differ.push_back("requested flash attention " + fa + " (-fa " + fa + "), the server ran it " + e.flash_attn);
+  // llama.cpp reads LLAMA_ATTN_ROT_DISABLE with atoi: any non-zero number turns the rotation off.
+  std::optional<std::string> rot_disable;
+  for (const auto& [name, value] : spec.env)
+    if (name == "LLAMA_ATTN_ROT_DISABLE") rot_disable = value;
+  if (rot_disable && std::atoi(rot_disable->c_str()) != 0 && (e.attn_rot_k == 1 || e.attn_rot_v == 1))
+    differ.push_back("requested no attention rotation (LLAMA_ATTN_ROT_DISABLE=" + *rot_disable +
+                     "), the server rotated " + (e.attn_rot_k == 1 ? std::string("K") : std::string()) +
+                     (e.attn_rot_k == 1 && e.attn_rot_v == 1 ? " and " : "") + (e.attn_rot_v == 1 ? "V" : ""));
+  std::string out;
+  for (const auto& d : differ) out += (out.empty() ? "" : "; ") + d;
+  return out;
 }
 
 CellOutcome classify_load_failure(const std::string& log) {

@@ -232,6 +232,11 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
                                                   ", the server allocated K=" + instance->m_effective.type_k +
                                                   " V=" + instance->m_effective.type_v);
   }
+  // A setting of the cell (a variant's context, flash attention, rotation) the server did not apply.
+  if (!attach) {
+    if (std::string differs = check_settings(instance->m_effective, spec); !differs.empty())
+      return fail(CellOutcome::config_mismatch, differs);
+  }
   instance->m_api = flavour.make_api(client, spec);
   instance->m_info = std::move(info);
   return instance;

@@ -8,7 +8,7 @@ namespace kvsweep::server {
 
 std::vector<std::string> llama_server_argv(const LlamaServerOptions& options, const CellSpec& spec, int port) {
   std::vector<std::string> argv = {
-      options.binary, "-m", spec.model_path, "--host", "127.0.0.1", "--port", std::to_string(port),
+      spec.binary.empty() ? options.binary : spec.binary, "-m", spec.model_path, "--host", "127.0.0.1", "--port", std::to_string(port),
       "-ctk", spec.type_k, "-ctv", spec.type_v, "-np", "1", "-c", std::to_string(spec.n_ctx),
       // -lv 4 prints the KV cache and flash-attention lines we verify the cell with.
       "-lv", "4", "--no-webui", "--log-colors", "off"};
@@ -52,17 +52,20 @@ std::expected<std::unique_ptr<Instance>, StartFailure> LlamaServerBackend::start
 }
 
 nlohmann::json LlamaServerBackend::describe() {
-  if (!m_description.is_null()) return m_description;
+  if (m_description.is_null()) m_description = describe_binary(m_options.binary);
+  return m_description;
+}
+
+nlohmann::json LlamaServerBackend::describe_binary(const std::string& binary) {
   // `llama-server --version` prints "version: N (sha)" and "built with …" on stderr.
-  std::string text = m_lifecycle.version_output({{m_options.binary, "--version"}, {}, {}, {}});
-  nlohmann::json d = {{"backend", "llama-server"}, {"binary", process::which(m_options.binary)}};
+  std::string text = m_lifecycle.version_output({{binary, "--version"}, {}, {}, {}});
+  nlohmann::json d = {{"backend", "llama-server"}, {"binary", process::which(binary)}};
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("version:", 0) == 0) d["version"] = line.substr(9);
     if (line.rfind("built with", 0) == 0) d["built_with"] = line;
   }
-  m_description = d;
   return d;
 }
 

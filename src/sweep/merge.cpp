@@ -11,10 +11,6 @@ namespace kvsweep::sweep {
 
 namespace {
 
-std::string cell_key(const nlohmann::json& c) {
-  return c.value("model", "") + "/" + c.value("type_k", "") + "/" + c.value("type_v", "");
-}
-
 // What must agree between two ok records of one triple: what the server produced and
 // what was measured (not when, or how long it took).
 nlohmann::json comparable(const nlohmann::json& r) {
@@ -82,7 +78,7 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
         if (it != ok.end()) {
           if (comparable(it->second.first) != comparable(r)) {
             return core::fail(core::ErrorKind::invalid,
-                              "refusing to merge: " + cell_key(r["cell"]) + " " + r.value("probe", "") + "/" +
+                              "refusing to merge: " + cell_label(r["cell"]) + " " + r.value("probe", "") + "/" +
                                   r.value("item", "") + " has different results in " + it->second.second + " and " +
                                   inputs[i].string());
           }

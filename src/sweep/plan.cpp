@@ -6,15 +6,25 @@
 
 namespace kvsweep::sweep {
 
+std::string Cell::label() const {
+  return model + "/" + (variant.empty() ? "" : variant + "/") + type_k + "/" + type_v;
+}
+
 std::string Cell::id() const {
-  std::string s = model + "-" + type_k + "-" + type_v;
+  std::string s = model + "-" + (variant.empty() ? "" : variant + "-") + type_k + "-" + type_v;
   for (char& c : s) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
   }
   return s;
 }
 
-nlohmann::json Cell::to_json() const { return {{"model", model}, {"type_k", type_k}, {"type_v", type_v}}; }
+nlohmann::json Cell::to_json() const {
+  nlohmann::json j = {{"model", model}};
+  if (!variant.empty()) j["variant"] = variant;
+  j["type_k"] = type_k;
+  j["type_v"] = type_v;
+  return j;
+}
 
 std::optional<Shard> parse_shard(const std::string& text) {
   auto slash = text.find('/');
@@ -40,9 +50,9 @@ Filter parse_filter(const std::string& text) {
     if (!term.empty()) {
       auto eq = term.find('=');
       std::string key = eq == std::string::npos ? "" : term.substr(0, eq);
-      if (key != "model" && key != "k" && key != "v" && key != "cell" && key != "probe")
-        throw core::FatalError("--only: '" + term + "': expected key=value with key one of model, k, v, cell, probe"
-                               " (e.g. --only cell=q8_0/f16,probe=recall)");
+      if (key != "model" && key != "variant" && key != "k" && key != "v" && key != "cell" && key != "probe")
+        throw core::FatalError("--only: '" + term + "': expected key=value with key one of model, variant, k, v, cell, probe"
+                               " (e.g. --only cell=q8_0/f16,probe=recall or --only variant=rot-off)");
       f.terms.emplace_back(key, term.substr(eq + 1));
     }
     start = end + 1;
@@ -53,6 +63,7 @@ Filter parse_filter(const std::string& text) {
 bool Filter::matches_cell(const Cell& c) const {
   for (const auto& [key, value] : terms) {
     if (key == "model" && c.model != value) return false;
+    if (key == "variant" && c.variant != value) return false;
     if (key == "k" && c.type_k != value) return false;
     if (key == "v" && c.type_v != value) return false;
     if (key == "cell" && c.type_k + "/" + c.type_v != value) return false;
@@ -71,26 +82,32 @@ std::vector<Cell> grid_cells(const config::Config& c) {
   auto excluded = [&](const std::string& k, const std::string& v) {
     return std::find(c.grid.exclude.begin(), c.grid.exclude.end(), k + "/" + v) != c.grid.exclude.end();
   };
+  // No variants: one unnamed variant, so the grid and its cells are as they always were.
+  std::vector<std::string> variants;
+  for (const auto& v : c.variants) variants.push_back(v.name);
+  if (variants.empty()) variants.emplace_back();
   for (const auto& m : c.models) {
-    auto add = [&](const std::string& k, const std::string& v) {
-      for (const auto& e : cells)
-        if (e.model == m.name && e.type_k == k && e.type_v == v) return;
-      cells.push_back(Cell{m.name, m.path, k, v, k + "/" + v == c.grid.reference, false});
-    };
-    for (const auto& k : c.grid.k) {
-      for (const auto& v : c.grid.v) {
-        if (c.grid.tied && k != v) continue;
-        if (excluded(k, v)) continue;
-        add(k, v);
+    for (const auto& variant : variants) {
+      auto add = [&](const std::string& k, const std::string& v) {
+        for (const auto& e : cells)
+          if (e.model == m.name && e.variant == variant && e.type_k == k && e.type_v == v) return;
+        cells.push_back(Cell{m.name, m.path, variant, k, v, k + "/" + v == c.grid.reference, false});
+      };
+      for (const auto& k : c.grid.k) {
+        for (const auto& v : c.grid.v) {
+          if (c.grid.tied && k != v) continue;
+          if (excluded(k, v)) continue;
+          add(k, v);
+        }
       }
+      for (const auto& inc : c.grid.include) {
+        auto slash = inc.find('/');
+        add(inc.substr(0, slash), inc.substr(slash + 1));
+      }
+      // The reference cell always exists: every other cell is compared with it.
+      auto slash = c.grid.reference.find('/');
+      add(c.grid.reference.substr(0, slash), c.grid.reference.substr(slash + 1));
     }
-    for (const auto& inc : c.grid.include) {
-      auto slash = inc.find('/');
-      add(inc.substr(0, slash), inc.substr(slash + 1));
-    }
-    // The reference cell always exists: every other cell is compared with it.
-    auto slash = c.grid.reference.find('/');
-    add(c.grid.reference.substr(0, slash), c.grid.reference.substr(slash + 1));
   }
   return cells;
 }

@@ -76,9 +76,19 @@ core::Expected<int> lock_run_dir(const std::filesystem::path& dir) {
 
 }  // namespace
 
+std::string cell_key(const nlohmann::json& cell) {
+  return cell.value("model", "") + "\x1f" + cell.value("variant", "") + "\x1f" + cell.value("type_k", "") + "\x1f" +
+         cell.value("type_v", "");
+}
+
+std::string cell_label(const nlohmann::json& cell) {
+  const std::string variant = cell.value("variant", "");
+  return cell.value("model", "") + "/" + (variant.empty() ? "" : variant + "/") + cell.value("type_k", "") + "/" +
+         cell.value("type_v", "");
+}
+
 std::string triple_key(const nlohmann::json& cell, const std::string& probe, const std::string& item) {
-  return cell.value("model", "") + "\x1f" + cell.value("type_k", "") + "\x1f" + cell.value("type_v", "") + "\x1f" +
-         probe + "\x1f" + item;
+  return cell_key(cell) + "\x1f" + probe + "\x1f" + item;
 }
 
 std::string triple_key_of(const nlohmann::json& r) {

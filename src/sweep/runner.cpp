@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "kvsweep/config/variants.hpp"
 #include "kvsweep/core/clock.hpp"
 
 namespace kvsweep::sweep {
@@ -40,16 +41,32 @@ int Runner::context_size() const {
   return (ctx + 255) / 256 * 256;
 }
 
+int Runner::context_size(const Cell& cell) const {
+  const config::VariantConfig* variant = config::find_variant(m_config, cell.variant);
+  if (!variant || variant->ctx == 0) return context_size();
+  return (variant->ctx + 255) / 256 * 256;
+}
+
 server::CellSpec Runner::cell_spec(const Cell& cell, int slot) const {
   server::CellSpec spec;
   spec.model_name = cell.model;
   spec.model_path = cell.model_path;
   spec.type_k = cell.type_k;
   spec.type_v = cell.type_v;
-  spec.n_ctx = context_size();
+  spec.n_ctx = context_size(cell);
   spec.log_path = m_store.log_path(cell.id());
   spec.extra_args = m_config.server.args;
   spec.env = m_config.server.env;
+  // The variant's settings come after the server's: its args are later on the command line, its
+  // environment later in the child's (the last value of a name wins).
+  if (const config::VariantConfig* variant = config::find_variant(m_config, cell.variant)) {
+    std::ranges::copy(variant->args, std::back_inserter(spec.extra_args));
+    std::ranges::copy(variant->env, std::back_inserter(spec.env));
+    if (!variant->binary.empty()) {
+      auto resolved = m_options.variant_binaries.find(variant->name);
+      spec.binary = resolved != m_options.variant_binaries.end() ? resolved->second : variant->binary;
+    }
+  }
   // The slot's entries come last: the child's environment takes the last value of a name.
   if (slot >= 0) std::ranges::copy(config::expand_slot_env(m_options.slot_env, slot), std::back_inserter(spec.env));
   spec.ready_timeout = seconds_to_ms(m_config.server.ready_timeout_s);

@@ -44,7 +44,7 @@ probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec
   info.type_v = cell.type_v;
   info.is_reference = cell.is_reference;
   info.n_ctx = spec.n_ctx;
-  info.server_args = m_config.server.args;
+  info.server_args = spec.extra_args;
   info.run_dir = m_store.dir();
   info.log_path = spec.log_path;
   if (slot >= 0) info.env = config::expand_slot_env(m_options.slot_env, slot);
@@ -55,6 +55,7 @@ std::vector<nlohmann::json> Runner::reference_records(const Cell& cell, const pr
   return m_store.select([&](const nlohmann::json& rec) {
     const auto& c = rec["cell"];
     return rec.value("probe", "") == p.name() && rec.value("status", "") == "ok" && c.value("model", "") == cell.model &&
+           c.value("variant", "") == cell.variant &&
            c.value("type_k", "") + "/" + c.value("type_v", "") == m_config.grid.reference;
   });
 }

@@ -42,10 +42,6 @@ nlohmann::json cell_result_json(const CellResult& r) {
   return j;
 }
 
-std::string cell_key(const nlohmann::json& c) {
-  return c.value("model", "") + "/" + c.value("type_k", "") + "/" + c.value("type_v", "");
-}
-
 }  // namespace
 
 // Provenance first, so even a run that dies at once says what it was.
@@ -61,6 +57,9 @@ void Runner::open_manifest() {
   m_manifest["config_hash"] = config::config_hash(m_config);
   m_manifest["kvsweep"] = {{"version", core::version()}, {"git_sha", core::git_sha()}};
   m_manifest["server"] = m_backend.describe();
+  // A variant with its own binary: that build's provenance beside the server's.
+  for (const auto& [name, binary] : m_options.variant_binaries)
+    m_manifest["variant_servers"][name] = m_backend.describe_binary(binary);
   m_manifest["host"] = core::host_info();
   if (!m_manifest.contains("started_at")) m_manifest["started_at"] = core::iso8601(std::chrono::system_clock::now());
   m_manifest["n_ctx"] = context_size();

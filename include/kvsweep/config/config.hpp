@@ -38,6 +38,17 @@ struct ServerConfig {
 /// for K and V, models are tags.
 bool uses_ollama(const ServerConfig& server);
 
+/// One named setting of the server that a sweep compares, beside K and V: extra args, extra
+/// environment, a context size or another llama-server binary. The grid is models × variants ×
+/// K × V; every variant has its own reference cell. No variants: one unnamed variant (as before).
+struct VariantConfig {
+  std::string name;
+  std::vector<std::string> args;                           // after server.args
+  std::vector<std::pair<std::string, std::string>> env;    // after server.env (the last value of a name wins)
+  int ctx = 0;                                             // -c; 0 = server.ctx
+  std::string binary;                                      // llama-server binary; empty = server.binary
+};
+
 struct ModelConfig {
   std::string name;
   std::string path;
@@ -79,6 +90,7 @@ struct Config {
   std::string name;
   ServerConfig server;
   std::vector<ModelConfig> models;
+  std::vector<VariantConfig> variants;  // empty: the grid has no variant axis
   GridConfig grid;
   nlohmann::json probes = nlohmann::json::array();  // validated by the probe factories
   std::optional<EmbedderConfig> embedder;

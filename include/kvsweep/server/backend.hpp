@@ -23,6 +23,7 @@ namespace kvsweep::server {
 struct CellSpec {
   std::string model_name;
   std::string model_path;      // file (llama-server) or tag (ollama)
+  std::string binary;          // this cell's llama-server binary (a variant's); empty: the backend's
   std::string type_k = "f16";
   std::string type_v = "f16";
   int n_ctx = 4096;
@@ -49,6 +50,7 @@ struct EffectiveKv {
   // LLAMA_ATTN_ROT_DISABLE=1). -1 when the log does not say (older builds, external servers).
   int attn_rot_k = -1;
   int attn_rot_v = -1;
+  int n_ctx = 0;           // the context the server allocated (`llama_context: n_ctx = N`); 0 when unknown
   bool declared = false;   // true when the user declared the types (external / attach)
 };
 nlohmann::json to_json(const EffectiveKv& e);
@@ -56,6 +58,13 @@ nlohmann::json to_json(const EffectiveKv& e);
 /// Parses llama.cpp's startup log for the KV cache line, the flash-attention state and the
 /// attention-rotation switches.
 EffectiveKv parse_effective_kv(const std::string& log);
+
+/// What the cell asked of the server beyond K and V — its context size, flash attention (`-fa on|off`
+/// in its args), attention rotation disabled (LLAMA_ATTN_ROT_DISABLE set to a non-zero number in its
+/// environment) — checked against what the log shows. Returns "" when nothing contradicts the
+/// request (a setting the log does not show is not a contradiction), else what differs, e.g.
+/// "requested flash attention off (-fa off), the server ran it enabled".
+std::string check_settings(const EffectiveKv& effective, const CellSpec& spec);
 
 /// Why a server could not be brought up: `unsupported`, `load_failed`, `config_mismatch` or `cancelled`.
 struct StartFailure {
@@ -94,6 +103,8 @@ class Backend {
                                                                      const std::atomic<bool>& cancel) = 0;
   /// Provenance of the server build (e.g. `llama-server --version`), once per run.
   virtual nlohmann::json describe() = 0;
+  /// The same for another binary of this backend (a variant's `binary`).
+  virtual nlohmann::json describe_binary(const std::string& binary) { return {{"binary", binary}}; }
 };
 
 /// The outcome for a server that exited during load, judged from its log.

@@ -39,6 +39,7 @@ class LlamaServerBackend final : public Backend {
   std::expected<std::unique_ptr<Instance>, StartFailure> start(const CellSpec& spec,
                                                              const std::atomic<bool>& cancel) override;
   nlohmann::json describe() override;
+  nlohmann::json describe_binary(const std::string& binary) override;
 
  private:
   LlamaServerOptions m_options;

@@ -16,6 +16,7 @@ namespace kvsweep::sweep {
 struct Cell {
   std::string model;
   std::string model_path;
+  std::string variant;  // the config's variant name; empty when the config has no variants
   std::string type_k;
   std::string type_v;
   bool is_reference = false;
@@ -23,12 +24,15 @@ struct Cell {
   /// be compared with it; merge keeps the owning shard's records of it.
   bool support = false;
 
-  /// "model/k/v", the human label.
-  std::string label() const { return model + "/" + type_k + "/" + type_v; }
-  /// A file-name-safe id, e.g. "tiny-q8_0-f16".
+  /// "model/k/v" (or "model/variant/k/v"), the human label.
+  std::string label() const;
+  /// A file-name-safe id, e.g. "tiny-q8_0-f16" (or "tiny-rot-off-q8_0-f16").
   std::string id() const;
-  /// {"model":…, "type_k":…, "type_v":…} as it appears in records.
+  /// {"model":…, ["variant":…,] "type_k":…, "type_v":…} as it appears in records; "variant" only
+  /// when the config has variants, so runs without them keep their records and keys.
   nlohmann::json to_json() const;
+  /// The cells compared with one reference cell: the model and the variant ("model" or "model/variant").
+  std::string reference_group() const { return variant.empty() ? model : model + "/" + variant; }
 };
 
 struct Shard {
@@ -38,7 +42,7 @@ struct Shard {
 /// Parses "I/N" (0 <= I < N); nullopt when malformed.
 std::optional<Shard> parse_shard(const std::string& text);
 
-/// `--only` filter: comma-separated `key=value` terms (keys: model, k, v, cell, probe),
+/// `--only` filter: comma-separated `key=value` terms (keys: model, variant, k, v, cell, probe),
 /// all of which must match, e.g. `cell=q8_0/f16,probe=recall`.
 struct Filter {
   std::vector<std::pair<std::string, std::string>> terms;
@@ -48,7 +52,7 @@ struct Filter {
 /// Throws core::FatalError on a malformed filter.
 Filter parse_filter(const std::string& text);
 
-/// All cells of the grid in canonical order (model, then K list order, then V list order).
+/// All cells of the grid in canonical order (model, then variant, then K list order, then V list order).
 std::vector<Cell> grid_cells(const config::Config& config);
 /// Whether a shard runs the reference cells it does not own.
 enum class ReferenceSupport { skip, run };
@@ -57,7 +61,7 @@ enum class ReferenceSupport { skip, run };
 /// shard i mod N, so every cell is in exactly one shard), plus, with ReferenceSupport::run, the
 /// reference cells owned by other shards marked `support` (probes that compare with the
 /// reference need its records in every shard); ordered (shuffled by seed or as listed) with
-/// each model's reference cell first.
+/// the reference cell of each model (and variant) first.
 std::vector<Cell> plan_cells(const config::Config& config, const std::optional<Shard>& shard,
                              ReferenceSupport support = ReferenceSupport::run);
 

@@ -17,7 +17,11 @@ namespace kvsweep::sweep {
 
 inline constexpr int kSchemaVersion = 1;
 
-/// The resume key of a record: cell (model, K, V), probe and item.
+/// The key of a cell as records and the manifest hold it: model, variant (absent = ""), K, V.
+std::string cell_key(const nlohmann::json& cell);
+/// "model/k/v" or "model/variant/k/v" of a cell as records hold it (Cell::label of the JSON form).
+std::string cell_label(const nlohmann::json& cell);
+/// The resume key of a record: cell (model, variant, K, V), probe and item.
 std::string triple_key(const nlohmann::json& cell, const std::string& probe, const std::string& item);
 std::string triple_key_of(const nlohmann::json& record);
 

@@ -4,6 +4,7 @@
 /// cell is recorded with its outcome and the sweep goes on.
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -71,6 +72,8 @@ struct RunOptions {
   Filter filter;
   int parallel_cells = 1;                 // cells run at once (each model's reference cell first)
   std::vector<config::SlotEnv> slot_env;  // each cell server's environment, by slot
+  /// Variant name → its llama-server binary, resolved (KVSWEEP_LLAMA_BIN, PATH) before the run starts.
+  std::map<std::string, std::string> variant_binaries;
 };
 
 class Runner {
@@ -85,6 +88,8 @@ class Runner {
 
   /// The context size every cell gets: server.ctx, or the probes' needs (at least 4096), rounded up to 256.
   int context_size() const;
+  /// The context size of `cell`: its variant's ctx (rounded up to 256) when it sets one, else context_size().
+  int context_size(const Cell& cell) const;
 
  private:
   /// run_cell with its wall-clock span, slot and slot environment filled in.
