@@ -11,11 +11,11 @@ std::vector<std::string> calibration_lines(const RunData& data, const RunSummary
   if (probe.calibration_metric.empty()) return out;
   const double lo = probe.calibration_lo, hi = probe.calibration_hi;
   const std::string range = shortest(lo) + "–" + shortest(hi);
-  for (const auto& model : data.models()) {
+  for (const auto& model : data.groups()) {
     const auto ref = data.reference(model);
     if (!ref) continue;
     const CellDef& cell = data.cells()[*ref];
-    const std::string where = " on the reference cell " + cell.model + "/" + cell.type_k + "/" + cell.type_v;
+    const std::string where = " on the reference cell " + cell.group() + "/" + cell.type_k + "/" + cell.type_v;
     std::string line = "Calibration (" + model + "): " + probe.calibration_metric;
     const MetricStats* m = summary.find(*ref, probe.name, probe.calibration_metric);
     if (m == nullptr || m->summary.n == 0) {

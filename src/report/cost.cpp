@@ -24,7 +24,8 @@ nlohmann::json manifest_cell(const RunData& data, const CellDef& cell) {
   const auto& m = data.manifest();
   if (!m.contains("cells") || !m["cells"].is_array()) return nlohmann::json::object();
   for (const auto& c : m["cells"]) {
-    if (c.value("model", "") == cell.model && c.value("type_k", "") == cell.type_k && c.value("type_v", "") == cell.type_v) {
+    if (RunData::group_of(c) == cell.group() && c.value("type_k", "") == cell.type_k &&
+        c.value("type_v", "") == cell.type_v) {
       return c;
     }
   }
@@ -59,7 +60,7 @@ std::vector<Row> rows(const RunData& data, const CostTable& costs) {
   std::vector<Row> out;
   for (const auto& c : costs.cells) {
     const CellDef& cell = data.cells()[c.cell];
-    out.push_back({cell.model + " " + cell.type_k + "/" + cell.type_v + (cell.is_reference ? " (ref)" : ""),
+    out.push_back({cell.group() + " " + cell.type_k + "/" + cell.type_v + (cell.is_reference ? " (ref)" : ""),
                    bytes(c.k_bytes_per_token), bytes(c.v_bytes_per_token), bytes(c.kv_bytes_per_token),
                    std::isfinite(c.kv_mib_at_context) ? fixed(c.kv_mib_at_context, 1) : "—", rate_text(c.prompt),
                    times(c.prompt_x), rate_text(c.decode), times(c.decode_x)});
@@ -96,7 +97,7 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
     const auto& r = data.records()[i];
     if (r.value("status", "") != "ok" || !r.contains("timings") || !r["timings"].is_object()) continue;
     const auto& c = r["cell"];
-    auto cell = data.find_cell(c.value("model", ""), c.value("type_k", ""), c.value("type_v", ""));
+    auto cell = data.find_cell(RunData::group_of(c), c.value("type_k", ""), c.value("type_v", ""));
     if (!cell) continue;
     const auto& t = r["timings"];
     const double pn = num(t, "prompt_n"), pms = num(t, "prompt_ms");
@@ -125,7 +126,7 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
     table.cells.push_back(c);
   }
   for (auto& c : table.cells) {
-    const auto ref = data.reference(data.cells()[c.cell].model);
+    const auto ref = data.reference(data.cells()[c.cell].group());
     const CellCost* r = ref ? table.find(*ref) : nullptr;
     c.prompt_x = r ? ratio(c.prompt.median, r->prompt.median) : kNaN;
     c.decode_x = r ? ratio(c.decode.median, r->decode.median) : kNaN;

@@ -40,7 +40,7 @@ std::string write_grid_csv(const RunData& data, const RunSummary& summary, const
   std::string out = "model,ctk\\ctv";
   for (const auto& v : data.v_types()) out += "," + csv_field(v);
   out += "\n";
-  for (const auto& model : data.models()) {
+  for (const auto& model : data.groups()) {
     for (const auto& k : data.k_types()) {
       bool any_cell = false;
       std::string row = csv_field(model) + "," + csv_field(k);

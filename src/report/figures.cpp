@@ -8,6 +8,7 @@
 #include "kvsweep/report/recommend.hpp"
 #include "kvsweep/report/telephone_figures.hpp"
 #include "kvsweep/report/tradeoff.hpp"
+#include "kvsweep/report/variant_effect.hpp"
 
 namespace kvsweep::report {
 
@@ -18,12 +19,21 @@ std::vector<Figure> render_figures(const RunData& data, const RunSummary& summar
   RecommendOptions rec_options;
   rec_options.summary = summary.options;
   const Recommendation rec = draw ? recommend(data, rec_options) : Recommendation{};
+  const std::vector<VariantEffect> effects = variant_effects(data, summary);
   for (const auto& probe : data.probes()) {
+    // Each variant against the base variant, when the run has variants.
+    for (const auto& e : effects) {
+      if (e.probe != probe.name) continue;
+      out.push_back({"variant-effect-" + slug(probe.name) + ".svg",
+                     probe.name + ": " + e.metric + ", each variant vs " + e.base + " at the same K/V", probe.name,
+                     draw ? variant_effect_svg(effects, probe.name) : std::string()});
+      break;
+    }
     // Quality against KV memory, per model with more than one cell of known size.
     if (!tradeoff_metric(data, summary, probe.name).empty()) {
-      for (const auto& model : data.models()) {
+      for (const auto& model : data.groups()) {
         std::size_t sized = 0;
-        for (const auto& c : data.cells()) sized += c.model == model && std::isfinite(c.kv_mib);
+        for (const auto& c : data.cells()) sized += c.group() == model && std::isfinite(c.kv_mib);
         if (sized < 2) continue;
         std::optional<std::size_t> recommended;
         for (const auto& m : rec.models) {
@@ -36,7 +46,7 @@ std::vector<Figure> render_figures(const RunData& data, const RunSummary& summar
     }
     for (const auto& [p, metric] : metrics) {
       if (p != probe.name) continue;
-      for (const auto& model : data.models()) {
+      for (const auto& model : data.groups()) {
         if (summary.grid(model, p, metric) == nullptr) continue;
         out.push_back({"heatmap-" + slug(p) + "-" + slug(metric) + "-" + slug(model) + ".svg",
                        p + " · " + metric + " — " + model, p,
@@ -45,10 +55,10 @@ std::vector<Figure> render_figures(const RunData& data, const RunSummary& summar
     }
     if (probe.kind != "telephone") continue;
     bool any = false;
-    for (const auto& model : data.models()) {
+    for (const auto& model : data.groups()) {
       bool has_hops = false;
       for (std::size_t cell = 0; cell < data.cells().size() && !has_hops; ++cell) {
-        if (data.cells()[cell].model == model) has_hops = !mean_similarity_by_hop(data, cell, probe.name).empty();
+        if (data.cells()[cell].group() == model) has_hops = !mean_similarity_by_hop(data, cell, probe.name).empty();
       }
       if (!has_hops) continue;
       any = true;

@@ -7,6 +7,7 @@
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/markdown.hpp"
 #include "kvsweep/report/tables.hpp"
+#include "kvsweep/report/variant_effect.hpp"
 
 namespace kvsweep::report {
 
@@ -67,6 +68,7 @@ std::string write_html(const RunData& data, const RunSummary& summary, std::span
   }
   out += "</p>\n";
 
+  const std::vector<VariantEffect> effects = variant_effects(data, summary);
   for (const auto& probe : data.probes()) {
     out += "<h2>" + xml_escape(probe.name) + "</h2>\n";
     out += html_table(headline_table(data, summary, probe.name));
@@ -76,6 +78,10 @@ std::string write_html(const RunData& data, const RunSummary& summary, std::span
     }
     out += "<h3>Cells</h3>\n" + html_table(cell_table(data, summary, probe.name));
     out += "<h3>Gradient and K vs V</h3>\n" + html_table(gradient_table(data, summary, probe.name));
+    if (const Table t = variant_effect_table(effects, probe.name); !t.rows.empty())
+      out += "<h3>Variant effect</h3>\n<p>Each variant's cell against the same model and K/V in " +
+             xml_escape(effects.front().base) + " (paired items; * p &lt; " + shortest(summary.options.alpha) +
+             " after Holm across the variant's cells).</p>\n" + html_table(t);
     bool first_figure = true;
     for (const auto& f : figures) {
       if (f.probe != probe.name) continue;
@@ -87,7 +93,7 @@ std::string write_html(const RunData& data, const RunSummary& summary, std::span
     bool first_grid = true;
     for (const auto& [p, metric] : metrics) {
       if (p != probe.name) continue;
-      for (const auto& model : data.models()) {
+      for (const auto& model : data.groups()) {
         if (summary.grid(model, p, metric) == nullptr) continue;
         if (first_grid) out += "<h3>Grids</h3>\n";
         first_grid = false;

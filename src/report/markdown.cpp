@@ -8,12 +8,13 @@
 #include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/tables.hpp"
+#include "kvsweep/report/variant_effect.hpp"
 
 namespace kvsweep::report {
 
 std::string method_note(const RunData& data, const RunSummary& summary) {
   std::vector<std::string> refs;
-  for (const auto& model : data.models()) {
+  for (const auto& model : data.groups()) {
     if (auto ref = data.reference(model)) {
       const std::string r = data.cells()[*ref].type_k + "/" + data.cells()[*ref].type_v;
       if (std::find(refs.begin(), refs.end(), r) == refs.end()) refs.push_back(r);
@@ -53,6 +54,7 @@ std::string write_markdown(const RunData& data, const RunSummary& summary, std::
   out += method_note(data, summary) + "\n";
 
   const auto metrics = grid_metrics(data, summary);
+  const std::vector<VariantEffect> effects = variant_effects(data, summary);
   for (const auto& probe : data.probes()) {
     blank_line(out);
     out += "## " + probe.name + (probe.kind != probe.name && !probe.kind.empty() ? " (" + probe.kind + ")" : "") + "\n\n";
@@ -76,11 +78,16 @@ std::string write_markdown(const RunData& data, const RunSummary& summary, std::
       for (const auto& m : probe.metrics) {
         if (m.name == metric) hib = m.higher_is_better();
       }
-      for (const auto& model : data.models()) {
+      for (const auto& model : data.groups()) {
         if (summary.grid(model, p, metric) == nullptr) continue;
         out += "\n" + metric + " " + better_arrow(hib) + " — " + md_cell(model) + "\n\n```text\n" +
                grid_block(data, summary, model, p, metric) + "```\n";
       }
+    }
+    if (const Table t = variant_effect_table(effects, probe.name); !t.rows.empty()) {
+      out += "\n### Variant effect\n\nEach variant's cell against the same model and K/V in " +
+             md_cell(effects.front().base) + " (paired items; * p < " + shortest(summary.options.alpha) +
+             " after Holm across the variant's cells).\n\n" + render_markdown(t);
     }
     bool any_figure = false;
     for (const auto& f : figures) {

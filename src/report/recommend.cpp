@@ -209,7 +209,7 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
   Recommendation rec;
   rec.alpha = options.alpha;
   rec.costs = cell_costs(data, options.context, options.summary);
-  for (const auto& model : data.models()) {
+  for (const auto& model : data.groups()) {
     ModelRecommendation mr;
     mr.model = model;
     mr.reference = data.reference(model);
@@ -220,7 +220,7 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
     const std::size_t ref = *mr.reference;
     for (std::size_t index : data.grid_order()) {
       const CellDef& cell = data.cells()[index];
-      if (cell.model != model || index == ref || !has_items(data, index)) continue;
+      if (cell.group() != model || index == ref || !has_items(data, index)) continue;
       CellVerdict cv;
       cv.cell = index;
       const CellCost* cost = rec.costs.find(index);
@@ -405,12 +405,14 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
     for (std::size_t f : mr.frontier) frontier.push_back(data.cells()[f].id);
     ojson k_vs_v = ojson::array();
     for (const auto& s : mr.k_vs_v) k_vs_v.push_back({{"probe", s.probe}, {"metric", s.metric}, {"sentence", s.sentence}});
-    models.push_back({{"model", mr.model},
+    const auto [model, variant] = data.group_parts(mr.model);
+    models.push_back({{"model", model},
                       {"reference", mr.reference ? ojson(data.cells()[*mr.reference].id) : ojson(nullptr)},
                       {"recommended", mr.recommended ? ojson(data.cells()[*mr.recommended].id) : ojson(nullptr)},
                       {"frontier", std::move(frontier)},
                       {"cells", std::move(cells)},
                       {"k_vs_v", std::move(k_vs_v)}});
+    if (!variant.empty()) models.back()["variant"] = variant;
   }
   return ojson{{"schema_version", 1},
                {"kind", "kvsweep-recommend"},

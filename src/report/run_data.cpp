@@ -67,6 +67,10 @@ void sort_by_bits(std::vector<std::string>& types) {
   });
 }
 
+std::string default_id(const CellDef& c) {
+  return c.model + "-" + (c.variant.empty() ? "" : c.variant + "-") + c.type_k + "-" + c.type_v;
+}
+
 }  // namespace
 
 core::Expected<RunData> RunData::load(const std::filesystem::path& dir) {
@@ -136,10 +140,11 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     for (const auto& c : m["cells"]) {
       CellDef cell;
       cell.model = string_field(c, "model");
+      cell.variant = string_field(c, "variant");
       cell.type_k = string_field(c, "type_k");
       cell.type_v = string_field(c, "type_v");
       cell.id = string_field(c, "id");
-      if (cell.id.empty()) cell.id = cell.model + "-" + cell.type_k + "-" + cell.type_v;
+      if (cell.id.empty()) cell.id = default_id(cell);
       cell.is_reference = c.value("is_reference", false);
       cell.outcome = string_field(c, "outcome");
       if (cell.outcome.empty()) cell.outcome = "unknown";
@@ -167,13 +172,15 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     const std::string probe = string_field(r, "probe");
     const std::string item = string_field(r, "item");
     if (probe.empty()) continue;
-    auto cell = d.find_cell(string_field(c, "model"), string_field(c, "type_k"), string_field(c, "type_v"));
+    CellDef key;
+    key.model = string_field(c, "model");
+    key.variant = string_field(c, "variant");
+    auto cell = d.find_cell(key.group(), string_field(c, "type_k"), string_field(c, "type_v"));
     if (!cell) {
-      CellDef def;
-      def.model = string_field(c, "model");
+      CellDef def = key;
       def.type_k = string_field(c, "type_k");
       def.type_v = string_field(c, "type_v");
-      def.id = def.model + "-" + def.type_k + "-" + def.type_v;
+      def.id = default_id(def);
       def.outcome = "unknown";
       def.kv_mib = def.ready_s = kNaN;
       d.m_cells.push_back(std::move(def));
@@ -250,6 +257,21 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     for (const auto& model : m["models"]) append_missing(d.m_models, string_field(model, "name"));
   }
   for (const auto& cell : d.m_cells) append_missing(d.m_models, cell.model);
+  // Variants: the config's order, then any only the cells name; groups by model, then variant.
+  if (config.is_object() && config.contains("variants") && config["variants"].is_array()) {
+    for (const auto& v : config["variants"]) append_missing(d.m_variants, string_field(v, "name"));
+  }
+  for (const auto& cell : d.m_cells) append_missing(d.m_variants, cell.variant);
+  for (const auto& model : d.m_models) {
+    for (const auto& cell : d.m_cells)
+      if (cell.model == model && cell.variant.empty()) append_missing(d.m_groups, cell.group());
+    for (const auto& variant : d.m_variants) {
+      for (const auto& cell : d.m_cells)
+        if (cell.model == model && cell.variant == variant) append_missing(d.m_groups, cell.group());
+    }
+  }
+  // A model the manifest lists whose cells have not started yet is still a (no-variant) grid.
+  if (d.m_variants.empty()) d.m_groups = d.m_models;
 
   // Axis order: the config's grid lists ("v" may be "same-as-k"), else by bits per value.
   const nlohmann::json grid = config.is_object() ? config.value("grid", nlohmann::json::object()) : nlohmann::json();
@@ -303,24 +325,37 @@ std::vector<std::size_t> RunData::grid_order() const {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const CellDef& x = m_cells[a];
     const CellDef& y = m_cells[b];
-    return std::tuple(position(m_models, x.model), position(m_k_types, x.type_k), position(m_v_types, x.type_v)) <
-           std::tuple(position(m_models, y.model), position(m_k_types, y.type_k), position(m_v_types, y.type_v));
+    return std::tuple(position(m_groups, x.group()), position(m_k_types, x.type_k), position(m_v_types, x.type_v)) <
+           std::tuple(position(m_groups, y.group()), position(m_k_types, y.type_k), position(m_v_types, y.type_v));
   });
   return order;
 }
 
-std::optional<std::size_t> RunData::reference(const std::string& model) const {
+std::string RunData::group_of(const nlohmann::json& cell) {
+  CellDef c;
+  c.model = string_field(cell, "model");
+  c.variant = string_field(cell, "variant");
+  return c.group();
+}
+
+std::pair<std::string, std::string> RunData::group_parts(const std::string& group) const {
+  for (const auto& c : m_cells)
+    if (c.group() == group) return {c.model, c.variant};
+  return {group, ""};
+}
+
+std::optional<std::size_t> RunData::reference(const std::string& group) const {
   for (std::size_t i = 0; i < m_cells.size(); ++i) {
-    if (m_cells[i].model == model && m_cells[i].is_reference) return i;
+    if (m_cells[i].group() == group && m_cells[i].is_reference) return i;
   }
   return std::nullopt;
 }
 
-std::optional<std::size_t> RunData::find_cell(const std::string& model, const std::string& type_k,
+std::optional<std::size_t> RunData::find_cell(const std::string& group, const std::string& type_k,
                                               const std::string& type_v) const {
   for (std::size_t i = 0; i < m_cells.size(); ++i) {
     const auto& c = m_cells[i];
-    if (c.model == model && c.type_k == type_k && c.type_v == type_v) return i;
+    if (c.group() == group && c.type_k == type_k && c.type_v == type_v) return i;
   }
   return std::nullopt;
 }

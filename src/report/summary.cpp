@@ -184,7 +184,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
   }
 
   // Against the reference: one family per (model, probe, metric), Holm across its cells.
-  for (const auto& model : data.models()) {
+  for (const auto& model : data.groups()) {
     const auto ref = data.reference(model);
     if (!ref) continue;
     for (const auto& probe : data.probes()) {
@@ -194,7 +194,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
         std::vector<MetricStats*> family;
         std::vector<double> ps;
         for (auto& r : s.results) {
-          if (r.probe != probe.name || r.cell == *ref || cells[r.cell].model != model) continue;
+          if (r.probe != probe.name || r.cell == *ref || cells[r.cell].group() != model) continue;
           for (auto& m : r.metrics) {
             if (m.metric != metric.name) continue;
             std::vector<double> x, y;
@@ -215,7 +215,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
   }
 
   // Grids: the precision gradient and the K / V marginal means.
-  for (const auto& model : data.models()) {
+  for (const auto& model : data.groups()) {
     for (const auto& probe : data.probes()) {
       for (const auto& metric : probe.metrics) {
         GridStats g;
@@ -227,7 +227,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
         std::vector<double> bits_k, bits_v, bits_kv, means;
         std::map<std::string, std::vector<double>> rows, columns;  // cell means by K type, by V type
         for (std::size_t cell = 0; cell < cells.size(); ++cell) {
-          if (cells[cell].model != model) continue;
+          if (cells[cell].group() != model) continue;
           const MetricStats* m = s.find(cell, probe.name, metric.name);
           if (m == nullptr || m->values.values.empty()) continue;
           rows[cells[cell].type_k].push_back(m->summary.mean);
@@ -263,7 +263,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
   // Headlines: seed 001's summary row per probe and model.
   for (const auto& probe : data.probes()) {
     const MetricRoles& roles = *s.roles_of(probe.name);
-    for (const auto& model : data.models()) {
+    for (const auto& model : data.groups()) {
       Headline h;
       h.model = model;
       h.probe = probe.name;
@@ -272,7 +272,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
       h.k = probe.items;
       std::vector<double> passes, means;
       for (const auto& r : s.results) {
-        if (r.probe != probe.name || cells[r.cell].model != model) continue;
+        if (r.probe != probe.name || cells[r.cell].group() != model) continue;
         h.k = std::max(h.k, r.items_ok + r.failed_items.size());
         if (r.items_ok == 0) continue;
         ++h.combos;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kvsweep/report/cost.hpp"
+#include "kvsweep/report/variant_effect.hpp"
 #include "kvsweep/stats/gradient.hpp"
 
 namespace kvsweep::report {
@@ -90,13 +91,14 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                      {"outcome", c.outcome},
                      {"message", c.message},
                      {"kv_mib", c.kv_mib}});
+    if (!c.variant.empty()) cells.back()["variant"] = c.variant;
   }
   doc["cells"] = std::move(cells);
 
   ojson results = ojson::array();
   for (const auto& r : summary.results) {
     const CellDef& cell = data.cells()[r.cell];
-    const auto ref = data.reference(cell.model);
+    const auto ref = data.reference(cell.group());
     const std::string ref_id = ref ? data.cells()[*ref].id : "";
     ojson metrics = ojson::object();
     for (const auto& m : r.metrics) {
@@ -119,12 +121,14 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                        {"items_failed", r.failed_items.size()},
                        {"failed_items", r.failed_items},
                        {"metrics", std::move(metrics)}});
+    if (!cell.variant.empty()) results.back()["variant"] = cell.variant;
   }
   doc["results"] = std::move(results);
 
   ojson grids = ojson::array();
   for (const auto& g : summary.grids) {
-    grids.push_back({{"model", g.model},
+    const auto [model, variant] = data.group_parts(g.model);
+    grids.push_back({{"model", model},
                      {"probe", g.probe},
                      {"metric", g.metric},
                      {"higher_is_better", g.higher_is_better},
@@ -135,12 +139,14 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                      {"columns", axis_json(g.columns, "type_v")},
                      {"k_spread", g.k_spread},
                      {"v_spread", g.v_spread}});
+    if (!variant.empty()) grids.back()["variant"] = variant;
   }
   doc["grids"] = std::move(grids);
 
   ojson headlines = ojson::array();
   for (const auto& h : summary.headlines) {
-    headlines.push_back({{"model", h.model},
+    const auto [model, variant] = data.group_parts(h.model);
+    headlines.push_back({{"model", model},
                          {"probe", h.probe},
                          {"combos", h.combos},
                          {"k", h.k},
@@ -149,9 +155,27 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                          {"main_metric", h.main_metric},
                          {"main", {{"mean", h.main.mean}, {"sd", h.main.sd}, {"min", h.main.min}, {"max", h.main.max}}},
                          {"gradient", std::string(stats::to_string(h.gradient))}});
+    if (!variant.empty()) headlines.back()["variant"] = variant;
   }
   doc["headlines"] = std::move(headlines);
   doc["cost"] = cost_json(data, cell_costs(data, std::nullopt, summary.options));
+  // Only in a run with variants: what each variant changes against the base variant.
+  if (const auto effects = variant_effects(data, summary); !effects.empty()) {
+    ojson rows = ojson::array();
+    for (const auto& e : effects) {
+      rows.push_back({{"model", e.model},
+                      {"base", e.base},
+                      {"variant", e.variant},
+                      {"type_k", e.type_k},
+                      {"type_v", e.type_v},
+                      {"probe", e.probe},
+                      {"metric", e.metric},
+                      {"base_mean", e.base_mean},
+                      {"variant_mean", e.variant_mean},
+                      {"vs_base", reference_json(e.test, data.cells()[e.base_cell].id)}});
+    }
+    doc["variant_effects"] = std::move(rows);
+  }
   return doc;
 }
 

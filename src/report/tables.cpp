@@ -152,7 +152,7 @@ Table gradient_table(const RunData& data, const RunSummary& summary, const std::
   t.numeric = {false, false, true, false, true, true, true, true, false};
   const ProbeDef* def = data.probe(probe);
   if (def == nullptr) return t;
-  for (const auto& model : data.models()) {
+  for (const auto& model : data.groups()) {
     for (const auto& metric : def->metrics) {
       if (!metric.is_quality()) continue;  // a gradient is a quality verdict
       const GridStats* g = summary.grid(model, probe, metric.name);
@@ -184,7 +184,7 @@ Table outcome_table(const RunData& data, const RunSummary& summary) {
       ok += r.items_ok;
       failed += r.failed_items.size();
     }
-    t.rows.push_back({c.id + (c.is_reference ? " (ref)" : ""), c.model, c.type_k, c.type_v, c.outcome,
+    t.rows.push_back({c.id + (c.is_reference ? " (ref)" : ""), c.group(), c.type_k, c.type_v, c.outcome,
                       std::to_string(ok), std::to_string(failed), fixed(c.kv_mib, 2), c.rotation, fixed(c.ready_s, 1),
                       c.message.empty() ? "" : c.message});
   }

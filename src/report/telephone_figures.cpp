@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvsweep/report/delta_bars.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/svg.hpp"
 
@@ -189,12 +190,8 @@ std::string telephone_delta_svg(const RunData& data, const RunSummary& summary, 
       if (m.name == metric) higher_is_better = m.higher_is_better();
     }
   }
-  struct Bar {
-    std::string label;
-    const ReferenceTest* test;
-  };
-  std::vector<Bar> bars;
-  const bool many_models = data.models().size() > 1;
+  std::vector<DeltaBar> bars;
+  const bool many_models = data.groups().size() > 1;
   std::string ref_label;
   for (const auto& r : summary.results) {
     if (r.probe != probe) continue;
@@ -202,77 +199,15 @@ std::string telephone_delta_svg(const RunData& data, const RunSummary& summary, 
     if (c.is_reference && ref_label.empty()) ref_label = c.type_k + "/" + c.type_v;
     for (const auto& m : r.metrics) {
       if (m.metric == metric && m.vs_reference && !std::isnan(m.vs_reference->delta)) {
-        bars.push_back({(many_models ? c.model + " " : std::string()) + c.type_k + "/" + c.type_v, &*m.vs_reference});
+        bars.push_back({(many_models ? c.group() + " " : std::string()) + c.type_k + "/" + c.type_v, &*m.vs_reference});
       }
     }
   }
-  std::stable_sort(bars.begin(), bars.end(), [&](const Bar& a, const Bar& b) {
-    return higher_is_better ? a.test->delta > b.test->delta : a.test->delta < b.test->delta;
-  });
-
-  double extent = 0.0;
-  std::vector<double> deltas;
-  for (const auto& b : bars) {
-    deltas.push_back(b.test->delta);
-    for (double v : {b.test->delta, b.test->delta_ci.lower, b.test->delta_ci.upper}) {
-      if (std::isfinite(v)) extent = std::max(extent, std::fabs(v));
-    }
-  }
-  if (!(extent > 0)) extent = 0.01;
-  const double step = nice_step(2 * extent, 8);
-  extent = std::ceil(extent / step) * step;
-  const int dec = std::max(decimals_for(deltas), step < 0.01 ? 3 : 2);
-
-  std::size_t label_chars = 8;
-  for (const auto& b : bars) label_chars = std::max(label_chars, b.label.size());
-  const double left = 24 + 7.2 * static_cast<double>(label_chars);
-  const double plot_w = 440, row_h = 26, top = 78;
-  const double right = left + plot_w;
-  const double rows = static_cast<double>(std::max<std::size_t>(bars.size(), 1));
-  const double bottom = top + row_h * rows;
-  const double width = std::max(right + 70, 680.0), height = bottom + 60;
-  auto px = [&](double d) { return left + (d + extent) / (2 * extent) * plot_w; };
-
   const std::string title = probe + ": Δ " + metric + " vs reference" +
                             (ref_label.empty() || many_models ? std::string() : " (" + ref_label + ")") + ", sorted";
-  Svg svg(width, height, title);
-  svg.text(16, 26, title, 16, "start", "#111111", "bold");
-  svg.text(16, 44, "Δ = cell − reference, mean over the items both answered · whiskers: 95% bootstrap CI", 11,
-           "start", "#555555");
-  svg.text(16, 60,
-           std::string(higher_is_better ? "higher" : "lower") +
-               " is better · blue: better, vermillion: worse · pale: not significant (Holm p ≥ 0.05) · *: significant",
-           11, "start", "#555555");
-
-  for (double x = -extent; x <= extent + 1e-12; x += step) {
-    svg.line(px(x), top - 4, px(x), bottom, "#eeeeee", 1);
-    svg.text(px(x), bottom + 16, signed_fixed(x, dec), 10, "middle", "#444444");
-  }
-  svg.text((left + right) / 2, bottom + 36, "Δ " + metric, 12, "middle", "#333333", "bold");
-
-  for (std::size_t i = 0; i < bars.size(); ++i) {
-    const ReferenceTest& t = *bars[i].test;
-    const double y = top + row_h * static_cast<double>(i);
-    const bool better = higher_is_better ? t.delta > 0 : t.delta < 0;
-    const std::string color = t.delta == 0 ? "#888888" : better ? "#0072b2" : "#d55e00";
-    const double x0 = px(0), x1 = px(t.delta);
-    svg.rect(std::min(x0, x1), y + 5, std::max(std::fabs(x1 - x0), 1.0), row_h - 10, color, "none", 0,
-             t.significant ? "" : "fill-opacity=\"0.4\"");
-    if (std::isfinite(t.delta_ci.lower) && std::isfinite(t.delta_ci.upper)) {
-      const double cy = y + row_h / 2;
-      svg.line(px(t.delta_ci.lower), cy, px(t.delta_ci.upper), cy, "#222222", 1);
-      svg.line(px(t.delta_ci.lower), cy - 4, px(t.delta_ci.lower), cy + 4, "#222222", 1);
-      svg.line(px(t.delta_ci.upper), cy - 4, px(t.delta_ci.upper), cy + 4, "#222222", 1);
-    }
-    svg.text(left - 8, y + row_h / 2 + 4, bars[i].label, 11, "end");
-    // The value sits on the other side of zero, clear of the bar, its whisker and the row label.
-    const bool negative = t.delta < 0;
-    svg.text(px(0) + (negative ? 6 : -6), y + row_h / 2 + 4, signed_fixed(t.delta, dec) + (t.significant ? " *" : ""),
-             10, negative ? "start" : "end", "#333333");
-  }
-  svg.line(px(0), top - 4, px(0), bottom, "#222222", 1.2);
-  if (bars.empty()) svg.text((left + right) / 2, top + row_h / 2 + 4, "no cell to compare", 13, "middle", "#888888");
-  return svg.finish();
+  return delta_bars_svg({title, "Δ = cell − reference, mean over the items both answered · whiskers: 95% bootstrap CI",
+                         metric, higher_is_better, "no cell to compare"},
+                        std::move(bars));
 }
 
 }  // namespace kvsweep::report

@@ -37,7 +37,7 @@ std::string tradeoff_svg(const RunData& data, const RunSummary& summary, const s
   std::vector<Point> points;
   for (std::size_t index : data.grid_order()) {
     const CellDef& c = data.cells()[index];
-    if (c.model != model || !std::isfinite(c.kv_mib)) continue;
+    if (c.group() != model || !std::isfinite(c.kv_mib)) continue;
     const MetricStats* s = summary.find(index, probe, metric);
     if (s == nullptr || s->summary.n == 0 || !std::isfinite(s->summary.mean)) continue;
     points.push_back({index, c.kv_mib, s->summary.mean});

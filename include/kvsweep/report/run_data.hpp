@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct ProbeDef {
 struct CellDef {
   std::string id;
   std::string model;
+  std::string variant;  // the config's variant name; empty in a run without variants
   std::string type_k;
   std::string type_v;
   bool is_reference = false;
@@ -48,6 +50,10 @@ struct CellDef {
   double kv_mib = 0.0;  // NaN when the manifest does not say
   double ready_s = 0.0; // NaN when the manifest does not say
   std::string rotation = "-";  // attention rotation K/V from the server log ("on/off"), "-" when unknown
+
+  /// The cells that share a reference cell and form one grid in the report: "model", or
+  /// "model/variant" in a run with variants.
+  std::string group() const { return variant.empty() ? model : model + "/" + variant; }
 };
 
 /// The record that counts for one item of one cell and probe.
@@ -85,16 +91,25 @@ class RunData {
   const std::vector<CellDef>& cells() const { return m_cells; }
   /// Models in manifest order.
   const std::vector<std::string>& models() const { return m_models; }
+  /// Variant names in the config's order (empty in a run without variants).
+  const std::vector<std::string>& variants() const { return m_variants; }
+  /// The report's grids: CellDef::group() of every cell, by model (manifest order), then variant.
+  /// Without variants these are the models.
+  const std::vector<std::string>& groups() const { return m_groups; }
+  /// The group of a cell as records and the manifest hold it ({"model", "variant"?, …}).
+  static std::string group_of(const nlohmann::json& cell);
+  /// The model and variant of a group label ("" variant without variants; the label itself when unknown).
+  std::pair<std::string, std::string> group_parts(const std::string& group) const;
   /// K and V types in the config's grid order (cells' types not listed there are appended).
   const std::vector<std::string>& k_types() const { return m_k_types; }
   const std::vector<std::string>& v_types() const { return m_v_types; }
 
-  /// Indices into cells() by model, then K type, then V type in grid order (tables read this way).
+  /// Indices into cells() by group, then K type, then V type in grid order (tables read this way).
   std::vector<std::size_t> grid_order() const;
 
-  /// Index into cells() of a model's reference cell.
-  std::optional<std::size_t> reference(const std::string& model) const;
-  std::optional<std::size_t> find_cell(const std::string& model, const std::string& type_k,
+  /// Index into cells() of a group's reference cell (a group is a model, or model/variant).
+  std::optional<std::size_t> reference(const std::string& group) const;
+  std::optional<std::size_t> find_cell(const std::string& group, const std::string& type_k,
                                        const std::string& type_v) const;
 
   /// Every item seen for (cell, probe), naturally ordered ("p2" before "p10"); empty when none.
@@ -108,6 +123,8 @@ class RunData {
   std::vector<ProbeDef> m_probes;
   std::vector<CellDef> m_cells;
   std::vector<std::string> m_models;
+  std::vector<std::string> m_variants;
+  std::vector<std::string> m_groups;
   std::vector<std::string> m_k_types;
   std::vector<std::string> m_v_types;
   std::map<std::pair<std::size_t, std::string>, std::vector<ItemResult>> m_items;
