@@ -87,9 +87,10 @@ class KldProbe final : public Probe {
     std::filesystem::create_directories(dir, ec);
     if (ec) return core::fail(core::ErrorKind::io, "cannot create " + dir.string() + ": " + ec.message());
     const std::string suffix = m_name == "kld" ? "" : "-" + safe_name(m_name);
-    const std::filesystem::path base = dir / (safe_name(cell.model) + suffix + "-base.kld");
-    const std::filesystem::path log =
-        dir / (safe_name(cell.model) + "-" + cell.type_k + "-" + cell.type_v + suffix + ".log");
+    // One base per model and variant: each variant's reference cell writes its own.
+    const std::string group = safe_name(cell.model) + (cell.variant.empty() ? "" : "-" + safe_name(cell.variant));
+    const std::filesystem::path base = dir / (group + suffix + "-base.kld");
+    const std::filesystem::path log = dir / (group + "-" + cell.type_k + "-" + cell.type_v + suffix + ".log");
     const std::vector<std::string> common = [&] {
       auto a = perplexity_args(cell.server_args);
       a.insert(a.end(), m_args.begin(), m_args.end());

@@ -36,10 +36,11 @@ std::vector<Runner::PendingItems> Runner::pending_items(const Cell& cell, int& a
   return todo;
 }
 
-probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec, int slot) const {
+probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec) const {
   probe::CellInfo info;
   info.model = cell.model;
   info.model_path = cell.model_path;
+  info.variant = cell.variant;
   info.type_k = cell.type_k;
   info.type_v = cell.type_v;
   info.is_reference = cell.is_reference;
@@ -47,7 +48,7 @@ probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec
   info.server_args = spec.extra_args;
   info.run_dir = m_store.dir();
   info.log_path = spec.log_path;
-  if (slot >= 0) info.env = config::expand_slot_env(m_options.slot_env, slot);
+  info.env = spec.env;  // cell_spec put the slot's entries last
   return info;
 }
 
@@ -93,7 +94,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   if (unverified)
     m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types (kv_unverified)");
 
-  const probe::CellInfo info = cell_info(cell, spec, slot);
+  const probe::CellInfo info = cell_info(cell, spec);
   r.outcome = server::CellOutcome::ok;
   for (auto& t : todo) {
     std::vector<nlohmann::json> reference = reference_records(cell, *t.probe);

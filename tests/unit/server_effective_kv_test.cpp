@@ -47,5 +47,50 @@ TEST(EffectiveKv, RotationDisabledByEnvironmentReadsAsZero) {
   EXPECT_EQ(e.attn_rot_v, 0);
 }
 
+TEST(EffectiveKv, ReadsTheContextTheServerAllocated) {
+  const EffectiveKv e = parse_effective_kv(
+      "llama_context: n_seq_max             = 1\n"
+      "llama_context: n_ctx                 = 6144\n"
+      "llama_context: n_ctx_seq             = 4096\n"
+      "llama_context: n_ctx_seq (6144) < n_ctx_train (131072) -- the full capacity of the model will not be utilized\n");
+  EXPECT_EQ(e.n_ctx, 6144);
+  EXPECT_EQ(to_json(e).at("n_ctx"), 6144);
+  EXPECT_FALSE(to_json(parse_effective_kv("")).contains("n_ctx"));
+}
+
+// check_settings: what the cell asked beyond K/V (a variant's context, -fa, rotation off) against the log.
+TEST(CheckSettings, AgreementOrSilenceIsNoMismatch) {
+  CellSpec spec;
+  spec.n_ctx = 6144;
+  spec.extra_args = {"-fa", "on"};
+  spec.env = {{"LLAMA_ATTN_ROT_DISABLE", "1"}};
+  EffectiveKv e;
+  EXPECT_EQ(check_settings(e, spec), "") << "a log that says nothing contradicts nothing";
+  e.n_ctx = 6144;
+  e.flash_attn = "enabled";
+  e.attn_rot_k = e.attn_rot_v = 0;
+  EXPECT_EQ(check_settings(e, spec), "");
+  // "0" asks for nothing: whether the server rotates depends on the head size and the cache type.
+  spec.env = {{"LLAMA_ATTN_ROT_DISABLE", "0"}};
+  e.attn_rot_k = 1;
+  EXPECT_EQ(check_settings(e, spec), "");
+}
+
+TEST(CheckSettings, EachIgnoredSettingIsNamed) {
+  CellSpec spec;
+  spec.n_ctx = 32768;
+  spec.extra_args = {"-fa", "on", "-t", "1", "-fa", "off"};  // the last one counts, as in llama-server
+  spec.env = {{"LLAMA_ATTN_ROT_DISABLE", "0"}, {"LLAMA_ATTN_ROT_DISABLE", "1"}};
+  EffectiveKv e;
+  e.n_ctx = 8192;
+  e.flash_attn = "enabled";
+  e.attn_rot_k = 1;
+  e.attn_rot_v = 0;
+  EXPECT_EQ(check_settings(e, spec),
+            "requested a context of 32768 tokens, the server allocated 8192; "
+            "requested flash attention off (-fa off), the server ran it enabled; "
+            "requested no attention rotation (LLAMA_ATTN_ROT_DISABLE=1), the server rotated K");
+}
+
 }  // namespace
 }  // namespace kvsweep::server

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -95,11 +96,16 @@ class ScriptedProbe final : public probe::Probe {
  public:
   std::function<core::Expected<probe::ItemResult>(const std::string& key, int run)> script;
   std::map<std::string, int> runs;
+  std::vector<std::string> seen;  // per run: "variant/K: reference records of this variant"
 
   std::string kind() const override { return "scripted"; }
   std::vector<probe::Item> items() const override { return {{"a", {}}, {"b", {}}, {"c", {}}}; }
-  core::Expected<probe::ItemResult> run(const probe::Item& item, probe::Context&) override {
+  core::Expected<probe::ItemResult> run(const probe::Item& item, probe::Context& ctx) override {
     const int n = ++runs[item.key];
+    std::size_t same_variant = 0;
+    for (const auto& r : *ctx.reference_records) same_variant += r["cell"].value("variant", "") == ctx.cell.variant;
+    seen.push_back(ctx.cell.variant + "/" + ctx.cell.type_k + ": " + std::to_string(ctx.reference_records->size()) +
+                   " reference, " + std::to_string(same_variant) + " of its variant");
     if (script) return script(item.key, n);
     return probe::ItemResult{};
   }
@@ -313,3 +319,63 @@ TEST_F(Runner, AFullDiskStopsTheRunAndResumeCompletesItWithNothingLostOrDuplicat
 }
 
 }  // namespace
+
+// Variants: each cell's server gets the server's settings, then its variant's (args later on the
+// command line, environment later, its own context and binary); records and manifest cells carry the
+// variant; each variant's cells are compared with that variant's reference; a resume is per variant.
+TEST_F(Runner, EachVariantsCellsStartWithItsSettingsAndRecordItsName) {
+  config.grid.k = {"f16", "q4_0"};
+  config.server.args = {"-fa", "on"};
+  config.server.env = {{"LLAMA_ATTN_ROT_DISABLE", "1"}};
+  config.variants = {{"rot-on", {}, {{"LLAMA_ATTN_ROT_DISABLE", "0"}}, 0, ""},
+                     {"short", {"-fa", "off"}, {}, 3000, "/opt/b/llama-server"}};
+  scripted->script = [&](const std::string&, int) -> core::Expected<probe::ItemResult> { return probe::ItemResult{}; };
+  ASSERT_FALSE(run().interrupted);
+
+  ASSERT_EQ(backend.started.size(), 4u);  // 2 variants × (f16 reference, q4_0)
+  std::map<std::string, server::CellSpec> by_log;
+  for (const auto& s : backend.started) by_log[s.log_path.filename().string()] = s;
+  ASSERT_TRUE(by_log.contains("tiny-rot-on-f16-f16.log"));
+  ASSERT_TRUE(by_log.contains("tiny-short-q4_0-f16.log"));
+  const auto& on = by_log["tiny-rot-on-q4_0-f16.log"];
+  EXPECT_EQ(on.env.back(), (std::pair<std::string, std::string>{"LLAMA_ATTN_ROT_DISABLE", "0"}));
+  EXPECT_EQ(on.extra_args, (std::vector<std::string>{"-fa", "on"}));
+  EXPECT_EQ(on.binary, "");
+  const auto& shorter = by_log["tiny-short-q4_0-f16.log"];
+  EXPECT_EQ(shorter.extra_args, (std::vector<std::string>{"-fa", "on", "-fa", "off"}));
+  EXPECT_EQ(shorter.n_ctx, 3072);  // rounded up to 256 like server.ctx
+  EXPECT_EQ(shorter.binary, "/opt/b/llama-server");
+  EXPECT_NE(on.n_ctx, 3072);
+
+  ASSERT_EQ(records.size(), 12u);
+  std::set<std::string> keys;
+  for (const auto& r : records) {
+    ASSERT_TRUE(r["cell"].contains("variant")) << r.dump();
+    keys.insert(sweep::triple_key_of(r));
+  }
+  EXPECT_EQ(keys.size(), 12u) << "the variant is part of the key";
+  const auto manifest = sweep::RunStore::read_manifest(dir);
+  ASSERT_TRUE(manifest);
+  std::set<std::string> ids;
+  for (const auto& c : (*manifest)["cells"]) ids.insert(c["id"].get<std::string>() + ":" + c.value("variant", "?"));
+  EXPECT_EQ(ids, (std::set<std::string>{"tiny-rot-on-f16-f16:rot-on", "tiny-rot-on-q4_0-f16:rot-on",
+                                        "tiny-short-f16-f16:short", "tiny-short-q4_0-f16:short"}));
+
+  // A variant's cells see its own reference cell's records (3 items), never the other variant's.
+  EXPECT_EQ(scripted->seen.back(), "short/q4_0: 3 reference, 3 of its variant");
+  EXPECT_NE(std::find(scripted->seen.begin(), scripted->seen.end(), "rot-on/q4_0: 3 reference, 3 of its variant"),
+            scripted->seen.end());
+
+  // A resume has nothing left in either variant.
+  backend.started.clear();
+  ASSERT_FALSE(run(true).interrupted);
+  EXPECT_TRUE(backend.started.empty());
+  EXPECT_EQ(records.size(), 12u);
+}
+
+TEST_F(Runner, AConfigWithoutVariantsKeepsItsRecordsAndIds) {
+  ASSERT_FALSE(run().interrupted);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0]["cell"], (nlohmann::json{{"model", "tiny"}, {"type_k", "f16"}, {"type_v", "f16"}}));
+  EXPECT_EQ(backend.started.at(0).log_path.filename(), "tiny-f16-f16.log");
+}

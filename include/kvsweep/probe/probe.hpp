@@ -27,14 +27,16 @@ struct Item {
 struct CellInfo {
   std::string model;       // model name from the config
   std::string model_path;  // file (llama-server) or tag (ollama)
+  std::string variant;     // the config's variant name; empty without variants
   std::string type_k;
   std::string type_v;
   bool is_reference = false;
   int n_ctx = 0;
-  std::vector<std::string> server_args;  // the user's extra server args (e.g. -fa on), for probes that run tools
+  std::vector<std::string> server_args;  // the cell's extra server args (server's, then its variant's, e.g. -fa on), for probes that run tools
   std::filesystem::path run_dir;         // where probes may keep per-run artifacts (e.g. KLD base logits)
   std::filesystem::path log_path;        // the cell's log file
-  std::vector<std::pair<std::string, std::string>> env;  // the slot's environment, for tools a probe launches
+  /// The environment the cell's server got (server.env, the variant's, the slot's), for tools a probe launches.
+  std::vector<std::pair<std::string, std::string>> env;
 };
 
 /// What one item produced. A failed request is an error (recorded with its class), never a zero metric.

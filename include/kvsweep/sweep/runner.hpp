@@ -103,7 +103,7 @@ class Runner {
   /// What is left to do in `cell`; items already recorded ok are counted in `already_recorded`.
   std::vector<PendingItems> pending_items(const Cell& cell, int& already_recorded) const;
   /// What a probe learns about the cell it runs in.
-  probe::CellInfo cell_info(const Cell& cell, const server::CellSpec& spec, int slot) const;
+  probe::CellInfo cell_info(const Cell& cell, const server::CellSpec& spec) const;
   /// The reference cell's ok records of probe `p` for the model of `cell` (for probes comparing with it).
   std::vector<nlohmann::json> reference_records(const Cell& cell, const probe::Probe& p) const;
   /// Runs `cells` on up to parallel_cells threads, one slot each; a model's other cells wait for
