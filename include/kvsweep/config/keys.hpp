@@ -39,11 +39,28 @@ class Site {
   std::string m_path;
 };
 
+/// How a value shows in a message: its JSON type and its text, cut to 60 characters
+/// (`string "30"`, `number 2.5`, `array [1,2]`).
+std::string shown(const nlohmann::json& value);
+
 /// Throws if `obj` is not an object or holds a key not in `allowed` (suggesting the nearest).
 void check_keys(const nlohmann::json& obj, const std::vector<std::string>& allowed, const Site& site);
 
+// The getters return `fallback` when `obj` has no `key`; a value of the wrong type fails
+// "expected a string, got number 3" at site.key.
 std::string get_string(const nlohmann::json& obj, const std::string& key, const std::string& fallback, const Site& site);
+/// A string that must be there and not be empty: fails "missing (a string)" or "must not be empty".
+std::string get_required_string(const nlohmann::json& obj, const std::string& key, const Site& site);
+/// obj[key]; fails "missing" when `obj` is not an object or has no `key`.
+const nlohmann::json& get_member(const nlohmann::json& obj, const std::string& key, const Site& site);
+/// A finite number.
 double get_number(const nlohmann::json& obj, const std::string& key, double fallback, const Site& site);
+/// Whether the lower bound of get_number_in is allowed (`at least lo`) or not (`greater than lo`).
+enum class Bound { closed, open };
+/// get_number, and fails unless lo <= value <= hi ("must be at least lo and at most hi, got v";
+/// an infinite hi is left out of the message).
+double get_number_in(const nlohmann::json& obj, const std::string& key, double fallback, double lo, double hi,
+                     const Site& site, Bound lower = Bound::closed);
 long long get_int(const nlohmann::json& obj, const std::string& key, long long fallback, const Site& site);
 /// get_int, and fails unless lo <= value <= hi ("must be between lo and hi, got v").
 long long get_int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
