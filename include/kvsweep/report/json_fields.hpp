@@ -1,5 +1,6 @@
 #pragma once
-/// Lenient field reads from documents kvsweep wrote itself (summary.json, manifests): a missing or
+/// Lenient field reads from manifests and records kvsweep wrote itself (summary.json is read by
+/// summary_document.hpp, checked): a missing or
 /// mistyped field reads as empty or NaN, for writers that show "—" rather than fail.
 
 #include <limits>
