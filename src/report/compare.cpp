@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/report/format.hpp"
@@ -137,11 +138,7 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
                          const probe::MetricSpec& spec) {
     Check c;
     c.cell = cell;
-    c.model = r.model;
-    c.variant = r.variant;
-    c.type_k = r.type_k;
-    c.type_v = r.type_v;
-    c.probe = r.probe;
+    std::tie(c.model, c.variant, c.type_k, c.type_v, c.probe) = std::tie(r.model, r.variant, r.type_k, r.type_v, r.probe);
     c.metric = metric;
     c.higher_is_better = spec.higher_is_better();
     c.kind = spec.kind;

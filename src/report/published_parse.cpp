@@ -49,7 +49,6 @@ std::vector<std::string> type_list(const json& obj, const char* key, const confi
 }
 
 PublishedGrid parse_grid(const json& g, const config::Site& site) {
-  if (!g.is_object()) site.fail("expected an object");
   PublishedGrid grid;
   grid.id = config::get_required_string(g, "id", site);
   grid.title = config::get_string(g, "title", "", site);
@@ -89,7 +88,6 @@ PublishedGrid parse_grid(const json& g, const config::Site& site) {
 }
 
 PublishedSummaryRow parse_summary_row(const json& r, const config::Site& site) {
-  if (!r.is_object()) site.fail("expected an object");
   PublishedSummaryRow row;
   row.id = config::get_required_string(r, "id", site);
   row.label = config::get_string(r, "label", "", site);
@@ -113,7 +111,6 @@ PublishedSummaryRow parse_summary_row(const json& r, const config::Site& site) {
 }
 
 PublishedModelDelta parse_model(const json& m, const config::Site& site) {
-  if (!m.is_object()) site.fail("expected an object");
   PublishedModelDelta model;
   model.label = config::get_required_string(m, "label", site);
   const json& match = config::get_member(m, "match", site);
@@ -156,10 +153,7 @@ PublishedDeltas parse_deltas(const json& d, const config::Site& site) {
   config::check_cache_type(out.type_v_reference, ref_site.child("type_v"));
   config::check_cache_type(out.type_k_other, other_site.child("type_k"));
   config::check_cache_type(out.type_v_other, other_site.child("type_v"));
-  const json& models = config::get_member(d, "models", site);
-  const config::Site models_site = site.child("models");
-  if (!models.is_array() || models.empty()) models_site.fail("expected a non-empty array");
-  for (std::size_t i = 0; i < models.size(); ++i) out.models.push_back(parse_model(models[i], models_site.index(i)));
+  out.models = config::get_objects<PublishedModelDelta>(d, "models", site, parse_model, config::Need::one_or_more);
   if (d.contains("aggregate")) {
     const config::Site agg_site = site.child("aggregate");
     PublishedAggregate agg;
@@ -202,18 +196,13 @@ Published parse_document(const json& doc) {
     p.items_per_cell = static_cast<std::size_t>(items);
   }
   if (doc.contains("summaries")) {
-    const json& rows = config::get_member(doc["summaries"], "rows", root.child("summaries"));
-    if (!rows.is_array() || rows.empty()) root.child("summaries").child("rows").fail("expected a non-empty array");
-    for (std::size_t i = 0; i < rows.size(); ++i) p.summaries.push_back(parse_summary_row(rows[i], root.child("summaries").child("rows").index(i)));
+    p.summaries = config::get_objects<PublishedSummaryRow>(doc["summaries"], "rows", root.child("summaries"),
+                                                           parse_summary_row, config::Need::one_or_more);
   }
-  if (doc.contains("grids")) {
-    const json& grids = doc["grids"];
-    if (!grids.is_array()) root.child("grids").fail("expected an array");
-    for (std::size_t i = 0; i < grids.size(); ++i) {
-      p.grids.push_back(parse_grid(grids[i], root.child("grids").index(i)));
-      for (std::size_t j = 0; j + 1 < p.grids.size(); ++j) {
-        if (p.grids[j].id == p.grids.back().id) root.child("grids").index(i).child("id").fail("'" + p.grids[j].id + "' twice");
-      }
+  p.grids = config::get_objects<PublishedGrid>(doc, "grids", root, parse_grid);
+  for (std::size_t i = 0; i < p.grids.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (p.grids[j].id == p.grids[i].id) root.child("grids").index(i).child("id").fail("'" + p.grids[j].id + "' twice");
     }
   }
   if (doc.contains("deltas")) p.deltas = parse_deltas(doc["deltas"], root.child("deltas"));

@@ -40,19 +40,6 @@ const json& array_of(const json& obj, const char* key, const Site& site) {
   return obj[key];
 }
 
-/// Each element of obj[key] (an array) must be an object; `read` turns one into a T.
-template <class T, class Read>
-std::vector<T> objects(const json& obj, const char* key, const Site& site, Read read) {
-  std::vector<T> out;
-  const json& list = array_of(obj, key, site);
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const Site at = site.child(key).index(i);
-    if (!list[i].is_object()) at.fail("expected an object, got " + config::shown(list[i]));
-    out.push_back(read(list[i], at));
-  }
-  return out;
-}
-
 std::string text(const json& obj, const char* key, const Site& site) { return config::get_string(obj, key, "", site); }
 
 SummaryProbe read_probe(const json& p, const Site& site) {
@@ -168,15 +155,15 @@ SummaryDocument read_document(const json& doc, const Site& root) {
       out.server_version = text(context["server"], "version", at.child("server"));
       out.server_build_commit = text(context["server"], "build_commit", at.child("server"));
     }
-    out.models = objects<SummaryModel>(context, "models", at, [](const json& m, const Site& s) {
+    out.models = config::get_objects<SummaryModel>(context, "models", at, [](const json& m, const Site& s) {
       return SummaryModel{text(m, "name", s), text(m, "path", s), text(m, "sha256", s)};
     });
   }
-  out.probes = objects<SummaryProbe>(doc, "probes", root, read_probe);
-  out.cells = objects<SummaryCell>(doc, "cells", root, read_cell);
-  out.results = objects<SummaryResult>(doc, "results", root, read_result);
-  out.grids = objects<SummaryGrid>(doc, "grids", root, read_grid);
-  out.headlines = objects<SummaryHeadline>(doc, "headlines", root, read_headline);
+  out.probes = config::get_objects<SummaryProbe>(doc, "probes", root, read_probe);
+  out.cells = config::get_objects<SummaryCell>(doc, "cells", root, read_cell);
+  out.results = config::get_objects<SummaryResult>(doc, "results", root, read_result);
+  out.grids = config::get_objects<SummaryGrid>(doc, "grids", root, read_grid);
+  out.headlines = config::get_objects<SummaryHeadline>(doc, "headlines", root, read_headline);
   return out;
 }
 

@@ -88,7 +88,7 @@ TEST(SummaryDocument, ErrorsNameTheDocumentAndTheKeyPath) {
   EXPECT_EQ(read_error(doc), "base.json: results[0].metrics." + metric + ".values.item-x: expected a number, got string \"0.5\"");
   doc = good;
   doc["cells"] = "all";
-  EXPECT_EQ(read_error(doc), "base.json: cells: expected an array, got string \"all\"");
+  EXPECT_EQ(read_error(doc), "base.json: cells: expected an array of objects, got string \"all\"");
 }
 
 TEST(SummaryDocument, NullsReadAsNaNAndAreNoValues) {

@@ -69,4 +69,28 @@ bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, 
 std::vector<std::string> get_strings(const nlohmann::json& obj, const std::string& key,
                                      const std::vector<std::string>& fallback, const Site& site);
 
+/// Whether get_objects takes an absent or empty array (`any`) or wants at least one object.
+enum class Need { any, one_or_more };
+
+/// The array obj[key] of objects, each read by `read(element, site.key[i])`. Absent is empty
+/// (Need::any) or "missing (an array of objects)"; an element that is not an object fails at key[i].
+template <class T, class Read>
+std::vector<T> get_objects(const nlohmann::json& obj, const std::string& key, const Site& site, Read read,
+                           Need need = Need::any) {
+  std::vector<T> out;
+  if (!obj.is_object() || !obj.contains(key)) {
+    if (need == Need::one_or_more) site.child(key).fail("missing (an array of objects)");
+    return out;
+  }
+  const nlohmann::json& list = obj[key];
+  const Site at = site.child(key);
+  if (!list.is_array()) at.fail("expected an array of objects, got " + shown(list));
+  if (list.empty() && need == Need::one_or_more) at.fail("must hold at least one object");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_object()) at.index(i).fail("expected an object, got " + shown(list[i]));
+    out.push_back(read(list[i], at.index(i)));
+  }
+  return out;
+}
+
 }  // namespace kvsweep::config
