@@ -142,7 +142,7 @@ SummaryDocument read_document(const json& doc, const Site& root) {
   SummaryDocument out;
   const json& version = doc.contains("schema_version") ? doc["schema_version"] : json();
   if (!version.is_number_integer() || version.get<long long>() < 1 || version.get<long long>() > kReportSchemaVersion) {
-    root.child("schema_version").fail("unsupported: " + version.dump() + " (this kvsweep reads 1 to " +
+    root.child("schema_version").fail("unsupported: " + version.dump() + " (this kvsweep reads versions up to " +
                                       std::to_string(kReportSchemaVersion) + ")");
   }
   out.schema_version = version.get<int>();
