@@ -146,6 +146,15 @@ long long get_int_in(const nlohmann::json& obj, const std::string& key, long lon
   return v;
 }
 
+std::string get_one_of(const nlohmann::json& obj, const std::string& key, const std::string& fallback,
+                       const std::vector<std::string>& allowed, const Site& site) {
+  std::string v = get_string(obj, key, fallback, site);
+  if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) {
+    site.child(key).fail("unknown value '" + v + "'" + did_you_mean_or_list(v, allowed));
+  }
+  return v;
+}
+
 bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, const Site& site) {
   if (!obj.contains(key)) return fallback;
   const auto& v = obj[key];

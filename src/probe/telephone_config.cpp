@@ -119,14 +119,7 @@ TelephoneConfig parse_telephone_config(const nlohmann::json& cfg, const ConfigSi
   out.budget_factor = config::get_number_in(cfg, "budget_factor", out.budget_factor, 0.0,
                                             std::numeric_limits<double>::infinity(), site);
   if (has("mode")) {
-    const std::string mode = config::get_string(cfg, "mode", "", site);
-    if (mode == "chat") {
-      out.mode = TelephoneMode::chat;
-    } else if (mode == "raw") {
-      out.mode = TelephoneMode::raw;
-    } else {
-      site.child("mode").fail("unknown mode '" + mode + "'" + config::did_you_mean_or_list(mode, {"chat", "raw"}));
-    }
+    out.mode = config::get_one_of(cfg, "mode", "", {"chat", "raw"}, site) == "raw" ? TelephoneMode::raw : TelephoneMode::chat;
   }
   if (has("system")) {
     if (out.mode == TelephoneMode::raw) site.child("system").fail("applies to \"mode\": \"chat\" only");

@@ -86,6 +86,18 @@ TEST(ConfigKeys, EveryGetterShowsTheTypeAndTheValueItGot) {
   EXPECT_EQ(shown(nlohmann::json(std::string(100, 'x'))).size(), std::string("string ").size() + 60);
 }
 
+TEST(ConfigKeys, OneOfHintsTheNearestOrListsThemAll) {
+  using namespace kvsweep::config;
+  const Site site("cfg.json", "probes[1]");
+  const nlohmann::json obj{{"mode", "chta"}, {"align", "zzzzzz"}, {"ok", "raw"}};
+  EXPECT_EQ(read_error([&] { get_one_of(obj, "mode", "chat", kModes, site); }),
+            "cfg.json: probes[1].mode: unknown value 'chta' (did you mean 'chat'?)");
+  EXPECT_EQ(read_error([&] { get_one_of(obj, "align", "chat", kModes, site); }),
+            "cfg.json: probes[1].align: unknown value 'zzzzzz' (one of: chat, raw)");
+  EXPECT_EQ(get_one_of(obj, "ok", "chat", kModes, site), "raw");
+  EXPECT_EQ(get_one_of(obj, "absent", "chat", kModes, site), "chat");
+}
+
 TEST(ConfigKeys, RequiredValuesAndRanges) {
   using namespace kvsweep::config;
   const Site site("", "source");

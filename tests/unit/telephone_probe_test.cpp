@@ -675,7 +675,7 @@ TEST(TelephoneConfig, ValuesOutOfRangeOrInConflict) {
   EXPECT_TRUE(has({{"template", "Paraphrase: {msg}"}}, "probes[0].template: must contain {message}"));
   EXPECT_TRUE(has({{"template", "{message}"}, {"preset", "published"}}, "not both"));
   EXPECT_TRUE(has({{"preset", "perez"}}, "probes[0].preset: unknown preset 'perez' (did you mean 'perez2025'?)"));
-  EXPECT_TRUE(has({{"mode", "chta"}}, "probes[0].mode: unknown mode 'chta' (did you mean 'chat'?)"));
+  EXPECT_TRUE(has({{"mode", "chta"}}, "probes[0].mode: unknown value 'chta' (did you mean 'chat'?)"));
   EXPECT_TRUE(has({{"mode", "raw"}, {"system", "x"}}, "probes[0].system: applies to \"mode\": \"chat\" only"));
   EXPECT_TRUE(has({{"top_p", 0.0}}, "probes[0].top_p: must be greater than 0"));
   EXPECT_TRUE(has({{"threshold", 1.5}}, "probes[0].threshold"));

@@ -65,6 +65,10 @@ long long get_int(const nlohmann::json& obj, const std::string& key, long long f
 /// get_int, and fails unless lo <= value <= hi ("must be between lo and hi, got v").
 long long get_int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
                      const Site& site);
+/// A string that must be one of `allowed`: "unknown value 'chta' (did you mean 'chat'?)", or the
+/// allowed values listed when none is near.
+std::string get_one_of(const nlohmann::json& obj, const std::string& key, const std::string& fallback,
+                       const std::vector<std::string>& allowed, const Site& site);
 bool get_bool(const nlohmann::json& obj, const std::string& key, bool fallback, const Site& site);
 std::vector<std::string> get_strings(const nlohmann::json& obj, const std::string& key,
                                      const std::vector<std::string>& fallback, const Site& site);
