@@ -22,6 +22,14 @@ const std::vector<std::string>& cache_types() {
   return types;
 }
 
+void check_cache_type(const std::string& t, const Site& site) {
+  const auto& types = cache_types();
+  if (std::find(types.begin(), types.end(), t) != types.end()) return;
+  std::string valid;
+  for (const auto& x : types) valid += (valid.empty() ? "" : ", ") + x;
+  site.fail("unknown cache type '" + t + "'" + did_you_mean(t, types) + "; valid types: " + valid);
+}
+
 namespace {
 
 std::string join(const std::vector<std::string>& v) {
@@ -30,29 +38,21 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-void check_type(const std::string& t, const Site& site) {
-  const auto& types = cache_types();
-  if (std::find(types.begin(), types.end(), t) != types.end()) return;
-  std::string msg = "unknown cache type '" + t + "'";
-  msg += did_you_mean(t, types);
-  site.fail(msg + "; valid types: " + join(types));
-}
-
 std::vector<std::string> type_list(const nlohmann::json& grid, const std::string& key, const Site& site) {
   if (!grid.contains(key)) site.child(key).fail("missing (a list of cache types, or \"all\")");
   const auto& v = grid[key];
   if (v.is_string() && v.get<std::string>() == "all") return cache_types();
   auto list = get_strings(grid, key, {}, site);
   if (list.empty()) site.child(key).fail("empty list");
-  for (std::size_t i = 0; i < list.size(); ++i) check_type(list[i], site.child(key).index(i));
+  for (std::size_t i = 0; i < list.size(); ++i) check_cache_type(list[i], site.child(key).index(i));
   return list;
 }
 
 void check_cell_name(const std::string& cell, const Site& site) {
   auto slash = cell.find('/');
   if (slash == std::string::npos) site.fail("expected \"K/V\" (e.g. \"f16/f16\"), got \"" + cell + "\"");
-  check_type(cell.substr(0, slash), site);
-  check_type(cell.substr(slash + 1), site);
+  check_cache_type(cell.substr(0, slash), site);
+  check_cache_type(cell.substr(slash + 1), site);
 }
 
 // Ollama has one KV setting for both caches, so every cell the grid makes (the same cells as

@@ -423,16 +423,9 @@ std::unique_ptr<Probe> make_divergence_probe(const json& cfg, const ConfigSite& 
     prompts.insert(prompts.end(), more.begin(), more.end());
   }
   if (prompts.empty()) prompts = kDefaultPrompts;
-  const long long tokens = config::get_int(cfg, "tokens", 128, s);
-  if (tokens < 1 || tokens > 1 << 20) s.child("tokens").fail("must be between 1 and 1048576, got " + std::to_string(tokens));
-  const long long top_n = config::get_int(cfg, "top_n", 20, s);
-  if (top_n < 1 || top_n > 1000) s.child("top_n").fail("must be between 1 and 1000, got " + std::to_string(top_n));
-  const std::string mode = config::get_string(cfg, "mode", "cache", s);
-  if (mode != "cache" && mode != "reference") {
-    std::string msg = "expected \"cache\" or \"reference\", got \"" + mode + "\"";
-    msg += config::did_you_mean(mode, {"cache", "reference"});
-    s.child("mode").fail(msg);
-  }
+  const long long tokens = config::get_int_in(cfg, "tokens", 128, 1, 1 << 20, s);
+  const long long top_n = config::get_int_in(cfg, "top_n", 20, 1, 1000, s);
+  const std::string mode = config::get_one_of(cfg, "mode", "cache", {"cache", "reference"}, s);
   // Two divergence probes (one per mode) are the usual pair, so the default name carries the mode.
   std::string name = config::get_string(cfg, "name", "divergence-" + mode, s);
   return std::make_unique<DivergenceProbe>(std::move(name), std::move(prompts), static_cast<int>(tokens),

@@ -215,8 +215,7 @@ std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSite& si
   } else {
     s.child("corpus").fail("expected a file name or {\"random_bodies\": {…}}, got " + c.dump());
   }
-  const long long ctx = config::get_int(cfg, "ctx", 512, s);
-  if (ctx < 16 || ctx > 1 << 20) s.child("ctx").fail("must be between 16 and 1048576, got " + std::to_string(ctx));
+  const long long ctx = config::get_int_in(cfg, "ctx", 512, 16, 1 << 20, s);
   const long long chunks = config::get_int(cfg, "chunks", 32, s);
   if (chunks < 1 && chunks != -1)
     s.child("chunks").fail("must be >= 1 (or -1 for the whole corpus), got " + std::to_string(chunks));

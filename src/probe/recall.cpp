@@ -28,18 +28,6 @@ int int_in(const nlohmann::json& obj, const std::string& key, long long fallback
   return static_cast<int>(config::get_int_in(obj, key, fallback, lo, hi, site));
 }
 
-std::string one_of(const nlohmann::json& obj, const std::string& key, const std::string& fallback,
-                   const std::vector<std::string>& allowed, const config::Site& site) {
-  const std::string v = config::get_string(obj, key, fallback, site);
-  if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return v;
-  std::string msg = "unknown value '" + v + "'";
-  msg += config::did_you_mean(v, allowed);
-  msg += "; one of:";
-  for (const auto& a : allowed) msg += " " + a;
-  site.child(key).fail(msg);
-}
-
-
 bool is_pattern(const std::string& path) { return path.find_first_of("*?[") != std::string::npos; }
 
 /// Files as listed, with each glob pattern (`*`, `?`, `[…]`; relative to base_dir) replaced by
@@ -124,10 +112,10 @@ RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& wh
     c.pass_lines = std::min(c.pass_lines, c.lines);
   }
   c.relax_indent = config::get_bool(cfg, "relax_indent", c.relax_indent, site);
-  c.align = one_of(cfg, "align", "difflib", {"difflib", "lcs"}, site) == "lcs" ? score::Alignment::lcs
+  c.align = config::get_one_of(cfg, "align", "difflib", {"difflib", "lcs"}, site) == "lcs" ? score::Alignment::lcs
                                                                                : score::Alignment::difflib;
-  c.mode = one_of(cfg, "mode", "chat", {"chat", "raw"}, site) == "raw" ? RecallMode::raw : RecallMode::chat;
-  c.cue = one_of(cfg, "cue", "none", {"none", "signature"}, site) == "signature" ? RecallCue::signature
+  c.mode = config::get_one_of(cfg, "mode", "chat", {"chat", "raw"}, site) == "raw" ? RecallMode::raw : RecallMode::chat;
+  c.cue = config::get_one_of(cfg, "cue", "none", {"none", "signature"}, site) == "signature" ? RecallCue::signature
                                                                                 : RecallCue::none;
   c.max_tokens = int_in(cfg, "max_tokens", c.max_tokens, 1, 10'000'000, site);
   c.prefill_no_think = config::get_bool(cfg, "prefill_no_think", c.prefill_no_think, site);

@@ -2,16 +2,10 @@
 
 #include "kvsweep/probe/telephone.hpp"
 
-#include <algorithm>
-#include <array>
-#include <cctype>
-#include <cmath>
 #include <cstddef>
 #include <fstream>
 #include <limits>
-#include <numeric>
 #include <set>
-#include <sstream>
 
 #include "kvsweep/config/keys.hpp"
 
@@ -23,71 +17,12 @@ const std::vector<std::string> known_keys{
     "kind",       "name", "texts",  "texts_file",        "template",  "preset", "hops",  "temperature", "seeds",
     "max_tokens", "budget_factor", "budget_plus", "mode", "system", "suppress_thinking", "threshold", "top_k",  "top_p", "min_p"};
 
-/// Typed, range-checked reads of one telephone probe object; every failure goes through
-/// config::Site, so it names the file and the key path like every other config message.
-class Reader {
- public:
-  Reader(const nlohmann::json& config, const ConfigSite& site) : m_config(config), m_site(site.file, site.path) {}
-
-  [[noreturn]] void fail(std::string_view key, const std::string& what) const {
-    if (key.empty()) m_site.fail(what);
-    m_site.child(key).fail(what);
-  }
-
-  static std::string shown(const nlohmann::json& value) {
-    std::string text = value.dump();
-    if (text.size() > 60) text = text.substr(0, 57) + "...";
-    return std::string(value.type_name()) + " " + text;
-  }
-
-  bool has(std::string_view key) const { return m_config.contains(std::string(key)); }
-  const nlohmann::json& at(std::string_view key) const { return m_config.at(std::string(key)); }
-
-  std::string string(std::string_view key) const {
-    const auto& v = at(key);
-    if (!v.is_string()) fail(key, "expected a string, got " + shown(v));
-    return v.get<std::string>();
-  }
-  bool boolean(std::string_view key) const {
-    const auto& v = at(key);
-    if (!v.is_boolean()) fail(key, "expected true or false, got " + shown(v));
-    return v.get<bool>();
-  }
-  long long integer(std::string_view key, long long lo, long long hi) const {
-    const auto& v = at(key);
-    if (!v.is_number_integer()) fail(key, "expected an integer, got " + shown(v));
-    // Unsigned values above LLONG_MAX are out of range either way.
-    if (v.is_number_unsigned() && v.get<unsigned long long>() > static_cast<unsigned long long>(hi)) {
-      fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + v.dump());
-    }
-    const long long n = v.get<long long>();
-    if (n < lo || n > hi) {
-      fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + v.dump());
-    }
-    return n;
-  }
-  double number(std::string_view key, double lo, double hi, bool lo_open = false) const {
-    const auto& v = at(key);
-    if (!v.is_number()) fail(key, "expected a number, got " + shown(v));
-    const double x = v.get<double>();
-    if (!(lo_open ? x > lo : x >= lo) || !(x <= hi)) {
-      std::ostringstream range;
-      range << (lo_open ? "greater than " : "at least ") << lo << " and at most " << hi;
-      fail(key, "must be " + range.str() + ", got " + v.dump());
-    }
-    return x;
-  }
-
- private:
-  const nlohmann::json& m_config;
-  config::Site m_site;
-};
-
-std::vector<std::string> read_texts_file(const Reader& reader, const std::string& name, const ConfigSite& site) {
+std::vector<std::string> read_texts_file(const std::string& name, const std::filesystem::path& base_dir,
+                                         const config::Site& site) {
   std::filesystem::path path(name);
-  if (path.is_relative()) path = site.base_dir / path;
+  if (path.is_relative()) path = base_dir / path;
   std::ifstream in(path, std::ios::binary);
-  if (!in) reader.fail("texts_file", "cannot read " + path.string() + " (the path is relative to the config file)");
+  if (!in) site.fail("cannot read " + path.string() + " (the path is relative to the config file)");
   const bool jsonl = path.extension() == ".jsonl";
   std::vector<std::string> texts;
   std::string line;
@@ -102,125 +37,99 @@ std::vector<std::string> read_texts_file(const Reader& reader, const std::string
     }
     const std::string where = path.string() + ":" + std::to_string(line_no) + ": ";
     const auto object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (object.is_discarded()) reader.fail("texts_file", where + "not valid JSON");
+    if (object.is_discarded()) site.fail(where + "not valid JSON");
     if (!object.is_object() || !object.contains("text") || !object["text"].is_string()) {
-      reader.fail("texts_file", where + "expected an object with a string \"text\"");
+      site.fail(where + "expected an object with a string \"text\"");
     }
-    if (object["text"].get<std::string>().empty()) reader.fail("texts_file", where + "\"text\" is empty");
+    if (object["text"].get<std::string>().empty()) site.fail(where + "\"text\" is empty");
     texts.push_back(object["text"].get<std::string>());
   }
-  if (texts.empty()) reader.fail("texts_file", path.string() + " holds no texts");
+  if (texts.empty()) site.fail(path.string() + " holds no texts");
   return texts;
+}
+
+/// "seeds": distinct integers a server takes as a sampling seed.
+std::vector<std::uint32_t> read_seeds(const nlohmann::json& seeds, const config::Site& site) {
+  if (!seeds.is_array()) site.fail("expected an array of integers, got " + config::shown(seeds));
+  if (seeds.empty()) site.fail("must hold at least one seed");
+  std::vector<std::uint32_t> out;
+  std::set<std::uint32_t> seen;
+  for (std::size_t i = 0; i < seeds.size(); ++i) {
+    const auto& s = seeds[i];
+    // 0xFFFFFFFF is llama-server's "random seed".
+    const bool in_range = s.is_number_integer() && (s.is_number_unsigned() || s.get<long long>() >= 0) &&
+                          s.get<unsigned long long>() <= 0xFFFFFFFEull;
+    if (!in_range) site.index(i).fail("expected an integer from 0 to 4294967294, got " + config::shown(s));
+    const auto seed = static_cast<std::uint32_t>(s.get<unsigned long long>());
+    if (!seen.insert(seed).second) site.index(i).fail("seed " + std::to_string(seed) + " is listed twice");
+    out.push_back(seed);
+  }
+  return out;
 }
 
 }  // namespace
 
-TelephoneConfig parse_telephone_config(const nlohmann::json& config, const ConfigSite& site) {
-  Reader reader(config, site);
-  if (!config.is_object()) reader.fail("", "expected a probe object, got " + Reader::shown(config));
-
-  for (const auto& [key, value] : config.items()) {
-    if (std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
-      reader.fail(key, "unknown key for a telephone probe" + config::did_you_mean_or_list(key, known_keys));
-    }
-  }
+TelephoneConfig parse_telephone_config(const nlohmann::json& cfg, const ConfigSite& where) {
+  const config::Site site(where.file, where.path);
+  config::check_keys(cfg, known_keys, site);
+  const auto has = [&](const char* key) { return cfg.contains(key); };
 
   TelephoneConfig out;
-  if (!reader.has("kind")) reader.fail("kind", "missing (expected \"telephone\")");
-  if (reader.string("kind") != "telephone") {
-    reader.fail("kind", "expected \"telephone\", got \"" + reader.string("kind") + "\"");
+  if (!has("kind")) site.child("kind").fail("missing (expected \"telephone\")");
+  if (const std::string kind = config::get_string(cfg, "kind", "", site); kind != "telephone") {
+    site.child("kind").fail("expected \"telephone\", got \"" + kind + "\"");
   }
-  if (reader.has("name")) {
-    out.name = reader.string("name");
-    if (out.name.empty()) reader.fail("name", "must not be empty");
-  }
+  out.name = config::get_string(cfg, "name", out.name, site);
+  if (out.name.empty()) site.child("name").fail("must not be empty");
 
-  if (reader.has("texts") && reader.has("texts_file")) {
-    reader.fail("texts_file", "give either \"texts\" or \"texts_file\", not both");
-  }
-  if (reader.has("texts")) {
-    const auto& texts = reader.at("texts");
-    if (!texts.is_array()) reader.fail("texts", "expected an array of strings, got " + Reader::shown(texts));
-    if (texts.empty()) reader.fail("texts", "must hold at least one text");
-    out.texts.clear();
-    for (std::size_t i = 0; i < texts.size(); ++i) {
-      const std::string key = "texts[" + std::to_string(i) + "]";
-      if (!texts[i].is_string()) reader.fail(key, "expected a string, got " + Reader::shown(texts[i]));
-      if (texts[i].get<std::string>().empty()) reader.fail(key, "must not be empty");
-      out.texts.push_back(texts[i].get<std::string>());
+  if (has("texts") && has("texts_file")) site.child("texts_file").fail("give either \"texts\" or \"texts_file\", not both");
+  if (has("texts")) {
+    out.texts = config::get_strings(cfg, "texts", {}, site);
+    if (out.texts.empty()) site.child("texts").fail("must hold at least one text");
+    for (std::size_t i = 0; i < out.texts.size(); ++i) {
+      if (out.texts[i].empty()) site.child("texts").index(i).fail("must not be empty");
     }
-  } else if (reader.has("texts_file")) {
-    const std::string file = reader.string("texts_file");
-    if (file.empty()) reader.fail("texts_file", "must not be empty");
-    out.texts = read_texts_file(reader, file, site);
+  } else if (has("texts_file")) {
+    const std::string file = config::get_string(cfg, "texts_file", "", site);
+    if (file.empty()) site.child("texts_file").fail("must not be empty");
+    out.texts = read_texts_file(file, where.base_dir, site.child("texts_file"));
   }
 
-  if (reader.has("template") && reader.has("preset")) {
-    reader.fail("preset", "give either \"template\" or \"preset\", not both");
-  }
-  if (reader.has("template")) {
-    out.template_text = reader.string("template");
+  if (has("template") && has("preset")) site.child("preset").fail("give either \"template\" or \"preset\", not both");
+  if (has("template")) {
+    out.template_text = config::get_string(cfg, "template", "", site);
     if (out.template_text.find("{message}") == std::string::npos) {
-      reader.fail("template", "must contain {message}, where the current message goes");
+      site.child("template").fail("must contain {message}, where the current message goes");
     }
-  } else if (reader.has("preset")) {
-    out.preset = reader.string("preset");
+  } else if (has("preset")) {
+    out.preset = config::get_string(cfg, "preset", "", site);
     auto text = telephone_preset(out.preset);
     if (!text) {
-      reader.fail("preset", "unknown preset '" + out.preset + "'" +
+      site.child("preset").fail("unknown preset '" + out.preset + "'" +
                                 config::did_you_mean_or_list(out.preset, telephone_preset_names()));
     }
     out.template_text = *text;
   }
 
-  if (reader.has("hops")) out.hops = static_cast<int>(reader.integer("hops", 1, 100000));
-  if (reader.has("temperature")) out.temperature = reader.number("temperature", 0.0, 100.0);
-  if (reader.has("seeds")) {
-    const auto& seeds = reader.at("seeds");
-    if (!seeds.is_array()) reader.fail("seeds", "expected an array of integers, got " + Reader::shown(seeds));
-    if (seeds.empty()) reader.fail("seeds", "must hold at least one seed");
-    out.seeds.clear();
-    std::set<std::uint32_t> seen;
-    for (std::size_t i = 0; i < seeds.size(); ++i) {
-      const std::string key = "seeds[" + std::to_string(i) + "]";
-      const auto& s = seeds[i];
-      // 0xFFFFFFFF is llama-server's "random seed".
-      const bool in_range = s.is_number_integer() && (s.is_number_unsigned() || s.get<long long>() >= 0) &&
-                            s.get<unsigned long long>() <= 0xFFFFFFFEull;
-      if (!in_range) {
-        reader.fail(key, "expected an integer from 0 to 4294967294, got " + Reader::shown(s));
-      }
-      const auto seed = static_cast<std::uint32_t>(s.get<unsigned long long>());
-      if (!seen.insert(seed).second) reader.fail(key, "seed " + std::to_string(seed) + " is listed twice");
-      out.seeds.push_back(seed);
-    }
+  out.hops = static_cast<int>(config::get_int_in(cfg, "hops", out.hops, 1, 100000, site));
+  out.temperature = config::get_number_in(cfg, "temperature", out.temperature, 0.0, 100.0, site);
+  if (has("seeds")) out.seeds = read_seeds(cfg["seeds"], site.child("seeds"));
+  out.max_tokens = static_cast<int>(config::get_int_in(cfg, "max_tokens", out.max_tokens, 1, 1 << 24, site));
+  out.budget_plus = static_cast<int>(config::get_int_in(cfg, "budget_plus", out.budget_plus, 0, 1 << 24, site));
+  out.budget_factor = config::get_number_in(cfg, "budget_factor", out.budget_factor, 0.0,
+                                            std::numeric_limits<double>::infinity(), site);
+  if (has("mode")) {
+    out.mode = config::get_one_of(cfg, "mode", "", {"chat", "raw"}, site) == "raw" ? TelephoneMode::raw : TelephoneMode::chat;
   }
-  if (reader.has("max_tokens")) out.max_tokens = static_cast<int>(reader.integer("max_tokens", 1, 1 << 24));
-  if (reader.has("budget_plus")) out.budget_plus = static_cast<int>(reader.integer("budget_plus", 0, 1 << 24));
-  if (reader.has("budget_factor")) {
-    const auto& v = config.at("budget_factor");
-    if (!v.is_number() || v.get<double>() < 0) reader.fail("budget_factor", "expected a number >= 0, got " + v.dump());
-    out.budget_factor = v.get<double>();
+  if (has("system")) {
+    if (out.mode == TelephoneMode::raw) site.child("system").fail("applies to \"mode\": \"chat\" only");
+    out.system = config::get_string(cfg, "system", "", site);
   }
-  if (reader.has("mode")) {
-    const std::string mode = reader.string("mode");
-    if (mode == "chat") {
-      out.mode = TelephoneMode::chat;
-    } else if (mode == "raw") {
-      out.mode = TelephoneMode::raw;
-    } else {
-      reader.fail("mode", "unknown mode '" + mode + "'" + config::did_you_mean_or_list(mode, {"chat", "raw"}));
-    }
-  }
-  if (reader.has("system")) {
-    if (out.mode == TelephoneMode::raw) reader.fail("system", "applies to \"mode\": \"chat\" only");
-    out.system = reader.string("system");
-  }
-  if (reader.has("suppress_thinking")) out.suppress_thinking = reader.boolean("suppress_thinking");
-  if (reader.has("threshold")) out.threshold = reader.number("threshold", -1.0, 1.0);
-  if (reader.has("top_k")) out.top_k = static_cast<int>(reader.integer("top_k", 0, 1 << 24));
-  if (reader.has("top_p")) out.top_p = reader.number("top_p", 0.0, 1.0, /*lo_open=*/true);
-  if (reader.has("min_p")) out.min_p = reader.number("min_p", 0.0, 1.0);
+  out.suppress_thinking = config::get_bool(cfg, "suppress_thinking", out.suppress_thinking, site);
+  out.threshold = config::get_number_in(cfg, "threshold", out.threshold, -1.0, 1.0, site);
+  out.top_k = static_cast<int>(config::get_int_in(cfg, "top_k", out.top_k, 0, 1 << 24, site));
+  out.top_p = config::get_number_in(cfg, "top_p", out.top_p, 0.0, 1.0, site, config::Bound::open);
+  out.min_p = config::get_number_in(cfg, "min_p", out.min_p, 0.0, 1.0, site);
   return out;
 }
 

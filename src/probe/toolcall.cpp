@@ -209,17 +209,9 @@ ToolcallConfig parse_toolcall_config(const json& cfg, const ConfigSite& site) {
   o.name = config::get_string(cfg, "name", "toolcall", s);
   o.lengths = get_lengths(cfg, s);
   o.seeds = get_seeds(cfg, s);
-  const std::string filler = config::get_string(cfg, "filler", "code", s);
-  if (auto k = corpus::parse_filler_kind(filler)) {
-    o.filler = *k;
-  } else {
-    std::string msg = "unknown filler '" + filler + "'" + config::did_you_mean(filler, corpus::filler_kind_names());
-    s.child("filler").fail(msg + "; expected \"code\", \"prose\" or \"logs\"");
-  }
-  const std::string mode = config::get_string(cfg, "mode", "json", s);
-  if (mode == "json") o.mode = ToolcallMode::json;
-  else if (mode == "native") o.mode = ToolcallMode::native;
-  else s.child("mode").fail("expected \"json\" or \"native\", got \"" + mode + "\"");
+  o.filler = *corpus::parse_filler_kind(config::get_one_of(cfg, "filler", "code", corpus::filler_kind_names(), s));
+  o.mode = config::get_one_of(cfg, "mode", "json", {"json", "native"}, s) == "native" ? ToolcallMode::native
+                                                                                       : ToolcallMode::json;
   o.max_tokens = static_cast<int>(config::get_int(cfg, "max_tokens", 256, s));
   if (o.max_tokens < 1) s.child("max_tokens").fail("must be >= 1");
   const auto catalogue = static_cast<long long>(toolcall_catalogue().size());

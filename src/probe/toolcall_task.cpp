@@ -39,9 +39,17 @@ std::string hex_word(SplitMix64& rng) {
 
 std::string two_digits(std::uint64_t v) { return (v < 10 ? "0" : "") + std::to_string(v); }
 
+/// The call a task expects, with the note that asks for it and the question that points at the note.
+void expect_call(ToolcallTask& task, const char* tool, nlohmann::json arguments, const std::string& note,
+                 const std::string& question) {
+  task.expected_tool = tool;
+  task.expected_arguments = std::move(arguments);
+  task.note = task.note_id + ": " + note;
+  task.question = "Follow note " + task.note_id + ": " + question;
+}
+
 /// Fills the target, its arguments, the note and the question of `task` from one of six templates.
 void make_call(SplitMix64& rng, ToolcallTask& task) {
-  const std::string id = task.note_id;
   const std::string hex = hex_word(rng);
   std::string hex2 = hex_word(rng);
   while (hex2 == hex) hex2 = hex_word(rng);
@@ -49,44 +57,36 @@ void make_call(SplitMix64& rng, ToolcallTask& task) {
     case 0: {
       const std::string path = "services/" + pick(rng, kAreas) + "-" + hex + "/" + pick(rng, kNouns);
       const std::string pattern = pick(rng, kNouns) + "_" + pick(rng, kNouns) + "_flag_" + hex2;
-      task.expected_tool = "search_files";
-      task.expected_arguments = {{"path", path}, {"pattern", pattern}};
-      task.note = id + ": the deprecated flag is still referenced somewhere below the directory " + path +
-                  "; every file there that contains the text \"" + pattern + "\" has to be found.";
-      task.question = "Follow note " + id + ": find every file below the directory it names that contains the text it quotes.";
-      break;
+      return expect_call(task, "search_files", {{"path", path}, {"pattern", pattern}},
+                         "the deprecated flag is still referenced somewhere below the directory " + path +
+                             "; every file there that contains the text \"" + pattern + "\" has to be found.",
+                         "find every file below the directory it names that contains the text it quotes.");
     }
     case 1: {
       const std::string file = "services/" + pick(rng, kAreas) + "-" + hex + "/" + pick(rng, kNouns) + "_" +
                                pick(rng, kNouns) + ".py";
       const std::string query = "could not " + pick(rng, kVerbs) + " " + pick(rng, kNouns) + " " + hex2;
-      task.expected_tool = "search_file";
-      task.expected_arguments = {{"file_path", file}, {"query", query}};
-      task.note = id + ": the broken assertion lives in the single file " + file +
-                  "; its failure message contains \"" + query + "\".";
-      task.question = "Follow note " + id + ": search inside the one file it names for the message it quotes.";
-      break;
+      return expect_call(task, "search_file", {{"file_path", file}, {"query", query}},
+                         "the broken assertion lives in the single file " + file + "; its failure message contains \"" +
+                             query + "\".",
+                         "search inside the one file it names for the message it quotes.");
     }
     case 2: {
       const std::string root = "/srv/checkouts/" + pick(rng, kAreas) + "-" + hex;
       const std::string regex = pick(rng, kNouns) + "_[0-9]+_" + hex2;
-      task.expected_tool = "grep_repo";
-      task.expected_arguments = {{"root", root}, {"regex", regex}};
-      task.note = id + ": before the release, the whole repository checked out at " + root +
-                  " must be scanned with the regular expression \"" + regex + "\".";
-      task.question = "Follow note " + id + ": scan the whole repository it names with the regular expression it gives.";
-      break;
+      return expect_call(task, "grep_repo", {{"root", root}, {"regex", regex}},
+                         "before the release, the whole repository checked out at " + root +
+                             " must be scanned with the regular expression \"" + regex + "\".",
+                         "scan the whole repository it names with the regular expression it gives.");
     }
     case 3: {
       const std::string file = "lib/" + pick(rng, kAreas) + "/" + pick(rng, kNouns) + "_" + hex + ".py";
       const int start = 10 + static_cast<int>(rng.below(890));
       const int end = start + 5 + static_cast<int>(rng.below(56));
-      task.expected_tool = "read_file";
-      task.expected_arguments = {{"file_path", file}, {"start_line", start}, {"end_line", end}};
-      task.note = id + ": the suspicious code is lines " + std::to_string(start) + " to " + std::to_string(end) +
-                  " of " + file + ".";
-      task.question = "Follow note " + id + ": read exactly the lines it points to.";
-      break;
+      return expect_call(task, "read_file", {{"file_path", file}, {"start_line", start}, {"end_line", end}},
+                         "the suspicious code is lines " + std::to_string(start) + " to " + std::to_string(end) +
+                             " of " + file + ".",
+                         "read exactly the lines it points to.");
     }
     case 4: {
       static const char* const kLevels[] = {"debug", "info", "warn", "error"};
@@ -94,23 +94,19 @@ void make_call(SplitMix64& rng, ToolcallTask& task) {
       const std::string level = pick(rng, kLevels);
       const std::string since = "2026-04-" + two_digits(1 + rng.below(28)) + "T" + two_digits(rng.below(24)) + ":" +
                                 two_digits(rng.below(60)) + ":00Z";
-      task.expected_tool = "get_log_entries";
-      task.expected_arguments = {{"service", service}, {"level", level}, {"since", since}};
-      task.note = id + ": the service " + service + " started misbehaving at " + since + "; only its " + level +
-                  "-level entries matter.";
-      task.question = "Follow note " + id + ": fetch the log entries it asks for.";
-      break;
+      return expect_call(task, "get_log_entries", {{"service", service}, {"level", level}, {"since", since}},
+                         "the service " + service + " started misbehaving at " + since + "; only its " + level +
+                             "-level entries matter.",
+                         "fetch the log entries it asks for.");
     }
     default: {
       const std::string dir = "data/" + pick(rng, kAreas) + "-" + hex + "/" + pick(rng, kNouns) + "s";
       const bool recursive = rng.below(2) == 0;
-      task.expected_tool = "list_directory";
-      task.expected_arguments = {{"dir_path", dir}, {"recursive", recursive}};
-      task.note = id + ": we need " +
-                  (recursive ? std::string("a full recursive listing") : std::string("a top-level listing only (not recursive)")) +
-                  " of the directory " + dir + ".";
-      task.question = "Follow note " + id + ": list the directory it names, the way it asks.";
-      break;
+      return expect_call(task, "list_directory", {{"dir_path", dir}, {"recursive", recursive}},
+                         std::string("we need ") +
+                             (recursive ? "a full recursive listing" : "a top-level listing only (not recursive)") +
+                             " of the directory " + dir + ".",
+                         "list the directory it names, the way it asks.");
     }
   }
 }

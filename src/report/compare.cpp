@@ -6,13 +6,15 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/report/format.hpp"
-#include "kvsweep/report/json_fields.hpp"
 #include "kvsweep/report/run_data.hpp"
 #include "kvsweep/report/summary.hpp"
+#include "kvsweep/report/summary_document.hpp"
 #include "kvsweep/report/summary_json.hpp"
 #include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/summary.hpp"
@@ -24,54 +26,15 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-struct ProbeInfo {
-  bool deterministic = false;
-  bool declared = false;  // the summary carries the probe's metric declarations
-  std::vector<probe::MetricSpec> metrics;
-};
-
-/// The probes of a summary with their metric declarations; a summary written before declarations
-/// existed gets the older inference: quality, direction from higher_is_better, binary from "binary".
-core::Expected<std::map<std::string, ProbeInfo>> probe_infos(const nlohmann::json& doc, const char* which) {
-  std::map<std::string, ProbeInfo> out;
-  if (!doc.contains("probes") || !doc["probes"].is_array()) return out;
-  for (const auto& p : doc["probes"]) {
-    ProbeInfo info;
-    info.deterministic = p.value("deterministic", false);
-    if (p.contains("metrics") && p["metrics"].is_array()) {
-      bool complete = !p["metrics"].empty();
-      for (const auto& m : p["metrics"]) complete = complete && probe::has_declaration(m);
-      // A summary of an older run writes the inferred specs and "declared": false.
-      info.declared = complete && p.value("declared", true);
-      for (std::size_t i = 0; i < p["metrics"].size(); ++i) {
-        const auto& m = p["metrics"][i];
-        if (complete) {
-          auto spec = probe::metric_spec_from_json(
-              m, std::string(which) + ": probes." + string_field(p, "name") + ".metrics[" + std::to_string(i) + "]");
-          if (!spec) return std::unexpected(spec.error());
-          info.metrics.push_back(std::move(*spec));
-        } else if (m.is_object() && !string_field(m, "name").empty()) {
-          info.metrics.push_back(probe::quality(
-              string_field(m, "name"),
-              m.value("higher_is_better", true) ? probe::Direction::higher_better : probe::Direction::lower_better,
-              m.value("binary", false) ? probe::MetricKind::binary : probe::MetricKind::continuous));
-        }
-      }
-    }
-    out[string_field(p, "name")] = std::move(info);
-  }
-  return out;
-}
-
 /// A metric's declaration: the run's, else the baseline's, else (neither lists it) an inferred
 /// higher-is-better quality metric, binary when both runs' values are all 0 or 1.
-probe::MetricSpec spec_for(const std::map<std::string, ProbeInfo>& current, const std::map<std::string, ProbeInfo>& baseline,
+probe::MetricSpec spec_for(const SummaryDocument& current, const SummaryDocument& baseline,
                            const std::string& probe_name, const std::string& metric, bool values_binary) {
-  for (const auto* infos : {&current, &baseline}) {
-    const auto it = infos->find(probe_name);
-    if (it == infos->end()) continue;
-    if (const auto* spec = probe::find_metric(it->second.metrics, metric)) return *spec;
-    if (it->second.declared) return probe::diagnostic(metric, probe::MetricKind::continuous);  // emitted, undeclared
+  for (const SummaryDocument* doc : {&current, &baseline}) {
+    const SummaryProbe* p = doc->probe(probe_name);
+    if (p == nullptr) continue;
+    if (const auto* spec = probe::find_metric(p->metrics, metric)) return *spec;
+    if (p->declared) return probe::diagnostic(metric, probe::MetricKind::continuous);  // emitted, undeclared
   }
   return probe::quality(metric, probe::Direction::higher_better,
                         values_binary ? probe::MetricKind::binary : probe::MetricKind::continuous);
@@ -81,48 +44,8 @@ bool all_binary(const std::map<std::string, double>& values) {
   return std::all_of(values.begin(), values.end(), [](const auto& kv) { return kv.second == 0.0 || kv.second == 1.0; });
 }
 
-std::map<std::string, double> values_of(const nlohmann::json& metric) {
-  std::map<std::string, double> out;
-  if (!metric.is_object() || !metric.contains("values") || !metric["values"].is_object()) return out;
-  for (const auto& [item, v] : metric["values"].items()) {
-    if (v.is_number() && std::isfinite(v.get<double>())) out[item] = v.get<double>();
-  }
-  return out;
-}
-
-std::string result_key(const nlohmann::json& r) {
-  return string_field(r, "model") + "\t" + string_field(r, "type_k") + "\t" + string_field(r, "type_v") + "\t" + string_field(r, "probe");
-}
-
-core::Expected<void> check_document(const nlohmann::json& doc, const char* which) {
-  if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array()) {
-    return core::fail(core::ErrorKind::parse, std::string(which) + " is not a kvsweep summary (no \"results\" array)");
-  }
-  if (doc.value("kind", std::string()) != "kvsweep-summary") {
-    return core::fail(core::ErrorKind::parse, std::string(which) + " is not a kvsweep summary (kind is not kvsweep-summary)");
-  }
-  if (!doc.contains("schema_version") || !doc["schema_version"].is_number_integer() ||
-      doc["schema_version"].get<int>() > kReportSchemaVersion) {
-    return core::fail(core::ErrorKind::parse, std::string(which) + ": unsupported schema_version (this kvsweep reads " +
-                                                  std::to_string(kReportSchemaVersion) + ")");
-  }
-  return {};
-}
-
-std::string context_text(const nlohmann::json& doc, const char* section, const char* key) {
-  if (!doc.contains("context") || !doc["context"].is_object()) return "";
-  const auto& c = doc["context"];
-  if (!c.contains(section) || !c[section].is_object()) return "";
-  return string_field(c[section], key);
-}
-
-std::string model_sha(const nlohmann::json& doc, const std::string& model) {
-  if (!doc.contains("context") || !doc["context"].contains("models") || !doc["context"]["models"].is_array()) return "";
-  for (const auto& m : doc["context"]["models"]) {
-    if (string_field(m, "name") == model) return string_field(m, "sha256");
-  }
-  return "";
-}
+/// Results are paired across the two runs by cell (model, variant, type_k, type_v) and probe.
+using ResultKey = std::pair<CellKey, std::string>;
 
 const Tolerance& tolerance_for(const CompareOptions& o, const std::string& probe, const std::string& metric) {
   if (auto it = o.tolerances.find(probe + "." + metric); it != o.tolerances.end()) return it->second;
@@ -172,94 +95,105 @@ std::size_t Comparison::count(Verdict verdict) const {
 
 core::Expected<Comparison> compare_summaries(const nlohmann::json& current, const nlohmann::json& baseline,
                                              const CompareOptions& options) {
-  if (auto ok = check_document(current, "the run's summary"); !ok) return std::unexpected(ok.error());
-  if (auto ok = check_document(baseline, "the baseline"); !ok) return std::unexpected(ok.error());
+  auto run = read_summary_document(current, "the run's summary");
+  if (!run) return std::unexpected(run.error());
+  auto base = read_summary_document(baseline, "the baseline");
+  if (!base) return std::unexpected(base.error());
+  return compare_summaries(*run, *base, options);
+}
+
+core::Expected<Comparison> compare_summaries(const SummaryDocument& current, const SummaryDocument& baseline,
+                                             const CompareOptions& options) {
   Comparison cmp;
-  cmp.current_name = context_text(current, "run", "name");
-  cmp.baseline_name = context_text(baseline, "run", "name");
+  cmp.current_name = current.run_name;
+  cmp.baseline_name = baseline.run_name;
   cmp.alpha = options.alpha;
   cmp.fail_inconclusive = options.fail_inconclusive;
 
   // What differs in the context is worth saying; it is not an error (that is what compare is for).
-  for (const char* key : {"version", "build_commit"}) {
-    const std::string a = context_text(baseline, "server", key), b = context_text(current, "server", key);
+  const std::pair<const char*, std::string SummaryDocument::*> server_fields[] = {
+      {"version", &SummaryDocument::server_version}, {"build_commit", &SummaryDocument::server_build_commit}};
+  for (const auto& [key, field] : server_fields) {
+    const std::string& a = baseline.*field;
+    const std::string& b = current.*field;
     if (!a.empty() && !b.empty() && a != b) cmp.warnings.push_back("server " + std::string(key) + " differs: baseline " + a + ", run " + b);
   }
-
-  auto current_infos = probe_infos(current, "the run's summary");
-  if (!current_infos) return std::unexpected(current_infos.error());
-  auto baseline_infos = probe_infos(baseline, "the baseline");
-  if (!baseline_infos) return std::unexpected(baseline_infos.error());
-  const auto& current_probes = *current_infos;
-  const auto& baseline_probes = *baseline_infos;
-  for (const auto& [infos, which] : {std::pair{&current_probes, "the run's summary"}, std::pair{&baseline_probes, "the baseline"}}) {
-    for (const auto& [name, info] : *infos) {
-      if (!info.declared) {
+  for (const auto& [doc, which] : {std::pair{&current, "the run's summary"}, std::pair{&baseline, "the baseline"}}) {
+    std::map<std::string, bool> declared;  // by name, so the warnings come in name order
+    for (const SummaryProbe& p : doc->probes) declared[p.name] = p.declared;
+    for (const auto& [name, is_declared] : declared) {
+      if (!is_declared) {
         cmp.warnings.push_back(std::string(which) + " has no metric declarations for " + name +
                                " (written by an older kvsweep): every metric is gated as quality, directions as "
                                "recorded, 0/1 values as binary");
       }
     }
   }
-  std::map<std::string, const nlohmann::json*> base_results;
-  for (const auto& r : baseline["results"]) base_results[result_key(r)] = &r;
-  std::map<std::string, bool> seen_base;
-  std::vector<std::string> sha_warned;
+  std::map<ResultKey, const SummaryResult*> base_results;
+  for (const SummaryResult& r : baseline.results) base_results[{cell_key(r), r.probe}] = &r;
+  std::set<ResultKey> seen_base;
+  std::set<std::string> sha_checked;
 
-  auto start_check = [&](const nlohmann::json& r, const std::string& cell, const std::string& metric,
+  auto start_check = [&](const SummaryResult& r, const std::string& cell, const std::string& metric,
                          const probe::MetricSpec& spec) {
     Check c;
     c.cell = cell;
-    c.model = string_field(r, "model");
-    c.type_k = string_field(r, "type_k");
-    c.type_v = string_field(r, "type_v");
-    c.probe = string_field(r, "probe");
+    std::tie(c.model, c.variant, c.type_k, c.type_v, c.probe) = std::tie(r.model, r.variant, r.type_k, r.type_v, r.probe);
     c.metric = metric;
     c.higher_is_better = spec.higher_is_better();
     c.kind = spec.kind;
     return c;
   };
+  // A baseline mean and no current values: a regression when the baseline has values.
+  auto no_current_values = [&](Check& c, const std::map<std::string, double>& ys, const std::string& outcome) {
+    std::vector<double> base_values;
+    for (const auto& [item, v] : ys) base_values.push_back(v);
+    c.baseline_mean = stats::mean(base_values);
+    c.current_mean = c.delta = c.p = c.p_holm = c.min_p = kNaN;
+    const Tolerance& tol = tolerance_for(options, c.probe, c.metric);
+    c.tolerance = tol.relative ? tol.value * std::fabs(c.baseline_mean) : tol.value;
+    c.verdict = Verdict::regression;
+    c.reason = "the baseline has " + std::to_string(ys.size()) + " values, this run none (outcome " + outcome + ")";
+  };
 
-  for (const auto& r : current["results"]) {
-    const auto it = base_results.find(result_key(r));
+  for (const SummaryResult& r : current.results) {
+    const auto it = base_results.find({cell_key(r), r.probe});
     if (it == base_results.end()) continue;
-    seen_base[it->first] = true;
-    const nlohmann::json& b = *it->second;
-    const std::string model = string_field(r, "model");
-    if (std::find(sha_warned.begin(), sha_warned.end(), model) == sha_warned.end()) {
-      sha_warned.push_back(model);
-      const std::string sa = model_sha(baseline, model), sb = model_sha(current, model);
+    seen_base.insert(it->first);
+    const SummaryResult& b = *it->second;
+    if (sha_checked.insert(r.model).second) {
+      const SummaryModel* ma = baseline.model(r.model);
+      const SummaryModel* mb = current.model(r.model);
+      const std::string sa = ma ? ma->sha256 : "", sb = mb ? mb->sha256 : "";
       if (!sa.empty() && !sb.empty() && sa != sb) {
-        cmp.warnings.push_back("model " + model + " has a different sha256 in the baseline (" + sa.substr(0, 12) +
+        cmp.warnings.push_back("model " + r.model + " has a different sha256 in the baseline (" + sa.substr(0, 12) +
                                " vs " + sb.substr(0, 12) + ")");
       }
     }
-    const std::string probe = string_field(r, "probe");
-    const auto cp = current_probes.find(probe);
-    const auto bp = baseline_probes.find(probe);
-    if (!r.contains("metrics") || !r["metrics"].is_object() || !b.contains("metrics") || !b["metrics"].is_object()) continue;
+    const SummaryProbe* cp = current.probe(r.probe);
+    const SummaryProbe* bp = baseline.probe(r.probe);
     // The probe's metric order (the document's objects are sorted by name).
     std::vector<std::string> metric_order;
-    if (cp != current_probes.end()) {
-      for (const auto& m : cp->second.metrics) metric_order.push_back(m.name);
+    if (cp != nullptr) {
+      for (const auto& m : cp->metrics) metric_order.push_back(m.name);
     }
-    for (const auto& [name, value] : r["metrics"].items()) {
-      if (std::find(metric_order.begin(), metric_order.end(), name) == metric_order.end()) metric_order.push_back(name);
+    for (const SummaryMetric& m : r.metrics) {
+      if (std::find(metric_order.begin(), metric_order.end(), m.name) == metric_order.end()) metric_order.push_back(m.name);
     }
     for (const std::string& metric : metric_order) {
-      if (!r["metrics"].contains(metric) || !b["metrics"].contains(metric)) continue;
-      const auto xs = values_of(r["metrics"][metric]);
-      const auto ys = values_of(b["metrics"][metric]);
-      const probe::MetricSpec spec =
-          spec_for(current_probes, baseline_probes, probe, metric, all_binary(xs) && all_binary(ys));
+      const SummaryMetric* rm = r.metric(metric);
+      const SummaryMetric* bm = b.metric(metric);
+      if (rm == nullptr || bm == nullptr) continue;
+      const auto& xs = rm->values;
+      const auto& ys = bm->values;
+      const probe::MetricSpec spec = spec_for(current, baseline, r.probe, metric, all_binary(xs) && all_binary(ys));
       if (!spec.is_quality()) {
         ++cmp.diagnostics;
         continue;
       }
-      Check c = start_check(r, string_field(r, "cell"), metric, spec);
+      Check c = start_check(r, r.cell, metric, spec);
       // Deterministic only if both runs say so.
-      c.deterministic = cp != current_probes.end() && cp->second.deterministic &&
-                        (bp == baseline_probes.end() || bp->second.deterministic);
+      c.deterministic = cp != nullptr && cp->deterministic && (bp == nullptr || bp->deterministic);
       std::vector<double> x, y;
       bool same = xs.size() == ys.size();
       for (const auto& [item, v] : xs) {
@@ -273,24 +207,16 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
       }
       c.identical_items = same && !x.empty();
       c.n_common = x.size();
-      const Tolerance& tol = tolerance_for(options, probe, metric);
       if (x.empty()) {
-        std::vector<double> base_values;
-        for (const auto& [item, v] : ys) base_values.push_back(v);
-        c.baseline_mean = stats::mean(base_values);
-        c.current_mean = c.delta = c.p = c.p_holm = c.min_p = kNaN;
-        c.tolerance = tol.relative ? tol.value * std::fabs(c.baseline_mean) : tol.value;
-        if (!ys.empty()) {
-          c.verdict = Verdict::regression;
-          c.reason = "the baseline has " + std::to_string(ys.size()) + " values, this run none (outcome " +
-                     string_field(r, "outcome") + ", " + std::to_string(r.value("items_failed", 0)) + " items failed)";
-        } else {
+        no_current_values(c, ys, r.outcome + ", " + std::to_string(r.items_failed) + " items failed");
+        if (ys.empty()) {
           c.verdict = Verdict::no_data;
           c.reason = "no values in either run";
         }
         cmp.checks.push_back(std::move(c));
         continue;
       }
+      const Tolerance& tol = tolerance_for(options, r.probe, metric);
       c.baseline_mean = stats::mean(y);
       c.current_mean = stats::mean(x);
       c.delta = c.current_mean - c.baseline_mean;
@@ -307,36 +233,23 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
   }
   // Baseline results this run has nothing for: a regression when the run has the cell (it failed
   // to load, crashed, wedged), else only a warning (a different grid).
-  std::map<std::string, const nlohmann::json*> current_cells;
-  if (current.contains("cells") && current["cells"].is_array()) {
-    for (const auto& c : current["cells"]) {
-      current_cells[string_field(c, "model") + "\t" + string_field(c, "type_k") + "\t" + string_field(c, "type_v")] = &c;
-    }
-  }
+  std::map<CellKey, const SummaryCell*> current_cells;
+  for (const SummaryCell& c : current.cells) current_cells[cell_key(c)] = &c;
   for (const auto& [key, r] : base_results) {
     if (seen_base.contains(key)) continue;
-    const nlohmann::json& b = *r;
-    const auto cell = current_cells.find(string_field(b, "model") + "\t" + string_field(b, "type_k") + "\t" + string_field(b, "type_v"));
+    const SummaryResult& b = *r;
+    const auto cell = current_cells.find(key.first);
     if (cell == current_cells.end()) {
-      cmp.warnings.push_back("the baseline has " + string_field(b, "cell") + " " + string_field(b, "probe") + ", this run does not");
+      cmp.warnings.push_back("the baseline has " + b.cell + " " + b.probe + ", this run does not");
       continue;
     }
-    if (!b.contains("metrics") || !b["metrics"].is_object()) continue;
-    for (const auto& [metric, base_metric] : b["metrics"].items()) {
-      const auto ys = values_of(base_metric);
+    for (const SummaryMetric& base_metric : b.metrics) {
+      const auto& ys = base_metric.values;
       if (ys.empty()) continue;
-      const probe::MetricSpec spec = spec_for(current_probes, baseline_probes, string_field(b, "probe"), metric, all_binary(ys));
+      const probe::MetricSpec spec = spec_for(current, baseline, b.probe, base_metric.name, all_binary(ys));
       if (!spec.is_quality()) continue;
-      Check c = start_check(b, string_field(*cell->second, "id"), metric, spec);
-      std::vector<double> base_values;
-      for (const auto& [item, v] : ys) base_values.push_back(v);
-      c.baseline_mean = stats::mean(base_values);
-      c.current_mean = c.delta = c.p = c.p_holm = c.min_p = kNaN;
-      const Tolerance& tol = tolerance_for(options, c.probe, metric);
-      c.tolerance = tol.relative ? tol.value * std::fabs(c.baseline_mean) : tol.value;
-      c.verdict = Verdict::regression;
-      c.reason = "the baseline has " + std::to_string(ys.size()) + " values, this run none (outcome " +
-                 string_field(*cell->second, "outcome") + ")";
+      Check c = start_check(b, cell->second->id, base_metric.name, spec);
+      no_current_values(c, ys, cell->second->outcome);
       cmp.checks.push_back(std::move(c));
     }
   }
@@ -437,7 +350,7 @@ core::Expected<nlohmann::json> load_summary(const std::filesystem::path& path, c
   if (doc.is_discarded()) {
     return core::fail(core::ErrorKind::parse, path.string() + ": not valid JSON (expected a summary.json from kvsweep report)");
   }
-  if (auto ok = check_document(doc, path.string().c_str()); !ok) return std::unexpected(ok.error());
+  if (auto ok = read_summary_document(doc, path.string()); !ok) return std::unexpected(ok.error());
   return doc;
 }
 

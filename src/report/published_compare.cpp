@@ -8,8 +8,9 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
-#include "kvsweep/report/json_fields.hpp"
+#include "kvsweep/report/summary_document.hpp"
 #include "kvsweep/stats/summary.hpp"
 
 namespace kvsweep::report {
@@ -19,16 +20,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using json = nlohmann::json;
-
-/// Values by item of one metric entry of a summary result.
-std::map<std::string, double> item_values(const json& metric) {
-  std::map<std::string, double> out;
-  if (!metric.is_object() || !metric.contains("values") || !metric["values"].is_object()) return out;
-  for (const auto& [item, v] : metric["values"].items()) {
-    if (v.is_number() && std::isfinite(v.get<double>())) out[item] = v.get<double>();
-  }
-  return out;
-}
 
 /// Lowercased words of a model name or path: "qwen3:0.6b-fp16" → qwen3, 0.6b, fp16.
 std::set<std::string> words_of(const std::string& s) {
@@ -47,21 +38,28 @@ std::set<std::string> words_of(const std::string& s) {
   return out;
 }
 
-/// The run's results indexed by (model, probe, type_k, type_v).
+/// A model of the run, with its variant ("" without variants): the unit a published grid,
+/// headline or model delta is set beside.
+struct RunModel {
+  std::string model;
+  std::string variant;
+  bool operator==(const RunModel&) const = default;
+};
+
+/// The run's results indexed by (model, variant, probe, type_k, type_v).
 struct RunIndex {
-  std::map<std::string, const json*> results;
-  static std::string key(const std::string& model, const std::string& probe, const std::string& k, const std::string& v) {
-    return model + "\t" + probe + "\t" + k + "\t" + v;
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  std::map<Key, const SummaryResult*> results;
+  static Key key(const RunModel& m, const std::string& probe, const std::string& k, const std::string& v) {
+    return {m.model, m.variant, probe, k, v};
   }
-  const json* metric(const std::string& model, const std::string& probe, const std::string& k, const std::string& v,
-                     const std::string& name) const {
-    auto it = results.find(key(model, probe, k, v));
+  /// The metric `name` of a result with at least one value summarized, else nullptr.
+  const SummaryMetric* metric(const RunModel& m, const std::string& probe, const std::string& k, const std::string& v,
+                              const std::string& name) const {
+    auto it = results.find(key(m, probe, k, v));
     if (it == results.end()) return nullptr;
-    const json& r = *it->second;
-    if (!r.contains("metrics") || !r["metrics"].is_object() || !r["metrics"].contains(name)) return nullptr;
-    const json& m = r["metrics"][name];
-    if (!m.is_object() || number_field(m, "n") < 1) return nullptr;
-    return &m;
+    const SummaryMetric* metric = it->second->metric(name);
+    return metric != nullptr && metric->n >= 1 ? metric : nullptr;
   }
 };
 
@@ -91,16 +89,17 @@ std::size_t GridCheck::count_not_run() const {
 
 core::Expected<PublishedComparison> compare_published(const nlohmann::json& run, const Published& published,
                                                       const PublishedCompareOptions& options) {
-  if (!run.is_object() || run.value("kind", std::string()) != "kvsweep-summary" || !run.contains("results") ||
-      !run["results"].is_array()) {
-    return core::fail(core::ErrorKind::parse, "the run's summary is not a kvsweep summary");
-  }
+  auto doc = read_summary_document(run, "the run's summary");
+  if (!doc) return std::unexpected(doc.error());
+  return compare_published(*doc, published, options);
+}
+
+core::Expected<PublishedComparison> compare_published(const SummaryDocument& run, const Published& published,
+                                                      const PublishedCompareOptions& options) {
   PublishedComparison cmp;
   cmp.published = published;
   cmp.metric = options.metric.empty() ? published.metric : options.metric;
-  if (run.contains("context") && run["context"].is_object() && run["context"].contains("run")) {
-    cmp.run_name = string_field(run["context"]["run"], "name");
-  }
+  cmp.run_name = run.run_name;
 
   std::vector<const PublishedGrid*> grids;
   for (const auto& g : published.grids) {
@@ -114,18 +113,14 @@ core::Expected<PublishedComparison> compare_published(const nlohmann::json& run,
   }
 
   // The run's probes: the one named as the file says, else every probe of that kind.
-  std::map<std::string, std::size_t> probe_items;
   std::vector<std::string> all_probes;
-  if (run.contains("probes") && run["probes"].is_array()) {
-    for (const auto& p : run["probes"]) {
-      all_probes.push_back(string_field(p, "name"));
-      probe_items[string_field(p, "name")] = static_cast<std::size_t>(std::max(0.0, std::isnan(number_field(p, "items")) ? 0.0 : number_field(p, "items")));
-      if (string_field(p, "name") == published.probe) cmp.run_probes = {published.probe};
-    }
-    if (cmp.run_probes.empty()) {
-      for (const auto& p : run["probes"]) {
-        if (string_field(p, "kind") == published.probe) cmp.run_probes.push_back(string_field(p, "name"));
-      }
+  for (const SummaryProbe& p : run.probes) {
+    all_probes.push_back(p.name);
+    if (p.name == published.probe) cmp.run_probes = {published.probe};
+  }
+  if (cmp.run_probes.empty()) {
+    for (const SummaryProbe& p : run.probes) {
+      if (p.kind == published.probe) cmp.run_probes.push_back(p.name);
     }
   }
   if (cmp.run_probes.empty()) {
@@ -136,24 +131,18 @@ core::Expected<PublishedComparison> compare_published(const nlohmann::json& run,
   }
 
   RunIndex index;
-  std::vector<std::string> models;  // in result order, each once
-  for (const auto& r : run["results"]) {
-    index.results[RunIndex::key(string_field(r, "model"), string_field(r, "probe"), string_field(r, "type_k"), string_field(r, "type_v"))] = &r;
-    const std::string m = string_field(r, "model");
+  std::vector<RunModel> models;  // in result order, each once
+  for (const SummaryResult& r : run.results) {
+    const RunModel m{r.model, r.variant};
+    index.results[RunIndex::key(m, r.probe, r.type_k, r.type_v)] = &r;
     if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
-  }
-  std::map<std::string, std::string> model_paths;
-  if (run.contains("context") && run["context"].is_object() && run["context"].contains("models") &&
-      run["context"]["models"].is_array()) {
-    for (const auto& m : run["context"]["models"]) model_paths[string_field(m, "name")] = string_field(m, "path");
   }
 
   // Does the metric exist at all for the matched probes? Say so once rather than 36 "not run"s silently.
-  bool metric_seen = false;
-  for (const auto& [key, r] : index.results) {
-    if (std::find(cmp.run_probes.begin(), cmp.run_probes.end(), string_field(*r, "probe")) == cmp.run_probes.end()) continue;
-    if ((*r).contains("metrics") && (*r)["metrics"].is_object() && (*r)["metrics"].contains(cmp.metric)) metric_seen = true;
-  }
+  const bool metric_seen = std::any_of(run.results.begin(), run.results.end(), [&](const SummaryResult& r) {
+    return std::find(cmp.run_probes.begin(), cmp.run_probes.end(), r.probe) != cmp.run_probes.end() &&
+           r.metric(cmp.metric) != nullptr;
+  });
   if (!cmp.run_probes.empty() && !metric_seen) {
     cmp.warnings.push_back("the run's " + cmp.run_probes.front() + " probe has no metric '" + cmp.metric +
                            "' (--metric NAME picks another)");
@@ -164,34 +153,34 @@ core::Expected<PublishedComparison> compare_published(const nlohmann::json& run,
 
   for (const std::string& probe : cmp.run_probes) {
     // Models that have this probe, in result order.
-    std::vector<std::string> probe_models;
+    std::vector<RunModel> probe_models;
     for (const auto& m : models) {
-      for (const auto& [key, r] : index.results) {
-        if (string_field(*r, "model") == m && string_field(*r, "probe") == probe) {
-          probe_models.push_back(m);
-          break;
-        }
-      }
+      const bool has = std::any_of(run.results.begin(), run.results.end(), [&](const SummaryResult& r) {
+        return r.model == m.model && r.variant == m.variant && r.probe == probe;
+      });
+      if (has) probe_models.push_back(m);
     }
 
     // The run's summary row: per cell, items passing and the metric's mean; then across cells.
     for (const auto& m : probe_models) {
       RunHeadline h;
-      h.model = m;
+      h.model = m.model;
+      h.variant = m.variant;
       h.probe = probe;
       std::vector<double> means, passes;
-      std::size_t k = probe_items.contains(probe) ? probe_items.at(probe) : 0;
+      const SummaryProbe* declared = run.probe(probe);
+      std::size_t k = declared != nullptr ? declared->items : 0;
       for (const auto& [key, r] : index.results) {
-        if (string_field(*r, "model") != m || string_field(*r, "probe") != probe) continue;
-        const json* metric = index.metric(m, probe, string_field(*r, "type_k"), string_field(*r, "type_v"), cmp.metric);
+        if (r->model != m.model || r->variant != m.variant || r->probe != probe) continue;
+        const SummaryMetric* metric = index.metric(m, probe, r->type_k, r->type_v, cmp.metric);
         if (!metric) continue;
-        means.push_back(number_field(*metric, "mean"));
-        k = std::max(k, static_cast<std::size_t>(number_field(*metric, "n")));
-        if (const json* pass = published.pass_metric.empty()
-                                   ? nullptr
-                                   : index.metric(m, probe, string_field(*r, "type_k"), string_field(*r, "type_v"), published.pass_metric)) {
+        means.push_back(metric->mean);
+        k = std::max(k, metric->n);
+        if (const SummaryMetric* pass = published.pass_metric.empty()
+                                            ? nullptr
+                                            : index.metric(m, probe, r->type_k, r->type_v, published.pass_metric)) {
           double count = 0;
-          for (const auto& [item, v] : item_values(*pass)) count += v;
+          for (const auto& [item, v] : pass->values) count += v;
           passes.push_back(count);
         }
       }
@@ -205,36 +194,30 @@ core::Expected<PublishedComparison> compare_published(const nlohmann::json& run,
       h.max = s.max;
       h.pass_mean = passes.empty() ? kNaN : ps.mean;
       h.pass_sd = passes.empty() ? kNaN : ps.sd;
-      if (run.contains("grids") && run["grids"].is_array()) {
-        for (const auto& g : run["grids"]) {
-          if (string_field(g, "model") == m && string_field(g, "probe") == probe && string_field(g, "metric") == cmp.metric && g.contains("gradient")) {
-            h.gradient = string_field(g["gradient"], "verdict");
-          }
-        }
+      for (const SummaryGrid& g : run.grids) {
+        if (g.model == m.model && g.variant == m.variant && g.probe == probe && g.metric == cmp.metric) h.gradient = g.gradient;
       }
       if (h.combos > 0 && !published.summaries.empty()) cmp.headlines.push_back(std::move(h));
     }
 
     for (const PublishedGrid* grid : grids) {
-      std::vector<std::string> grid_models = probe_models;
-      if (grid_models.empty()) grid_models.push_back("");
+      std::vector<RunModel> grid_models = probe_models;
+      if (grid_models.empty()) grid_models.push_back({});
       for (const auto& m : grid_models) {
         GridCheck gc;
         gc.grid_id = grid->id;
         gc.title = grid->title;
-        gc.model = m;
+        gc.model = m.model;
+        gc.variant = m.variant;
         gc.probe = probe;
         for (const auto& cell : grid->cells) {
           CellCheck c = not_run(cell);
-          if (const json* metric = index.metric(m, probe, cell.type_k, cell.type_v, cmp.metric)) {
+          if (const SummaryMetric* metric = index.metric(m, probe, cell.type_k, cell.type_v, cmp.metric)) {
             c.run = true;
-            c.n = static_cast<std::size_t>(number_field(*metric, "n"));
-            c.run_mean = number_field(*metric, "mean");
-            if (metric->contains("ci95") && (*metric)["ci95"].is_array() && (*metric)["ci95"].size() == 2) {
-              const json& ci = (*metric)["ci95"];
-              c.ci_lower = ci[0].is_number() ? ci[0].get<double>() : kNaN;
-              c.ci_upper = ci[1].is_number() ? ci[1].get<double>() : kNaN;
-            }
+            c.n = metric->n;
+            c.run_mean = metric->mean;
+            c.ci_lower = metric->ci_lower;
+            c.ci_upper = metric->ci_upper;
             c.diff = c.run_mean - c.published;
             c.inside = inside_interval(c.published, c.ci_lower, c.ci_upper, slack);
           }
@@ -259,30 +242,26 @@ core::Expected<PublishedComparison> compare_published(const nlohmann::json& run,
 
   if (published.deltas) {
     const PublishedDeltas& d = *published.deltas;
-    auto fill = [&](ModelDeltaCheck& c, const std::string& probe) {
+    auto fill = [&](ModelDeltaCheck& c, const RunModel& m, const std::string& probe) {
+      c.model = m.model;
+      c.variant = m.variant;
       c.probe = probe;
-      const json* ref = index.metric(c.model, probe, d.type_k_reference, d.type_v_reference, cmp.metric);
-      const json* other = index.metric(c.model, probe, d.type_k_other, d.type_v_other, cmp.metric);
-      auto cell = [](const json* m, bool& has, double& mean, double& lo, double& hi) {
-        has = m != nullptr;
-        mean = lo = hi = kNaN;
-        if (!m) return;
-        mean = number_field(*m, "mean");
-        if (m->contains("ci95") && (*m)["ci95"].is_array() && (*m)["ci95"].size() == 2 && (*m)["ci95"][0].is_number() &&
-            (*m)["ci95"][1].is_number()) {
-          lo = (*m)["ci95"][0].get<double>();
-          hi = (*m)["ci95"][1].get<double>();
-        }
+      const SummaryMetric* ref = index.metric(m, probe, d.type_k_reference, d.type_v_reference, cmp.metric);
+      const SummaryMetric* other = index.metric(m, probe, d.type_k_other, d.type_v_other, cmp.metric);
+      auto cell = [](const SummaryMetric* metric, bool& has, double& mean, double& lo, double& hi) {
+        has = metric != nullptr;
+        mean = has ? metric->mean : kNaN;
+        lo = has ? metric->ci_lower : kNaN;
+        hi = has ? metric->ci_upper : kNaN;
       };
       cell(ref, c.has_reference, c.reference_mean, c.reference_lower, c.reference_upper);
       cell(other, c.has_other, c.other_mean, c.other_lower, c.other_upper);
       c.delta = c.delta_lower = c.delta_upper = kNaN;
       if (!ref || !other) return;
       // Paired over the items both settings answered (the same seeds and texts), as the paired tests do.
-      const auto xs = item_values(*ref), ys = item_values(*other);
       std::vector<double> diffs;
-      for (const auto& [item, x] : xs) {
-        if (auto it = ys.find(item); it != ys.end()) diffs.push_back(x - it->second);
+      for (const auto& [item, x] : ref->values) {
+        if (auto it = other->values.find(item); it != other->values.end()) diffs.push_back(x - it->second);
       }
       c.n_pairs = diffs.size();
       if (diffs.empty()) {
@@ -295,22 +274,21 @@ core::Expected<PublishedComparison> compare_published(const nlohmann::json& run,
       c.delta_upper = ci.upper;
     };
 
-    std::set<std::string> matched_models;
+    std::vector<RunModel> matched_models;
     for (const auto& pm : d.models) {
       bool any = false;
       for (const auto& probe : cmp.run_probes) {
         for (const auto& m : models) {
-          std::set<std::string> words = words_of(m);
-          if (model_paths.contains(m)) words.merge(words_of(model_paths.at(m)));
+          std::set<std::string> words = words_of(m.model);
+          if (const SummaryModel* model = run.model(m.model)) words.merge(words_of(model->path));
           const bool all = std::all_of(pm.match.begin(), pm.match.end(), [&](const std::string& w) { return words.contains(w); });
           if (!all) continue;
           ModelDeltaCheck c;
           c.published = pm;
-          c.model = m;
-          fill(c, probe);
+          fill(c, m, probe);
           if (!c.has_reference && !c.has_other) continue;
           any = true;
-          matched_models.insert(m);
+          if (std::find(matched_models.begin(), matched_models.end(), m) == matched_models.end()) matched_models.push_back(m);
           cmp.deltas.push_back(std::move(c));
         }
       }
@@ -329,13 +307,12 @@ core::Expected<PublishedComparison> compare_published(const nlohmann::json& run,
     for (const auto& probe : cmp.run_probes) {
       for (const auto& m : models) {
         ModelDeltaCheck c;
-        c.model = m;
-        fill(c, probe);
+        fill(c, m, probe);
         if (!c.has_reference || !c.has_other) continue;
         deltas.push_back(c.delta);
         if (c.delta > 0) ++cmp.aggregate.improved;
-        if (!matched_models.contains(m)) {
-          cmp.warnings.push_back("run model " + m + " matches no published model (match words are in the file)");
+        if (std::find(matched_models.begin(), matched_models.end(), m) == matched_models.end()) {
+          cmp.warnings.push_back("run model " + m.model + " matches no published model (match words are in the file)");
         }
       }
     }

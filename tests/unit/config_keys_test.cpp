@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,56 @@ TEST(ConfigKeys, SiteFailLeavesOutWhatIsEmpty) {
   EXPECT_EQ(failure(Site("", "grid.k"), "bad"), "grid.k: bad");
   EXPECT_EQ(failure(Site("a.json", ""), "bad"), "a.json: bad");
   EXPECT_EQ(failure(Site("", ""), "bad"), "bad");
+}
+
+template <class Read>
+std::string read_error(Read read) {
+  try {
+    read();
+  } catch (const kvsweep::core::FatalError& e) {
+    return e.message;
+  }
+  return "(no error)";
+}
+
+TEST(ConfigKeys, EveryGetterShowsTheTypeAndTheValueItGot) {
+  using namespace kvsweep::config;
+  const Site site("cfg.json", "probes[0]");
+  const nlohmann::json obj{{"s", 3}, {"n", "30"}, {"b", "false"}, {"list", {"a", 1}}};
+  EXPECT_EQ(read_error([&] { get_string(obj, "s", "", site); }), "cfg.json: probes[0].s: expected a string, got number 3");
+  EXPECT_EQ(read_error([&] { get_int(obj, "n", 0, site); }), "cfg.json: probes[0].n: expected an integer, got string \"30\"");
+  EXPECT_EQ(read_error([&] { get_number(obj, "n", 0, site); }), "cfg.json: probes[0].n: expected a number, got string \"30\"");
+  EXPECT_EQ(read_error([&] { get_bool(obj, "b", true, site); }), "cfg.json: probes[0].b: expected true or false, got string \"false\"");
+  EXPECT_EQ(read_error([&] { get_strings(obj, "list", {}, site); }), "cfg.json: probes[0].list[1]: expected a string, got number 1");
+  EXPECT_EQ(shown(nlohmann::json(std::string(100, 'x'))).size(), std::string("string ").size() + 60);
+}
+
+TEST(ConfigKeys, OneOfHintsTheNearestOrListsThemAll) {
+  using namespace kvsweep::config;
+  const Site site("cfg.json", "probes[1]");
+  const nlohmann::json obj{{"mode", "chta"}, {"align", "zzzzzz"}, {"ok", "raw"}};
+  EXPECT_EQ(read_error([&] { get_one_of(obj, "mode", "chat", kModes, site); }),
+            "cfg.json: probes[1].mode: unknown value 'chta' (did you mean 'chat'?)");
+  EXPECT_EQ(read_error([&] { get_one_of(obj, "align", "chat", kModes, site); }),
+            "cfg.json: probes[1].align: unknown value 'zzzzzz' (one of: chat, raw)");
+  EXPECT_EQ(get_one_of(obj, "ok", "chat", kModes, site), "raw");
+  EXPECT_EQ(get_one_of(obj, "absent", "chat", kModes, site), "chat");
+}
+
+TEST(ConfigKeys, RequiredValuesAndRanges) {
+  using namespace kvsweep::config;
+  const Site site("", "source");
+  const nlohmann::json obj{{"empty", ""}, {"p", 0.0}, {"big", 18446744073709551615ull}, {"t", 150}};
+  EXPECT_EQ(read_error([&] { get_required_string(obj, "file", site); }), "source.file: missing (a string)");
+  EXPECT_EQ(read_error([&] { get_required_string(obj, "empty", site); }), "source.empty: must not be empty");
+  EXPECT_EQ(read_error([&] { get_member(obj, "rows", site); }), "source.rows: missing");
+  EXPECT_EQ(read_error([&] { get_number_in(obj, "p", 0.5, 0.0, 1.0, site, Bound::open); }),
+            "source.p: must be greater than 0 and at most 1, got 0.0");
+  EXPECT_EQ(get_number_in(obj, "p", 0.5, 0.0, 1.0, site), 0.0);
+  EXPECT_EQ(read_error([&] { get_number_in(obj, "t", 0, 0.0, 100.0, site); }), "source.t: must be at least 0 and at most 100, got 150");
+  EXPECT_EQ(read_error([&] { get_int_in(obj, "big", 1, 1, 100, site); }),
+            "source.big: must be between 1 and 100, got 18446744073709551615");
+  EXPECT_EQ(get_number_in(obj, "absent", 7.5, 0.0, std::numeric_limits<double>::infinity(), site), 7.5);
 }
 
 }  // namespace

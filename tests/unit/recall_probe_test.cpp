@@ -152,10 +152,10 @@ TEST(RecallConfig, UnknownKeysNameTheSiteAndSuggest) {
 TEST(RecallConfig, BadValuesSayWhatIsWrong) {
   json cfg = random_config();
   cfg["align"] = "difflb";
-  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].align: unknown value 'difflb' (did you mean 'difflib'?); one of: difflib lcs");
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].align: unknown value 'difflb' (did you mean 'difflib'?)");
   cfg = random_config();
   cfg["mode"] = 3;
-  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].mode: expected a string, got number");
+  EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].mode: expected a string, got number 3");
   cfg = random_config();
   cfg["k"] = 0;
   EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].k: must be between 1 and 100000, got 0");

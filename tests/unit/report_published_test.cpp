@@ -186,7 +186,7 @@ TEST(Published, BadDocumentsFailNamingWhere) {
 
   doc = grid_document();
   doc["summaries"]["rows"][0]["matched"]["mean"] = "90";
-  EXPECT_EQ(parse_error(doc), "summaries.rows[0].matched.mean: expected a number, got \"90\"");
+  EXPECT_EQ(parse_error(doc), "summaries.rows[0].matched.mean: expected a number, got string \"90\"");
 
   doc = delta_document();
   doc["deltas"]["models"][1].erase("delta");

@@ -629,7 +629,7 @@ TEST(TelephoneConfig, DefaultsReproduceSeed000) {
 
 TEST(TelephoneConfig, UnknownKeySuggestsTheNearest) {
   const std::string e = config_error({{"kind", "telephone"}, {"hopz", 3}});
-  EXPECT_NE(e.find("cfg.json: probes[0].hopz: unknown key"), std::string::npos) << e;
+  EXPECT_NE(e.find("cfg.json: probes[0]: unknown key 'hopz'"), std::string::npos) << e;
   EXPECT_NE(e.find("(did you mean 'hops'?)"), std::string::npos) << e;
   EXPECT_NE(config_error({{"kind", "telephone"}, {"temprature", 0.1}}).find("did you mean 'temperature'"),
             std::string::npos);
@@ -675,7 +675,7 @@ TEST(TelephoneConfig, ValuesOutOfRangeOrInConflict) {
   EXPECT_TRUE(has({{"template", "Paraphrase: {msg}"}}, "probes[0].template: must contain {message}"));
   EXPECT_TRUE(has({{"template", "{message}"}, {"preset", "published"}}, "not both"));
   EXPECT_TRUE(has({{"preset", "perez"}}, "probes[0].preset: unknown preset 'perez' (did you mean 'perez2025'?)"));
-  EXPECT_TRUE(has({{"mode", "chta"}}, "probes[0].mode: unknown mode 'chta' (did you mean 'chat'?)"));
+  EXPECT_TRUE(has({{"mode", "chta"}}, "probes[0].mode: unknown value 'chta' (did you mean 'chat'?)"));
   EXPECT_TRUE(has({{"mode", "raw"}, {"system", "x"}}, "probes[0].system: applies to \"mode\": \"chat\" only"));
   EXPECT_TRUE(has({{"top_p", 0.0}}, "probes[0].top_p: must be greater than 0"));
   EXPECT_TRUE(has({{"threshold", 1.5}}, "probes[0].threshold"));
@@ -684,7 +684,7 @@ TEST(TelephoneConfig, ValuesOutOfRangeOrInConflict) {
   EXPECT_TRUE(has({{"texts", {"a"}}, {"texts_file", "t.txt"}}, "not both"));
   EXPECT_TRUE(has({{"max_tokens", 0}}, "probes[0].max_tokens"));
   EXPECT_NE(config_error({{"kind", "recall"}}).find("probes[0].kind: expected \"telephone\""), std::string::npos);
-  EXPECT_NE(config_error(json::array()).find("cfg.json: probes[0]: expected a probe object"), std::string::npos);
+  EXPECT_NE(config_error(json::array()).find("cfg.json: probes[0]: expected an object, got array []"), std::string::npos);
 }
 
 TEST(TelephoneConfig, TextsFileLinesAndJsonlResolveAgainstBaseDir) {

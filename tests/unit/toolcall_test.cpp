@@ -392,9 +392,9 @@ TEST(ToolcallConfig, Defaults) {
 TEST(ToolcallConfig, ErrorsNameFileAndKey) {
   EXPECT_EQ(config_error({{"kind", "toolcall"}, {"lenghts", {2048}}}).rfind("sweep.json: probes[0]", 0), 0u);
   EXPECT_NE(config_error({{"kind", "toolcall"}, {"lenghts", {2048}}}).find("lengths"), std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"filler", "prosa"}}).find("probes[0].filler: unknown filler 'prosa' (did you mean 'prose'?)"),
+  EXPECT_NE(config_error({{"kind", "toolcall"}, {"filler", "prosa"}}).find("probes[0].filler: unknown value 'prosa' (did you mean 'prose'?)"),
             std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"mode", "tools"}}).find("probes[0].mode: expected \"json\" or \"native\""),
+  EXPECT_NE(config_error({{"kind", "toolcall"}, {"mode", "tools"}}).find("probes[0].mode: unknown value 'tools' (one of: json, native)"),
             std::string::npos);
   EXPECT_NE(config_error({{"kind", "toolcall"}, {"lengths", json::array()}}).find("probes[0].lengths: expected a non-empty list"),
             std::string::npos);

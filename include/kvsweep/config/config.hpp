@@ -18,6 +18,11 @@ namespace kvsweep::config {
 /// The nine cache types llama-server accepts for -ctk/-ctv.
 const std::vector<std::string>& cache_types();
 
+class Site;
+/// Fails at `site` unless `type` is one of cache_types(): "unknown cache type 'q4' (did you mean
+/// 'q4_0'?); valid types: f32, …".
+void check_cache_type(const std::string& type, const Site& site);
+
 struct ServerConfig {
   std::string backend = "llama-server";  // llama-server | ollama | external
   std::string binary = "llama-server";   // resolved against KVSWEEP_LLAMA_BIN / PATH; "ollama" for backend ollama

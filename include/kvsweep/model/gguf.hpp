@@ -1,6 +1,8 @@
 #pragma once
 /// A small GGUF v3 reader and writer: metadata key/values, tensor infos and the aligned data section.
+/// The types and layout rules are in gguf.cpp, reading in gguf_read.cpp, writing in gguf_write.cpp.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +22,13 @@ namespace kvsweep::model {
 
 inline constexpr std::uint32_t gguf_version = 3;
 inline constexpr std::uint32_t gguf_default_alignment = 32;
+inline constexpr std::array<char, 4> gguf_magic = {'G', 'G', 'U', 'F'};
+inline constexpr std::uint32_t gguf_max_dims = 4;  // GGML_MAX_DIMS
+
+/// `n` rounded up to a multiple of `alignment` (the padding of tensor data and of the header).
+constexpr std::uint64_t pad_to(std::uint64_t n, std::uint64_t alignment) {
+  return (n + alignment - 1) / alignment * alignment;
+}
 
 /// The type tag of a metadata value, numbered as in ggml's gguf.h (gguf_type).
 enum class ValueType : std::uint32_t {
@@ -119,6 +128,9 @@ struct GgufFile {
 
   const Value* find(std::string_view key) const;
 };
+
+/// general.alignment when `file` has it (it must be a u32 power of two), else `fallback`.
+core::Expected<std::uint32_t> alignment_of(const GgufFile& file, std::uint32_t fallback);
 
 // Encoding of single values, as written to the file (little-endian).
 void append_string(std::string& out, std::string_view s);

@@ -16,6 +16,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/report/context.hpp"
+#include "kvsweep/report/summary_document.hpp"
 
 namespace kvsweep::report {
 
@@ -44,6 +45,7 @@ std::string_view to_string(Verdict verdict);
 struct Check {
   std::string cell;  // cell id
   std::string model;
+  std::string variant;  // "" when the run has no variants
   std::string type_k;
   std::string type_v;
   std::string probe;
@@ -89,8 +91,8 @@ struct Comparison {
 /// Compares two summary documents (summary_document() of the run, and of the baseline run or a
 /// summary.json it wrote). Only quality metrics are checked, as the probes declared them (the run's
 /// declaration first, then the baseline's; a summary without declarations is read with the older
-/// inference — every metric quality, 0/1 values binary — and a warning says so). Pairs items by key
-/// within each (cell, probe, metric). A deterministic probe on the same items: any change beyond the
+/// inference — every metric quality, 0/1 values binary — and a warning says so). Cells pair by
+/// (model, variant, type_k, type_v); items pair by key within each (cell, probe, metric). A deterministic probe on the same items: any change beyond the
 /// tolerance counts. Otherwise the paired test is McNemar for a binary metric, Wilcoxon signed-rank
 /// for the others; Holm adjusts across these tested checks; a bad-direction change of the common-item
 /// mean beyond the tolerance is a regression when p_holm < alpha, `inconclusive` when the check is not
@@ -98,6 +100,9 @@ struct Comparison {
 /// (ErrorKind::parse) on a document that is not a kvsweep summary, and (ErrorKind::invalid) when the
 /// two share no (cell, probe, metric).
 core::Expected<Comparison> compare_summaries(const nlohmann::json& current, const nlohmann::json& baseline,
+                                             const CompareOptions& options);
+/// The same over documents already read (read_summary_document()).
+core::Expected<Comparison> compare_summaries(const SummaryDocument& current, const SummaryDocument& baseline,
                                              const CompareOptions& options);
 
 /// The exit status `kvsweep compare` returns for a comparison: 1 when any check fails(), else 0.

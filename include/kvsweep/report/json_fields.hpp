@@ -1,6 +1,7 @@
 #pragma once
-/// Lenient field reads from documents kvsweep wrote itself (summary.json, manifests): a missing or
-/// mistyped field reads as empty or NaN, for writers that show "—" rather than fail.
+/// Lenient field reads from manifests and records kvsweep wrote itself (summary.json is read, checked,
+/// by summary_document.hpp): a missing or mistyped field reads as empty or NaN, for writers that
+/// show "—" rather than fail.
 
 #include <limits>
 #include <string>

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/report/summary_document.hpp"
 
 namespace kvsweep::report {
 
@@ -129,6 +130,7 @@ struct GridCheck {
   std::string grid_id;
   std::string title;
   std::string model;  // the run's model ("" when the run has none for the probe)
+  std::string variant;  // the run model's variant ("" without variants)
   std::string probe;  // the run's probe ("" when it has none)
   std::vector<CellCheck> cells;
   std::size_t count_inside() const;
@@ -138,6 +140,7 @@ struct GridCheck {
 /// The run's row of seed 001's summary table, computed over its cells for the compared metric.
 struct RunHeadline {
   std::string model;
+  std::string variant;  // "" without variants
   std::string probe;
   std::size_t combos = 0;
   std::size_t k = 0;       // items per cell
@@ -153,6 +156,7 @@ struct RunHeadline {
 struct ModelDeltaCheck {
   PublishedModelDelta published;
   std::string model;  // the run's model; empty = "not run"
+  std::string variant;  // the run model's variant ("" without variants)
   std::string probe;
   bool has_reference = false;
   bool has_other = false;
@@ -194,6 +198,10 @@ struct PublishedComparison {
 /// paired differences. Fails (ErrorKind::parse) only when `run` is not a kvsweep summary, and
 /// (ErrorKind::invalid) when options.grid names no published grid.
 core::Expected<PublishedComparison> compare_published(const nlohmann::json& run, const Published& published,
+                                                      const PublishedCompareOptions& options = {});
+/// The same over a document already read (read_summary_document()); a run model with variants is
+/// set beside the published numbers once per variant.
+core::Expected<PublishedComparison> compare_published(const SummaryDocument& run, const Published& published,
                                                       const PublishedCompareOptions& options = {});
 
 /// Whether `value` lies in [lo − slack, hi + slack]; false when any of them is NaN.
