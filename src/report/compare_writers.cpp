@@ -136,6 +136,7 @@ std::string write_compare_json(const Comparison& comparison) {
                       {"verdict", std::string(to_string(c.verdict))},
                       {"fails", comparison.fails(c)},
                       {"reason", c.reason}});
+    if (!c.variant.empty()) checks.back()["variant"] = c.variant;
   }
   ojson counts = ojson::object();
   for (auto v : {Verdict::ok, Verdict::regression, Verdict::inconclusive, Verdict::improved, Verdict::no_data}) {
