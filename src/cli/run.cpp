@@ -37,6 +37,8 @@ struct RunOpts {
   std::string shard;
   int parallel_cells = 0;              // 0: from the config (sweep.parallel_cells, default 1)
   std::vector<std::string> slot_env;   // NAME=TEMPLATE; replaces the config's sweep.slot_env
+  bool adaptive = false;               // --adaptive: on, whatever sweep.adaptive says
+  bool no_adaptive = false;            // --no-adaptive: off (a resume then completes the settled items)
 };
 
 /// The llama-server binary: an absolute/relative path as given, else $KVSWEEP_LLAMA_BIN/<name>, else PATH.
@@ -95,6 +97,21 @@ std::string default_run_dir(const config::Config& c) {
   return (base / (c.name + "-" + stamp)).string();
 }
 
+/// --adaptive / --no-adaptive over sweep.adaptive. A resumed adaptive run keeps the settings the run
+/// started with (its manifest's), so that it continues the same decision.
+void apply_adaptive_flags(const RunOpts& o, const std::optional<nlohmann::json>& previous, config::Config& cfg) {
+  if (o.adaptive && o.no_adaptive) throw core::FatalError("--adaptive and --no-adaptive: give one");
+  if (o.adaptive) cfg.sweep.adaptive.enabled = true;
+  if (o.no_adaptive) cfg.sweep.adaptive.enabled = false;
+  if (!previous || !cfg.sweep.adaptive.enabled) return;
+  const nlohmann::json was = previous->value("config", nlohmann::json::object()).value("sweep", nlohmann::json::object())
+                                 .value("adaptive", nlohmann::json());
+  if (!was.is_object()) return;
+  cfg.sweep.adaptive.min_items = was.value("min_items", cfg.sweep.adaptive.min_items);
+  cfg.sweep.adaptive.alpha = was.value("alpha", cfg.sweep.adaptive.alpha);
+  cfg.sweep.adaptive.seed = was.value("seed", cfg.sweep.adaptive.seed);
+}
+
 int run_command(const RunOpts& o) {
   std::string run_dir = o.out;
   std::string config_path = o.config;
@@ -148,6 +165,7 @@ int run_command(const RunOpts& o) {
     }
   }
   if (!o.only.empty()) ropts.filter = sweep::parse_filter(o.only);
+  apply_adaptive_flags(o, previous, cfg);
   ropts.parallel_cells = o.parallel_cells > 0 ? o.parallel_cells : cfg.sweep.parallel_cells;
   if (ropts.parallel_cells > 1 && cfg.server.backend != "llama-server")
     throw core::FatalError("--parallel-cells needs backend \"llama-server\": an Ollama or external server is one "
@@ -322,6 +340,12 @@ void register_run(CLI::App& app, Commands& commands) {
   sub->add_option("--shard", o->shard, "Run shard I of N (0-based): every N-th cell of the grid, plus a support copy of the reference "
                   "cell where a probe compares with it; join the shards with `kvsweep merge`");
   sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");
+  sub->add_flag("--adaptive", o->adaptive,
+                "Stop each cell once every quality metric's verdict against the reference is settled (an anytime-valid "
+                "sequential test after each item, in a seeded item order, from sweep.adaptive.min_items on); the items "
+                "not run are recorded skipped/settled. The reference cell runs every item. Default: sweep.adaptive");
+  sub->add_flag("--no-adaptive", o->no_adaptive,
+                "Run every item even if sweep.adaptive is on; with --resume, runs the items an adaptive run settled");
   sub->add_option("--parallel-cells", o->parallel_cells,
                   "Run up to N cells at once, each server in its slot 0..N-1 (each model's reference cell first; "
                   "default: sweep.parallel_cells, else 1)")

@@ -109,7 +109,7 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
       entry["values"] = std::move(values);
       metrics[m.metric] = std::move(entry);
     }
-    results.push_back({{"cell", cell.id},
+    ojson result = {{"cell", cell.id},
                        {"model", cell.model},
                        {"type_k", cell.type_k},
                        {"type_v", cell.type_v},
@@ -117,8 +117,10 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                        {"outcome", cell.outcome},
                        {"items_ok", r.items_ok},
                        {"items_failed", r.failed_items.size()},
-                       {"failed_items", r.failed_items},
-                       {"metrics", std::move(metrics)}});
+                       {"failed_items", r.failed_items}};
+    if (r.items_settled > 0) result["items_settled"] = r.items_settled;  // adaptive runs only
+    result["metrics"] = std::move(metrics);
+    results.push_back(std::move(result));
   }
   doc["results"] = std::move(results);
 
