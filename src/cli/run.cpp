@@ -207,6 +207,12 @@ int run_command(const RunOpts& o) {
       std::printf("%s\n", items.size() > 8 ? " …" : "");
     }
     std::printf("total: %zu items\n", per_cell * cells.size());
+    if (cfg.sweep.adaptive.enabled) {
+      const auto& a = cfg.sweep.adaptive;
+      std::printf("adaptive: at most that many; each cell but the reference stops once its verdicts are settled "
+                  "(from %d items, alpha %g, item order seed %llu)\n",
+                  a.min_items, a.alpha, static_cast<unsigned long long>(a.seed));
+    }
     if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
       std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
       for (int slot = 0; slot < ropts.parallel_cells; ++slot) {

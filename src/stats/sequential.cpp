@@ -10,7 +10,7 @@ namespace kvsweep::stats {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kBetCap = 0.5;  // c: every wealth factor stays >= 1 - c (Waudby-Smith & Ramdas truncate at 1/2)
+constexpr double kBetCap = 0.75;  // c: every wealth factor stays >= 1 - c (Waudby-Smith & Ramdas use 1/2 or 3/4)
 
 struct WealthPath {
   double final = 0.0;

@@ -51,9 +51,9 @@ TEST(Sequential, IdenticalOutputsCollapseTheSequenceOnceEnoughItemsAreIn) {
 
 TEST(Sequential, BettingWealthIsAProductOfBoundedBets) {
   // d = 1, 1 against E[d] <= 0 on [−1, 1]: no bet on the first item; then ŷ = 1, v̂ = (4/16 + 0) / 2 = 0.125,
-  // λ = clip(1 / 1.125, 0, 0.5) = 0.5, so log K = log 1.5.
-  EXPECT_NEAR(betting_log_wealth_above(std::vector<double>{1.0, 1.0}, -1.0, 1.0, 0.0), std::log(1.5), 1e-12);
-  EXPECT_NEAR(betting_log_wealth_below(std::vector<double>{-1.0, -1.0}, -1.0, 1.0, 0.0), std::log(1.5), 1e-12);
+  // λ = clip(1 / 1.125, 0, 0.75) = 0.75, so log K = log 1.75.
+  EXPECT_NEAR(betting_log_wealth_above(std::vector<double>{1.0, 1.0}, -1.0, 1.0, 0.0), std::log(1.75), 1e-12);
+  EXPECT_NEAR(betting_log_wealth_below(std::vector<double>{-1.0, -1.0}, -1.0, 1.0, 0.0), std::log(1.75), 1e-12);
   // Betting against "E[d] <= 0" on differences below 0 never gains.
   EXPECT_LE(betting_log_wealth_above(std::vector<double>{-1.0, -1.0, -1.0}, -1.0, 1.0, 0.0), 0.0);
 }

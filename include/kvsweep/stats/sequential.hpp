@@ -38,7 +38,7 @@ ConfidenceInterval normal_mixture_confidence_sequence(std::span<const double> di
 /// (Waudby-Smith & Ramdas 2023, "Estimating means of bounded random variables by betting", JRSS-B
 /// 86:1, §3–4; Shafer 2021). Nonparametric, as the fixed-n Newcombe bound it stands in for.
 /// For H0: E[d] ≤ μ0 the gambler's wealth is K_n = Π (1 + λ_i (d_i − μ0)) with λ_i chosen from the
-/// items before i only (predictable) in [0, c / (μ0 − lo)], c = 1/2, so every factor stays ≥ 1/2;
+/// items before i only (predictable) in [0, c / (μ0 − lo)], c = 3/4, so every factor stays ≥ 1/4;
 /// under H0 K is a nonnegative supermartingale, and Ville's inequality bounds P(∃n: K_n ≥ 1/alpha)
 /// by alpha. λ_i is the approximate growth-rate-adaptive bet (aGRAPA, ibid. §B.3):
 ///   λ_i = clip(ŷ / (v̂ + ŷ²), 0, c / (μ0 − lo)), with y_j = d_j − μ0, ŷ the mean of y_1..y_{i−1}
