@@ -186,7 +186,7 @@ int run_command(const RunOpts& o) {
     throw core::FatalError(cfg.file.string() + ": embedder: missing; a probe (telephone) needs an embedding model");
 
   if (o.dry_run) {
-    auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes));
+    auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
     std::erase_if(cells, [&](const sweep::Cell& c) { return !ropts.filter.matches_cell(c); });
     std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
     if (ropts.shard) std::printf(", shard %d/%d", ropts.shard->index, ropts.shard->count);

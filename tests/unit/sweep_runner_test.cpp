@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kvsweep/sweep/merge.hpp"
 #include "kvsweep/sweep/runner.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"
@@ -398,4 +399,31 @@ TEST_F(Adaptive, ResumeContinuesTheDecisionAndWithoutAdaptiveCompletesTheSettled
   EXPECT_EQ(scored->runs["q8_0"], 20);
   EXPECT_EQ(count("q8_0", "ok"), 20);
   EXPECT_EQ(count("q4_0", "ok"), 20);
+}
+
+TEST_F(Adaptive, AShardRunsASupportCopyOfTheReferenceAndMergeKeepsTheSettledRecords) {
+  // Shard 1/2 owns only q8_0/f16 (cell 1 of f16, q8_0, q4_0): its stop needs the reference's items.
+  const auto run_shard = [&](int index, const std::filesystem::path& where) {
+    auto store = sweep::RunStore::create(where);
+    EXPECT_TRUE(store) << store.error().message;
+    sweep::RunOptions options;
+    options.shard = sweep::Shard{index, 2};
+    sweep::Runner runner(config, probes, backend, *store, progress, cancel, options);
+    return runner.run();
+  };
+  const auto one = run_shard(1, dir / "shard1");
+  ASSERT_EQ(one.cells.size(), 2u);
+  EXPECT_TRUE(one.cells[0].cell.support);
+  EXPECT_EQ(one.cells[1].items_ok, 5);
+  EXPECT_EQ(one.cells[1].items_settled, 15);
+  run_shard(0, dir / "shard0");
+  auto merged = sweep::merge_runs({dir / "shard0", dir / "shard1"}, dir / "merged");
+  ASSERT_TRUE(merged) << merged.error().message;
+  auto store = sweep::RunStore::open(dir / "merged");
+  ASSERT_TRUE(store);
+  records = store->records();
+  EXPECT_EQ(count("f16", "ok"), 20);  // the owner's reference only
+  EXPECT_EQ(count("q8_0", "ok"), 5);
+  EXPECT_EQ(count("q8_0", "skipped"), 15);
+  EXPECT_EQ(count("q4_0", "ok"), 5);
 }

@@ -65,8 +65,10 @@ class ProgressSink {
   virtual void note(const std::string& message) = 0;
 };
 
-/// ReferenceSupport::run when any of `probes` compares with the reference cell while it runs.
-ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes);
+/// ReferenceSupport::run when any of `probes` compares with the reference cell while it runs, or the
+/// sweep is adaptive (a cell's stop pairs its items with the reference's).
+ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                                   const config::Config& config);
 
 struct RunOptions {
   std::optional<Shard> shard;
