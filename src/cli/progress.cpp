@@ -57,7 +57,7 @@ void StderrProgress::item_done(const sweep::Cell& cell, const std::string& probe
 void StderrProgress::cell_done(const sweep::CellResult& r) {
   std::lock_guard lock(m_mutex);
   ++m_cells_done;
-  m_items_done += static_cast<std::size_t>(r.items_skipped);
+  m_items_done += static_cast<std::size_t>(r.items_skipped + r.items_settled);
   if (r.outcome == server::CellOutcome::skipped) return;
   // Several cells run at once in a parallel run: name this one by its own index.
   std::size_t index = m_cell_index;
@@ -68,8 +68,9 @@ void StderrProgress::cell_done(const sweep::CellResult& r) {
   }
   if (m_quiet && r.outcome == server::CellOutcome::ok) return;
   if (m_terminal) std::fprintf(stderr, "\r\033[K");
-  std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed)\n", index + 1, m_cells, r.cell.label().c_str(),
-               std::string(server::to_string(r.outcome)).c_str(), r.items_ok, r.items_failed);
+  const std::string settled = r.items_settled > 0 ? ", " + std::to_string(r.items_settled) + " settled" : "";
+  std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed%s)\n", index + 1, m_cells, r.cell.label().c_str(),
+               std::string(server::to_string(r.outcome)).c_str(), r.items_ok, r.items_failed, settled.c_str());
   if (r.outcome != server::CellOutcome::ok && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
   if (m_terminal && !m_running.empty() && m_running.front().slot >= 0) redraw();
 }
@@ -102,16 +103,20 @@ std::string summary_table(const sweep::RunResult& result) {
   std::ostringstream out;
   // The slot column only when cells ran in slots (--parallel-cells, slot_env).
   const bool slots = std::any_of(result.cells.begin(), result.cells.end(), [](const auto& r) { return r.slot >= 0; });
+  // The settled column only when an adaptive sweep skipped items.
+  const bool settled = std::any_of(result.cells.begin(), result.cells.end(), [](const auto& r) { return r.items_settled > 0; });
   out << std::left << std::setw(32) << "cell" << std::setw(17) << "outcome" << std::right << std::setw(6) << "ok"
-      << std::setw(8) << "failed" << std::setw(9) << "skipped" << std::setw(9) << "KV MiB" << std::setw(9) << "rot K/V"
-      << std::setw(9) << "ready s";
+      << std::setw(8) << "failed" << std::setw(9) << "skipped";
+  if (settled) out << std::setw(9) << "settled";
+  out << std::setw(9) << "KV MiB" << std::setw(9) << "rot K/V" << std::setw(9) << "ready s";
   if (slots) out << std::setw(6) << "slot";
   out << "\n";
   for (const auto& r : result.cells) {
     std::string label = r.cell.label() + (r.cell.support ? " + " : r.cell.is_reference ? " *" : "");
     out << std::left << std::setw(32) << label << std::setw(17) << server::to_string(r.outcome) << std::right << std::setw(6) << r.items_ok
-        << std::setw(8) << r.items_failed << std::setw(9) << r.items_skipped << std::setw(9) << std::fixed
-        << std::setprecision(2);
+        << std::setw(8) << r.items_failed << std::setw(9) << r.items_skipped;
+    if (settled) out << std::setw(9) << r.items_settled;
+    out << std::setw(9) << std::fixed << std::setprecision(2);
     if (r.effective.found) out << r.effective.total_mib;
     else out << "-";
     out << std::setw(9) << report::rotation_label(r.effective.attn_rot_k, r.effective.attn_rot_v);

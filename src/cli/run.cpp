@@ -38,6 +38,8 @@ struct RunOpts {
   std::string shard;
   int parallel_cells = 0;              // 0: from the config (sweep.parallel_cells, default 1)
   std::vector<std::string> slot_env;   // NAME=TEMPLATE; replaces the config's sweep.slot_env
+  bool adaptive = false;               // --adaptive: on, whatever sweep.adaptive says
+  bool no_adaptive = false;            // --no-adaptive: off (a resume then completes the settled items)
 };
 
 /// The llama-server binary: an absolute/relative path as given, else $KVSWEEP_LLAMA_BIN/<name>, else PATH.
@@ -94,6 +96,21 @@ std::string default_run_dir(const config::Config& c) {
   std::filesystem::path base(c.output_dir);
   if (base.is_relative()) base = std::filesystem::current_path() / base;
   return (base / (c.name + "-" + stamp)).string();
+}
+
+/// --adaptive / --no-adaptive over sweep.adaptive. A resumed adaptive run keeps the settings the run
+/// started with (its manifest's), so that it continues the same decision.
+void apply_adaptive_flags(const RunOpts& o, const std::optional<nlohmann::json>& previous, config::Config& cfg) {
+  if (o.adaptive && o.no_adaptive) throw core::FatalError("--adaptive and --no-adaptive: give one");
+  if (o.adaptive) cfg.sweep.adaptive.enabled = true;
+  if (o.no_adaptive) cfg.sweep.adaptive.enabled = false;
+  if (!previous || !cfg.sweep.adaptive.enabled) return;
+  const nlohmann::json was = previous->value("config", nlohmann::json::object()).value("sweep", nlohmann::json::object())
+                                 .value("adaptive", nlohmann::json());
+  if (!was.is_object()) return;
+  cfg.sweep.adaptive.min_items = was.value("min_items", cfg.sweep.adaptive.min_items);
+  cfg.sweep.adaptive.alpha = was.value("alpha", cfg.sweep.adaptive.alpha);
+  cfg.sweep.adaptive.seed = was.value("seed", cfg.sweep.adaptive.seed);
 }
 
 int run_command(const RunOpts& o) {
@@ -161,6 +178,7 @@ int run_command(const RunOpts& o) {
                                                   config::did_you_mean_or_list(value, variant_names)));
     }
   }
+  apply_adaptive_flags(o, previous, cfg);
   ropts.parallel_cells = o.parallel_cells > 0 ? o.parallel_cells : cfg.sweep.parallel_cells;
   if (ropts.parallel_cells > 1 && cfg.server.backend != "llama-server")
     throw core::FatalError("--parallel-cells needs backend \"llama-server\": an Ollama or external server is one "
@@ -181,7 +199,7 @@ int run_command(const RunOpts& o) {
     throw core::FatalError(cfg.file.string() + ": embedder: missing; a probe (telephone) needs an embedding model");
 
   if (o.dry_run) {
-    auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes));
+    auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
     std::erase_if(cells, [&](const sweep::Cell& c) { return !ropts.filter.matches_cell(c); });
     std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
     if (ropts.shard) std::printf(", shard %d/%d", ropts.shard->index, ropts.shard->count);
@@ -202,6 +220,12 @@ int run_command(const RunOpts& o) {
       std::printf("%s\n", items.size() > 8 ? " …" : "");
     }
     std::printf("total: %zu items\n", per_cell * cells.size());
+    if (cfg.sweep.adaptive.enabled) {
+      const auto& a = cfg.sweep.adaptive;
+      std::printf("adaptive: at most that many; each cell but the reference stops once its verdicts are settled "
+                  "(from %d items, alpha %g, item order seed %llu)\n",
+                  a.min_items, a.alpha, static_cast<unsigned long long>(a.seed));
+    }
     if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
       std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
       for (int slot = 0; slot < ropts.parallel_cells; ++slot) {
@@ -345,6 +369,12 @@ void register_run(CLI::App& app, Commands& commands) {
   sub->add_option("--shard", o->shard, "Run shard I of N (0-based): every N-th cell of the grid, plus a support copy of the reference "
                   "cell where a probe compares with it; join the shards with `kvsweep merge`");
   sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");
+  sub->add_flag("--adaptive", o->adaptive,
+                "Stop each cell once every quality metric's verdict against the reference is settled (an anytime-valid "
+                "sequential test after each item, in a seeded item order, from sweep.adaptive.min_items on); the items "
+                "not run are recorded skipped/settled. The reference cell runs every item. Default: sweep.adaptive");
+  sub->add_flag("--no-adaptive", o->no_adaptive,
+                "Run every item even if sweep.adaptive is on; with --resume, runs the items an adaptive run settled");
   sub->add_option("--parallel-cells", o->parallel_cells,
                   "Run up to N cells at once, each server in its slot 0..N-1 (each model's reference cell first; "
                   "default: sweep.parallel_cells, else 1)")

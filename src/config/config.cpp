@@ -48,6 +48,20 @@ std::vector<std::string> type_list(const nlohmann::json& grid, const std::string
   return list;
 }
 
+/// sweep.adaptive: an object; present means on unless "enabled": false.
+AdaptiveConfig parse_adaptive(const nlohmann::json& j, const Site& site) {
+  check_keys(j, {"enabled", "min_items", "alpha", "seed"}, site);
+  AdaptiveConfig a;
+  a.enabled = get_bool(j, "enabled", true, site);
+  a.min_items = static_cast<int>(get_int_in(j, "min_items", a.min_items, 2, 1'000'000, site));
+  a.alpha = get_number(j, "alpha", a.alpha, site);
+  if (!(a.alpha > 0.0 && a.alpha <= 0.5)) site.child("alpha").fail("must be in (0, 0.5], got " + std::to_string(a.alpha));
+  const long long seed = get_int(j, "seed", 1, site);
+  if (seed < 0) site.child("seed").fail("must be >= 0");
+  a.seed = static_cast<std::uint64_t>(seed);
+  return a;
+}
+
 void check_cell_name(const std::string& cell, const Site& site) {
   auto slash = cell.find('/');
   if (slash == std::string::npos) site.fail("expected \"K/V\" (e.g. \"f16/f16\"), got \"" + cell + "\"");
@@ -242,7 +256,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
   if (doc.contains("sweep")) {
     Site sw = root.child("sweep");
     const auto& swj = doc["sweep"];
-    check_keys(swj, {"parallel_cells", "slot_env"}, sw);
+    check_keys(swj, {"parallel_cells", "slot_env", "adaptive"}, sw);
     c.sweep.parallel_cells = static_cast<int>(get_int(swj, "parallel_cells", 1, sw));
     if (c.sweep.parallel_cells < 1) sw.child("parallel_cells").fail("must be >= 1");
     if (swj.contains("slot_env")) {
@@ -255,6 +269,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
         c.sweep.slot_env.push_back(*e);
       }
     }
+    if (swj.contains("adaptive")) c.sweep.adaptive = parse_adaptive(swj["adaptive"], sw.child("adaptive"));
     if (c.sweep.parallel_cells > 1 && c.server.backend != "llama-server")
       sw.child("parallel_cells").fail("needs backend \"llama-server\" (an Ollama or external server is one server, "
                                       "not one per cell)");
@@ -307,6 +322,10 @@ nlohmann::json to_json(const Config& c) {
     nlohmann::json slot_env = nlohmann::json::object();
     for (const auto& e : c.sweep.slot_env) slot_env[e.name] = e.value_template;
     j["sweep"] = {{"parallel_cells", c.sweep.parallel_cells}, {"slot_env", slot_env}};
+  }
+  if (c.sweep.adaptive.enabled) {
+    const AdaptiveConfig& a = c.sweep.adaptive;
+    j["sweep"]["adaptive"] = {{"min_items", a.min_items}, {"alpha", a.alpha}, {"seed", a.seed}};
   }
   if (c.embedder) {
     j["embedder"] = {{"backend", c.embedder->backend}, {"model", c.embedder->model}, {"pooling", c.embedder->pooling},

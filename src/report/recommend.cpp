@@ -8,6 +8,8 @@
 #include "kvsweep/report/summary.hpp"
 #include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/precision.hpp"
+#include "kvsweep/stats/sequential.hpp"
+#include "kvsweep/sweep/adaptive.hpp"
 
 namespace kvsweep::report {
 
@@ -17,10 +19,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string type_pair(const CellDef& c) { return c.type_k + "/" + c.type_v; }
 
-double orient(double v, const probe::MetricSpec& m) {
-  if (m.higher_is_better()) return v;
-  return m.is_binary() ? 1.0 - v : -v;
-}
+using probe::orient;
 
 Margin margin_for(const ProbeDef& probe, const probe::MetricSpec& metric, const Values& reference,
                   const RecommendOptions& options) {
@@ -129,6 +128,62 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
   return out;
 }
 
+/// How an adaptive sweep ran one cell's probe: none settled means it ran like a fixed design.
+struct AdaptiveRun {
+  std::size_t settled = 0, ok = 0, planned = 0;
+  std::size_t min_items = 5;
+  std::vector<const ItemResult*> ok_in_run_order;
+};
+
+AdaptiveRun adaptive_run(const RunData& data, std::size_t cell, const std::string& probe) {
+  AdaptiveRun a;
+  for (const auto& item : data.items(cell, probe)) {
+    ++a.planned;
+    if (item.ok) a.ok_in_run_order.push_back(&item);
+    if (!item.settled) continue;
+    ++a.settled;
+    const auto& rec = data.records()[item.record];
+    a.min_items = rec.value("adaptive", nlohmann::json::object()).value("min_items", a.min_items);
+  }
+  a.ok = a.ok_in_run_order.size();
+  std::sort(a.ok_in_run_order.begin(), a.ok_in_run_order.end(),
+            [](const ItemResult* x, const ItemResult* y) { return x->record < y->record; });
+  return a;
+}
+
+/// A verdict on `metric` before its test is run.
+MetricVerdict verdict_head(const probe::MetricSpec& metric, const Margin& margin) {
+  MetricVerdict v;
+  v.metric = metric.name;
+  v.kind = metric.kind;
+  v.higher_is_better = metric.higher_is_better();
+  v.margin = margin;
+  return v;
+}
+
+/// The sequential verdict of an adaptive cell: its paired differences in the order the items ran,
+/// through the same first decision the runner stopped on (valid at whatever item it stopped).
+MetricVerdict adaptive_verdict(const probe::MetricSpec& metric, const AdaptiveRun& run, const Values& reference,
+                               const Margin& margin, double alpha) {
+  MetricVerdict v = verdict_head(metric, margin);
+  const stats::SequentialSpec spec = sweep::sequential_spec(metric, alpha);
+  v.bound = spec.bounded ? "anytime-valid betting (Waudby-Smith & Ramdas 2023)"
+                         : "anytime-valid normal mixture (Lai 1976)";
+  std::map<std::string, double> ref;
+  for (std::size_t i = 0; i < reference.items.size(); ++i) ref[reference.items[i]] = orient(reference.values[i], metric);
+  std::vector<double> d;
+  for (const ItemResult* item : run.ok_in_run_order) {
+    const auto r = ref.find(item->item);
+    const auto x = item->metrics.find(metric.name);
+    if (r == ref.end() || x == item->metrics.end() || !std::isfinite(x->second)) continue;
+    d.push_back(orient(x->second, metric) - r->second);
+  }
+  const stats::SequentialDecision decision = stats::first_decision(d, margin.value, spec, run.min_items);
+  v.result = decision.result;
+  v.adaptive = MetricVerdict::Adaptive{run.ok, run.planned, decision.decided_at};
+  return v;
+}
+
 std::string verdict_word(const stats::NonInferiority& r) {
   std::string w(stats::to_string(r.verdict));
   if (r.verdict == stats::Verdict::unknown) {
@@ -146,30 +201,15 @@ std::string kib(double bytes) { return std::isfinite(bytes) ? fixed(bytes, bytes
 }  // namespace
 
 Margin default_margin(const ProbeDef& probe, const probe::MetricSpec& metric, const Values& reference) {
-  switch (metric.kind) {
-    case probe::MetricKind::binary: return {0.05, "default: 5 points of a rate (binary)"};
-    case probe::MetricKind::count: {
-      if (probe.calibration_metric == metric.name && probe.calibration_hi > probe.calibration_lo) {
-        const double range = probe.calibration_hi - probe.calibration_lo;
-        return {0.05 * range, "default: 5% of its range " + shortest(probe.calibration_lo) + "–" +
-                                  shortest(probe.calibration_hi) + " (count)"};
-      }
-      double top = 1.0;
-      for (double v : reference.values) top = std::max(top, std::abs(v));
-      return {0.05 * top, "default: 5% of the reference's largest value " + shortest(top) + " (count)"};
-    }
-    case probe::MetricKind::continuous: break;
-  }
-  return {0.02, "default: 0.02 (continuous)"};
+  std::optional<probe::Probe::Calibration> calibration;
+  if (!probe.calibration_metric.empty())
+    calibration = probe::Probe::Calibration{probe.calibration_metric, probe.calibration_lo, probe.calibration_hi};
+  return probe::default_margin(metric, calibration, reference.values);
 }
 
 MetricVerdict metric_verdict(const probe::MetricSpec& metric, const Values& cell, const Values& reference,
                              const Margin& margin, double alpha) {
-  MetricVerdict v;
-  v.metric = metric.name;
-  v.kind = metric.kind;
-  v.higher_is_better = metric.higher_is_better();
-  v.margin = margin;
+  MetricVerdict v = verdict_head(metric, margin);
   std::vector<double> x, y;
   pair_up(cell, reference, x, y);
   if (metric.is_binary()) {
@@ -235,12 +275,16 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
           cv.missing_probes.push_back(probe.name);
           continue;
         }
+        const AdaptiveRun adaptive = adaptive_run(data, index, probe.name);
         for (const auto& metric : probe.metrics) {
           if (!metric.is_quality()) continue;
           const Values reference = data.values(ref, probe.name, metric.name);
           if (reference.values.empty()) continue;
-          MetricVerdict v = metric_verdict(metric, data.values(index, probe.name, metric.name), reference,
-                                           margin_for(probe, metric, reference, options), options.alpha);
+          const Margin margin = margin_for(probe, metric, reference, options);
+          MetricVerdict v = adaptive.settled > 0
+                                ? adaptive_verdict(metric, adaptive, reference, margin, options.alpha)
+                                : metric_verdict(metric, data.values(index, probe.name, metric.name), reference,
+                                                 margin, options.alpha);
           v.probe = probe.name;
           switch (v.result.verdict) {
             case stats::Verdict::non_inferior: ++cv.non_inferior; break;
@@ -355,8 +399,31 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
         details += "| " + type_pair(data.cells()[cv.cell]) + " | " + md_cell(v.probe + "." + v.metric) + " | " +
                    std::to_string(v.result.n) + " | " + signed_fixed(v.result.estimate, 3) + " | [" +
                    fixed(v.result.lower, 3) + ", " + fixed(v.result.upper, 3) + "] | " + shortest(v.margin.value) +
-                   " | " + v.bound + " | " + verdict_word(v.result) + " |\n";
+                   " | " + v.bound + " | " +
+                   (v.adaptive ? std::string(stats::to_string(v.result.verdict)) + " (adaptive, " +
+                                     std::to_string(v.adaptive->items_run) + " of " +
+                                     std::to_string(v.adaptive->items_planned) + " items run)"
+                               : verdict_word(v.result)) +
+                   " |\n";
       }
+    }
+    std::string adaptive;
+    for (const auto& cv : mr.cells) {
+      for (const auto& v : cv.metrics) {
+        if (!v.adaptive) continue;
+        adaptive += "| " + type_pair(data.cells()[cv.cell]) + " | " + md_cell(v.probe + "." + v.metric) + " | " +
+                    std::string(stats::to_string(v.result.verdict)) + " | " +
+                    (v.adaptive->decided_at > 0 ? std::to_string(v.adaptive->decided_at) : "—") + " | " +
+                    std::to_string(v.adaptive->items_run) + " of " + std::to_string(v.adaptive->items_planned) +
+                    " | " + v.bound + " |\n";
+      }
+    }
+    if (!adaptive.empty()) {
+      out += "\nAdaptive verdicts (the cell stopped once its verdicts were settled; the rest of its items are "
+             "recorded skipped/settled, `kvsweep run --resume --no-adaptive` runs them). An anytime-valid test, "
+             "its error rate held although checked after every item; unknown when no outcome of the items left "
+             "could decide it:\n\n| cell | metric | verdict | decided at item | items run | test |\n"
+             "|---|---|---|---:|---:|---|\n" + adaptive;
     }
     if (!details.empty()) {
       out += "\nVerdicts other than non-inferior (Δ oriented, + is better; bounds one-sided " +
@@ -390,6 +457,11 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                 {"upper", v.result.upper},
                 {"verdict", std::string(stats::to_string(v.result.verdict))}};
         m["items_needed"] = v.result.items_needed ? ojson(*v.result.items_needed) : ojson(nullptr);
+        if (v.adaptive) {
+          m["adaptive"] = {{"items_run", v.adaptive->items_run},
+                           {"items_planned", v.adaptive->items_planned},
+                           {"decided_at", v.adaptive->decided_at > 0 ? ojson(v.adaptive->decided_at) : ojson(nullptr)}};
+        }
         metrics.push_back(std::move(m));
       }
       cells.push_back({{"id", data.cells()[cv.cell].id},

@@ -215,6 +215,8 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     result.status = string_field(r, "status");
     result.error = string_field(r, "error");
     result.attempts = s.attempts;
+    result.record = used;
+    result.settled = !result.ok && result.status == "skipped" && string_field(r, "reason") == "settled";
     if (result.ok) {
       if (r.contains("metrics") && r["metrics"].is_object()) {
         for (const auto& [name, value] : r["metrics"].items()) {

@@ -166,6 +166,8 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
       for (const auto& item : items) {
         if (item.ok) {
           ++r.items_ok;
+        } else if (item.settled) {
+          ++r.items_settled;
         } else {
           r.failed_items.push_back(item.item);
         }
@@ -273,7 +275,7 @@ RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
       std::vector<double> passes, means;
       for (const auto& r : s.results) {
         if (r.probe != probe.name || cells[r.cell].group() != model) continue;
-        h.k = std::max(h.k, r.items_ok + r.failed_items.size());
+        h.k = std::max(h.k, r.items_ok + r.failed_items.size() + r.items_settled);
         if (r.items_ok == 0) continue;
         ++h.combos;
         if (const MetricStats* m = s.find(r.cell, probe.name, roles.pass_metric)) {

@@ -111,17 +111,19 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
       entry["values"] = std::move(values);
       metrics[m.metric] = std::move(entry);
     }
-    results.push_back({{"cell", cell.id},
-                       {"model", cell.model},
-                       {"type_k", cell.type_k},
-                       {"type_v", cell.type_v},
-                       {"probe", r.probe},
-                       {"outcome", cell.outcome},
-                       {"items_ok", r.items_ok},
-                       {"items_failed", r.failed_items.size()},
-                       {"failed_items", r.failed_items},
-                       {"metrics", std::move(metrics)}});
-    if (!cell.variant.empty()) results.back()["variant"] = cell.variant;
+    ojson result = {{"cell", cell.id},
+                    {"model", cell.model},
+                    {"type_k", cell.type_k},
+                    {"type_v", cell.type_v},
+                    {"probe", r.probe},
+                    {"outcome", cell.outcome},
+                    {"items_ok", r.items_ok},
+                    {"items_failed", r.failed_items.size()},
+                       {"failed_items", r.failed_items}};
+    if (r.items_settled > 0) result["items_settled"] = r.items_settled;  // adaptive runs only
+    result["metrics"] = std::move(metrics);
+    if (!cell.variant.empty()) result["variant"] = cell.variant;
+    results.push_back(std::move(result));
   }
   doc["results"] = std::move(results);
 

@@ -178,15 +178,20 @@ Table outcome_table(const RunData& data, const RunSummary& summary) {
   t.numeric = {false, false, false, false, false, true, true, true, false, true, false};
   for (const std::size_t cell : data.grid_order()) {
     const CellDef& c = data.cells()[cell];
-    std::size_t ok = 0, failed = 0;
+    std::size_t ok = 0, failed = 0, settled = 0;
     for (const auto& r : summary.results) {
       if (r.cell != cell) continue;
       ok += r.items_ok;
       failed += r.failed_items.size();
+      settled += r.items_settled;
     }
+    std::string message = c.message;
+    if (settled > 0)
+      message += (message.empty() ? "" : "; ") + std::string("adaptive: ") + std::to_string(settled) +
+                 " item(s) settled, not run";
     t.rows.push_back({c.id + (c.is_reference ? " (ref)" : ""), c.group(), c.type_k, c.type_v, c.outcome,
                       std::to_string(ok), std::to_string(failed), fixed(c.kv_mib, 2), c.rotation, fixed(c.ready_s, 1),
-                      c.message.empty() ? "" : c.message});
+                      message});
   }
   return t;
 }

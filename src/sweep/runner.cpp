@@ -16,9 +16,10 @@ Ms seconds_to_ms(double s) { return Ms(static_cast<long long>(s * 1000.0)); }
 
 }  // namespace
 
-ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes) {
-  return std::ranges::any_of(probes, [](const auto& p) { return p->compares_with_reference(); }) ? ReferenceSupport::run
-                                                                                                : ReferenceSupport::skip;
+ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                                   const config::Config& config) {
+  const bool compares = std::ranges::any_of(probes, [](const auto& p) { return p->compares_with_reference(); });
+  return compares || config.sweep.adaptive.enabled ? ReferenceSupport::run : ReferenceSupport::skip;
 }
 
 Runner::Runner(const config::Config& config, std::vector<std::unique_ptr<probe::Probe>>& probes,
@@ -77,7 +78,7 @@ server::CellSpec Runner::cell_spec(const Cell& cell, int slot) const {
 
 RunResult Runner::run() {
   auto t0 = std::chrono::steady_clock::now();
-  auto cells = plan_cells(m_config, m_options.shard, reference_support(m_probes));
+  auto cells = plan_cells(m_config, m_options.shard, reference_support(m_probes, m_config));
   std::erase_if(cells, [&](const Cell& c) { return !m_options.filter.matches_cell(c); });
 
   open_manifest();

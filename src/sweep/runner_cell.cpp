@@ -26,7 +26,7 @@ std::vector<Runner::PendingItems> Runner::pending_items(const Cell& cell, int& a
   std::vector<PendingItems> todo;
   for (auto& p : m_probes) {
     if (!m_options.filter.matches_probe(p->name())) continue;
-    PendingItems t{p.get(), {}};
+    PendingItems t{p.get(), {}, std::nullopt};
     for (auto& item : p->items()) {
       if (m_store.has_ok(triple_key(cell.to_json(), p->name(), item.key))) ++already_recorded;
       else t.items.push_back(std::move(item));
@@ -65,9 +65,10 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   CellResult r;
   r.cell = cell;
   std::vector<PendingItems> todo = pending_items(cell, r.items_skipped);
+  adapt(cell, todo, r);
   if (todo.empty()) {
     r.outcome = server::CellOutcome::skipped;
-    r.message = "every item already recorded";
+    r.message = r.items_settled > 0 ? "every item already recorded or settled (adaptive)" : "every item already recorded";
     return r;
   }
   m_progress.cell_started(index, count, cell, m_options.parallel_cells > 1 ? slot : -1);
@@ -102,6 +103,10 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       const auto& item = t.items[k];
       if (stopping()) break;
+      if (t.gate && t.gate->settled(std::span(t.items).subspan(k))) {
+        settle(cell, t, k, r);
+        break;
+      }
       probe::Context ctx{instance->api(), info, m_embedder, &reference};
       auto t0 = std::chrono::steady_clock::now();
       auto res = run_item(*t.probe, item, ctx);
@@ -117,6 +122,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         r.server_ms += res->timings.prompt_ms + res->timings.predicted_ms;
         if (!append_or_stop(rec)) break;
         ++r.items_ok;
+        if (t.gate) t.gate->add(item.key, res->metrics);
         m_progress.item_done(cell, t.probe->name(), item.key, "ok", wall);
         continue;
       }

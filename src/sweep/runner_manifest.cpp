@@ -24,6 +24,7 @@ nlohmann::json cell_result_json(const CellResult& r) {
   j["items_ok"] = r.items_ok;
   j["items_failed"] = r.items_failed;
   j["items_skipped"] = r.items_skipped;
+  if (r.items_settled > 0) j["items_settled"] = r.items_settled;
   j["restarts"] = r.restarts;
   j["ready_s"] = r.ready_s;
   j["wall_s"] = r.wall_s;

@@ -56,3 +56,16 @@ TEST(BadInput, ARunWhereNoCellWorkedExits1WithTheServersErrorLines) {
     EXPECT_LE(std::count(msg.begin(), msg.end(), '\n'), 4) << msg;
   }
 }
+
+TEST(BadInput, AdaptiveFlagsAreOneOrTheOtherAndTheDryRunSaysAdaptive) {
+  kt::TempDir dir;
+  const auto file = kt::write_config(dir, kt::base_config(kt::tiny_model()));
+  auto both = kt::run_kvsweep({"run", file.string(), "--dry-run", "--adaptive", "--no-adaptive"});
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--adaptive and --no-adaptive: give one"), std::string::npos) << both.output;
+  auto plan = kt::run_kvsweep({"run", file.string(), "--dry-run", "--adaptive"});
+  EXPECT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_NE(plan.output.find("adaptive: at most that many"), std::string::npos) << plan.output;
+  auto plain = kt::run_kvsweep({"run", file.string(), "--dry-run"});
+  EXPECT_EQ(plain.output.find("adaptive:"), std::string::npos) << plain.output;
+}

@@ -100,3 +100,30 @@ TEST(SweepConfig, ErrorsNameTheFileAndTheKey) {
   ext["server"] = {{"backend", "external"}, {"url", "http://127.0.0.1:8080"}};
   EXPECT_NE(config_error(ext).find("sweep.parallel_cells: needs backend \"llama-server\""), std::string::npos);
 }
+
+TEST(SweepConfig, AdaptiveIsOffByDefaultOnWithItsSectionAndOutsideTheHash) {
+  const auto plain = config::from_json(config_with(json::object()), "sweep.json");
+  EXPECT_FALSE(plain.sweep.adaptive.enabled);
+  const auto on = config::from_json(config_with({{"adaptive", {{"min_items", 6}, {"alpha", 0.01}, {"seed", 9}}}}),
+                                    "sweep.json");
+  EXPECT_TRUE(on.sweep.adaptive.enabled);
+  EXPECT_EQ(on.sweep.adaptive.min_items, 6);
+  EXPECT_EQ(on.sweep.adaptive.alpha, 0.01);
+  EXPECT_EQ(on.sweep.adaptive.seed, 9u);
+  EXPECT_FALSE(config::from_json(config_with({{"adaptive", {{"enabled", false}}}}), "sweep.json").sweep.adaptive.enabled);
+  // Which items run is not what they answer: `--resume` without --adaptive must accept the run.
+  EXPECT_EQ(config::config_hash(on), config::config_hash(plain));
+  EXPECT_EQ(config::to_json(on)["sweep"]["adaptive"]["min_items"], 6);
+  EXPECT_FALSE(config::to_json(plain).contains("sweep"));
+}
+
+TEST(SweepConfig, AdaptiveErrorsNameTheFileAndTheKey) {
+  EXPECT_EQ(config_error(config_with({{"adaptive", {{"min_items", 1}}}})),
+            "sweep.json: sweep.adaptive.min_items: must be between 2 and 1000000, got 1");
+  EXPECT_NE(config_error(config_with({{"adaptive", {{"alpha", 0.9}}}})).find("sweep.json: sweep.adaptive.alpha: must be in (0, 0.5]"),
+            std::string::npos);
+  const std::string typo = config_error(config_with({{"adaptive", {{"min_item", 3}}}}));
+  EXPECT_NE(typo.find("sweep.json: sweep.adaptive"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("did you mean 'min_items'?"), std::string::npos) << typo;
+  EXPECT_NE(config_error(config_with({{"adaptive", true}})).find("sweep.json: sweep.adaptive"), std::string::npos);
+}

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/report/recommend.hpp"
+#include "kvsweep/report/summary.hpp"
 
 namespace kvsweep::report {
 namespace {
@@ -164,6 +165,56 @@ TEST(Recommend, NoEligibleCellSaysSo) {
   const Recommendation rec = recommend(data, options);
   EXPECT_FALSE(rec.models[0].recommended.has_value());
   EXPECT_NE(recommend_markdown(data, rec).find("No cell is non-inferior on every gated metric"), std::string::npos);
+}
+
+TEST(Recommend, AdaptiveCellsGetTheSequentialVerdictAndSaySo) {
+  // q4_0/q4_0 of an adaptive run: 5 items of `sim` 0.2 below the reference, then 55 settled.
+  json manifest = {
+      {"name", "adaptive"},
+      {"n_ctx", 4096},
+      {"probes",
+       {{{"name", "sim"}, {"kind", "telephone"},
+         {"metrics", {{{"name", "similarity"}, {"direction", "higher"}, {"kind", "continuous"}, {"role", "quality"}}}}}}},
+      {"cells", {cell("f16", "f16", 2, 2), cell("q4_0", "q4_0", 0.5625, 0.5625)}},
+      {"config", {{"grid", {{"k", {"f16", "q4_0"}}, {"v", {"f16", "q4_0"}}, {"reference", "f16/f16"}}}}}};
+  std::vector<json> records;
+  for (int i = 0; i < 60; ++i) records.push_back(record("f16", "f16", "sim", i, {{"similarity", 0.9}}));
+  for (int i = 0; i < 60; ++i) {
+    if (i < 5) {
+      records.push_back(record("q4_0", "q4_0", "sim", i, {{"similarity", 0.7}}));
+      continue;
+    }
+    json settled = record("q4_0", "q4_0", "sim", i, json::object());
+    settled["status"] = "skipped";
+    settled["reason"] = "settled";
+    settled["adaptive"] = {{"items", 5}, {"min_items", 5}};
+    records.push_back(settled);
+  }
+  auto data = RunData::from(std::move(manifest), std::move(records));
+  ASSERT_TRUE(data.has_value());
+  const Recommendation rec = recommend(*data);
+  const CellVerdict& q4 = verdict_of(rec.models[0], *data, "q4_0", "q4_0");
+  ASSERT_EQ(q4.metrics.size(), 1u);
+  const MetricVerdict& v = q4.metrics[0];
+  EXPECT_EQ(v.result.verdict, stats::Verdict::inferior);
+  ASSERT_TRUE(v.adaptive.has_value());
+  EXPECT_EQ(v.adaptive->items_run, 5u);
+  EXPECT_EQ(v.adaptive->items_planned, 60u);
+  EXPECT_EQ(v.adaptive->decided_at, 5u);
+  EXPECT_NE(v.bound.find("anytime-valid"), std::string::npos);
+  const std::string md = recommend_markdown(*data, rec);
+  EXPECT_NE(md.find("Adaptive verdicts"), std::string::npos) << md;
+  EXPECT_NE(md.find("| q4_0/q4_0 | sim.similarity | inferior | 5 | 5 of 60 |"), std::string::npos) << md;
+  EXPECT_EQ(recommend_json(*data, rec)["models"][0]["cells"][0]["metrics"][0]["adaptive"]["decided_at"], 5);
+  // Settled items are neither ok nor failed in the summary.
+  const RunSummary summary = summarize_run(*data);
+  const CellProbeStats* s = summary.find(*data->find_cell("m", "q4_0", "q4_0"), "sim");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->items_ok, 5u);
+  EXPECT_EQ(s->items_settled, 55u);
+  EXPECT_TRUE(s->failed_items.empty());
+  // A non-adaptive cell of the same run is untouched by it.
+  EXPECT_FALSE(recommend(literal_run()).models[0].cells[0].metrics[0].adaptive.has_value());
 }
 
 TEST(Cost, BytesPerTokenMemoryAndSpeedRelativeToTheReference) {

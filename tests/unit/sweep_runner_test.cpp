@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kvsweep/sweep/merge.hpp"
 #include "kvsweep/sweep/runner.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"
@@ -378,4 +379,117 @@ TEST_F(Runner, AConfigWithoutVariantsKeepsItsRecordsAndIds) {
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[0]["cell"], (nlohmann::json{{"model", "tiny"}, {"type_k", "f16"}, {"type_v", "f16"}}));
   EXPECT_EQ(backend.started.at(0).log_path.filename(), "tiny-f16-f16.log");
+}
+
+/// Twenty items scoring `matched` by the cell's K type: f16 and q8_0 copy every line (10), q4_0 none.
+class ScoredProbe final : public probe::Probe {
+ public:
+  std::map<std::string, int> runs;  // by cell K type
+  std::string kind() const override { return "scored"; }
+  std::vector<probe::Item> items() const override {
+    std::vector<probe::Item> out;
+    for (int i = 0; i < 20; ++i) out.push_back({"i" + std::to_string(i), {}});
+    return out;
+  }
+  core::Expected<probe::ItemResult> run(const probe::Item&, probe::Context& ctx) override {
+    ++runs[ctx.cell.type_k];
+    probe::ItemResult r;
+    r.metrics["matched"] = ctx.cell.type_k == "q4_0" ? 0 : 10;
+    return r;
+  }
+  std::vector<probe::MetricSpec> metrics() const override {
+    return {probe::quality("matched", probe::Direction::higher_better, probe::MetricKind::count)};
+  }
+  bool deterministic() const override { return true; }
+};
+
+class Adaptive : public Runner {
+ protected:
+  void SetUp() override {
+    Runner::SetUp();
+    config.grid.k = {"f16", "q8_0", "q4_0"};
+    probes.clear();
+    auto p = std::make_unique<ScoredProbe>();
+    scored = p.get();
+    probes.push_back(std::move(p));
+    config.sweep.adaptive.enabled = true;
+  }
+  int count(const std::string& type_k, const std::string& status) const {
+    int n = 0;
+    for (const auto& r : records) n += r["cell"]["type_k"] == type_k && r["status"] == status;
+    return n;
+  }
+  ScoredProbe* scored = nullptr;
+};
+
+TEST_F(Adaptive, ACellStopsOnceSettledAndRecordsTheRestSkippedSettled) {
+  auto result = run();
+  ASSERT_EQ(result.cells.size(), 3u);
+  // The reference runs every item; the others stop at min_items (5): equal outputs decide non-inferior
+  // and a constant loss of 10 lines decides inferior, both at the first look.
+  EXPECT_EQ(scored->runs["f16"], 20);
+  EXPECT_EQ(scored->runs["q8_0"], 5);
+  EXPECT_EQ(scored->runs["q4_0"], 5);
+  EXPECT_EQ(count("q8_0", "skipped"), 15);
+  EXPECT_EQ(count("f16", "skipped"), 0);
+  for (const auto& r : records) {
+    if (r["status"] != "skipped") continue;
+    EXPECT_EQ(r["reason"], "settled");
+    const std::string expected = r["cell"]["type_k"] == "q8_0" ? "non-inferior" : "inferior";
+    EXPECT_EQ(r["adaptive"]["metrics"]["matched"]["verdict"], expected);
+    EXPECT_EQ(r["adaptive"]["metrics"]["matched"]["decided_at"], 5);
+  }
+  EXPECT_EQ(result.cells[1].items_settled, 15);
+  // The items ran in the seeded order.
+  const auto order = sweep::adaptive_order(scored->items(), config.sweep.adaptive.seed);
+  std::vector<std::string> ran, first_five;
+  for (const auto& r : records)
+    if (r["cell"]["type_k"] == "q8_0" && r["status"] == "ok") ran.push_back(r["item"]);
+  for (int i = 0; i < 5; ++i) first_five.push_back(order[static_cast<std::size_t>(i)].key);
+  EXPECT_EQ(ran, first_five);
+}
+
+TEST_F(Adaptive, ResumeContinuesTheDecisionAndWithoutAdaptiveCompletesTheSettledItems) {
+  run();
+  const std::size_t after_first = records.size();
+  // Resumed adaptive: every cell is settled or done; no server starts, nothing is recorded twice.
+  backend.started.clear();
+  auto again = run(/*resume=*/true);
+  EXPECT_TRUE(backend.started.empty());
+  EXPECT_EQ(records.size(), after_first);
+  EXPECT_EQ(again.cells[1].outcome, CellOutcome::skipped);
+  EXPECT_EQ(again.cells[1].items_settled, 15);
+  // Without adaptive the settled items are not ok: they run now.
+  config.sweep.adaptive.enabled = false;
+  run(/*resume=*/true);
+  EXPECT_EQ(scored->runs["q8_0"], 20);
+  EXPECT_EQ(count("q8_0", "ok"), 20);
+  EXPECT_EQ(count("q4_0", "ok"), 20);
+}
+
+TEST_F(Adaptive, AShardRunsASupportCopyOfTheReferenceAndMergeKeepsTheSettledRecords) {
+  // Shard 1/2 owns only q8_0/f16 (cell 1 of f16, q8_0, q4_0): its stop needs the reference's items.
+  const auto run_shard = [&](int index, const std::filesystem::path& where) {
+    auto store = sweep::RunStore::create(where);
+    EXPECT_TRUE(store) << store.error().message;
+    sweep::RunOptions options;
+    options.shard = sweep::Shard{index, 2};
+    sweep::Runner runner(config, probes, backend, *store, progress, cancel, options);
+    return runner.run();
+  };
+  const auto one = run_shard(1, dir / "shard1");
+  ASSERT_EQ(one.cells.size(), 2u);
+  EXPECT_TRUE(one.cells[0].cell.support);
+  EXPECT_EQ(one.cells[1].items_ok, 5);
+  EXPECT_EQ(one.cells[1].items_settled, 15);
+  run_shard(0, dir / "shard0");
+  auto merged = sweep::merge_runs({dir / "shard0", dir / "shard1"}, dir / "merged");
+  ASSERT_TRUE(merged) << merged.error().message;
+  auto store = sweep::RunStore::open(dir / "merged");
+  ASSERT_TRUE(store);
+  records = store->records();
+  EXPECT_EQ(count("f16", "ok"), 20);  // the owner's reference only
+  EXPECT_EQ(count("q8_0", "ok"), 5);
+  EXPECT_EQ(count("q8_0", "skipped"), 15);
+  EXPECT_EQ(count("q4_0", "ok"), 5);
 }

@@ -83,10 +83,24 @@ struct EmbedderConfig {
   std::string api_key_env;
 };
 
-/// How a sweep is executed on this host; not part of the config hash (results do not depend on it).
+/// Adaptive sweeps (`sweep.adaptive`, `kvsweep run --adaptive`): a cell's items run in a seeded order and
+/// the cell stops once every gated metric's verdict against the reference is settled; the items it does
+/// not run are recorded `skipped` (reason `settled`). Off by default; the section turns it on unless it
+/// says "enabled": false.
+struct AdaptiveConfig {
+  bool enabled = false;
+  int min_items = 5;          // paired items before any verdict (the normal mixture needs 5 at alpha 0.05)
+  double alpha = 0.05;        // each verdict's error rate, held although checked after every item
+  std::uint64_t seed = 1;     // the items' order in every cell
+};
+
+/// How a sweep is executed on this host; not part of the config hash. Results do not depend on it —
+/// adaptive included: it decides which items run, never what an item answers, and its skipped records
+/// say so; keeping it out of the hash lets `--resume` without `--adaptive` complete an adaptive run.
 struct SweepConfig {
   int parallel_cells = 1;          // cells run at once, each server in its own slot 0..N-1
   std::vector<SlotEnv> slot_env;   // per-slot environment, e.g. CUDA_VISIBLE_DEVICES={slot}
+  AdaptiveConfig adaptive;
 };
 
 struct Config {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/probe/margin.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/run_data.hpp"
@@ -27,16 +28,9 @@ struct RecommendOptions {
   SummaryOptions summary;        // bootstrap settings for the speeds
 };
 
-/// The default margin of a metric and the words that explain it:
-///   binary → 0.05 (5 points of a pass rate);
-///   count → 5% of its range: the probe's declared calibration range when it is this metric (recall's
-///     primary_matched: 0..lines, so 1 line of 20), else the largest value the reference cell reached
-///     (at least 1);
-///   continuous → 0.02 (similarities and rates in [0, 1], divergences in nats).
-struct Margin {
-  double value = 0.0;
-  std::string basis;  // "default: 5 points (binary)", "--margin", …
-};
+/// The margin a metric gets unless the user sets one: probe::default_margin with the calibration the
+/// run's manifest declared for the probe.
+using Margin = probe::Margin;
 Margin default_margin(const ProbeDef& probe, const probe::MetricSpec& metric, const Values& reference);
 
 /// One cell's verdict on one metric against its reference, on the items both answered.
@@ -46,8 +40,16 @@ struct MetricVerdict {
   probe::MetricKind kind = probe::MetricKind::continuous;
   bool higher_is_better = true;
   Margin margin;
-  std::string bound;  // "Newcombe hybrid score (paired)" or "paired t"
+  std::string bound;  // "Newcombe hybrid score (paired)" or "paired t"; the anytime-valid test for adaptive cells
   stats::NonInferiority result;
+  /// Adaptive sweeps: the cell stopped before its last item (items recorded skipped/settled), so the
+  /// verdict is the sequential test's (stats/sequential), on its items in the order they ran.
+  struct Adaptive {
+    std::size_t items_run = 0;      // the cell's ok items
+    std::size_t items_planned = 0;  // ok + settled + failed
+    std::size_t decided_at = 0;     // the paired item at which the verdict was reached; 0: never (unknown)
+  };
+  std::optional<Adaptive> adaptive;
 };
 
 /// The reusable verdict: pairs `cell` with `reference` by item, orients both so that higher is better

@@ -63,6 +63,9 @@ struct ItemResult {
   std::string status;   // "ok" or the class of the last failure
   std::string error;    // the last failure's message when !ok
   std::size_t attempts = 0;
+  /// Not run: an adaptive sweep settled the cell's verdicts first (status "skipped", reason "settled").
+  bool settled = false;
+  std::size_t record = 0;  // index into RunData::records() of the record that counts (the run order of ok items)
   std::map<std::string, double> metrics;  // numeric (and boolean as 0/1) metrics; empty unless ok
   nlohmann::json response;                // of the ok record (null otherwise)
 };

@@ -49,7 +49,8 @@ struct CellProbeStats {
   std::size_t cell = 0;  // index into RunData::cells()
   std::string probe;
   std::size_t items_ok = 0;
-  std::vector<std::string> failed_items;  // items with no ok record
+  std::vector<std::string> failed_items;  // items with no ok record, not settled
+  std::size_t items_settled = 0;          // adaptive: items not run because the verdicts were settled
   std::vector<MetricStats> metrics;       // in the probe's metric order
 };
 

@@ -18,6 +18,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/backend.hpp"
 #include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/sweep/adaptive.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
@@ -30,6 +31,7 @@ struct CellResult {
   int items_ok = 0;
   int items_failed = 0;
   int items_skipped = 0;  // already recorded by an earlier (resumed) run
+  int items_settled = 0;  // adaptive: not run, the cell's verdicts were settled (recorded `skipped`, reason `settled`)
   int restarts = 0;
   double ready_s = 0;
   double wall_s = 0;       // the whole cell: start, probes, stop
@@ -64,8 +66,10 @@ class ProgressSink {
   virtual void note(const std::string& message) = 0;
 };
 
-/// ReferenceSupport::run when any of `probes` compares with the reference cell while it runs.
-ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes);
+/// ReferenceSupport::run when any of `probes` compares with the reference cell while it runs, or the
+/// sweep is adaptive (a cell's stop pairs its items with the reference's).
+ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                                   const config::Config& config);
 
 struct RunOptions {
   std::optional<Shard> shard;
@@ -99,9 +103,16 @@ class Runner {
   struct PendingItems {
     probe::Probe* probe;
     std::vector<probe::Item> items;
+    std::optional<AdaptiveGate> gate;  // adaptive sweeps, cells other than the reference
   };
   /// What is left to do in `cell`; items already recorded ok are counted in `already_recorded`.
   std::vector<PendingItems> pending_items(const Cell& cell, int& already_recorded) const;
+  /// Adaptive sweeps: orders each probe's pending items, builds its gate from the reference's records
+  /// and the cell's own ok records (a resumed run continues the same decision), and settles the probes
+  /// already decided, so that they are left out of `todo`. Does nothing for a reference cell.
+  void adapt(const Cell& cell, std::vector<PendingItems>& todo, CellResult& result);
+  /// Records items [from, end) of `t` as skipped (reason settled), except those already recorded so.
+  bool settle(const Cell& cell, const PendingItems& t, std::size_t from, CellResult& result);
   /// What a probe learns about the cell it runs in.
   probe::CellInfo cell_info(const Cell& cell, const server::CellSpec& spec) const;
   /// The reference cell's ok records of probe `p` for the model of `cell` (for probes comparing with it).
