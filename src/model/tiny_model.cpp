@@ -36,16 +36,10 @@ constexpr float rope_freq_base = 10000.0f;
 // sets how peaked the distribution is, not whether the argmax flips. Flip rates are linear in the
 // cache error, so the gradient is a property of this seed and prompt, not a guarantee for others.
 struct Gains {
-  float embedding = 1.0f;
-  float q = 1.4f;
-  float k = 1.4f;
-  float v = 1.0f;
-  float attn_out = 0.5f;
-  float ffn = 1.0f;
-  float output = 4.0f;
+  float embedding, q, k, v, attn_out, ffn, output;
 };
 
-constexpr Gains gains;
+constexpr Gains gains{.embedding = 1.0f, .q = 1.4f, .k = 1.4f, .v = 1.0f, .attn_out = 0.5f, .ffn = 1.0f, .output = 4.0f};
 
 using stats::SplitMix64;
 

@@ -32,19 +32,8 @@ constexpr std::uint64_t pad_to(std::uint64_t n, std::uint64_t alignment) {
 
 /// The type tag of a metadata value, numbered as in ggml's gguf.h (gguf_type).
 enum class ValueType : std::uint32_t {
-  u8 = 0,
-  i8 = 1,
-  u16 = 2,
-  i16 = 3,
-  u32 = 4,
-  i32 = 5,
-  f32 = 6,
-  boolean = 7,
-  string = 8,
-  array = 9,
-  u64 = 10,
-  i64 = 11,
-  f64 = 12,
+  u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6,
+  boolean = 7, string = 8, array = 9, u64 = 10, i64 = 11, f64 = 12,
 };
 
 std::string_view to_string(ValueType type);

@@ -1,0 +1,198 @@
+/// The recommend command's writers: Markdown for people, JSON for tools.
+
+#include "kvsweep/report/recommend.hpp"
+
+#include <cmath>
+
+#include "kvsweep/report/cost.hpp"
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/stats/precision.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+std::string type_pair(const CellDef& c) { return c.type_k + "/" + c.type_v; }
+
+std::string verdict_word(const stats::NonInferiority& r) {
+  std::string w(stats::to_string(r.verdict));
+  if (r.verdict == stats::Verdict::unknown) {
+    if (r.items_needed) {
+      w += " (needs ~" + std::to_string(*r.items_needed) + " items)";
+    } else {
+      w += r.n < 2 ? " (needs ≥ 2 items: one has no spread)" : " (more items would not tell)";
+    }
+  }
+  return w;
+}
+
+std::string kib(double bytes) { return std::isfinite(bytes) ? fixed(bytes, bytes >= 100 ? 0 : 1) : "—"; }
+
+}  // namespace
+
+std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
+  const int confidence = static_cast<int>(std::lround((1.0 - rec.alpha) * 100));
+  std::string out = "# kvsweep recommend: " + md_cell(data.name()) + "\n\n";
+  out += "A cell is non-inferior on a metric when the one-sided " + std::to_string(confidence) +
+         "% lower bound of (cell − reference), oriented so + is better, is above −margin; inferior when the "
+         "one-sided upper bound is below −margin; unknown otherwise. Bounds: Newcombe's hybrid score interval "
+         "for paired 0/1 metrics (Newcombe 1998, method 10), the paired t bound for counts and continuous "
+         "metrics (Student 1908). Default margins: 0.05 for 0/1 rates, 5% of a count's range (its declared "
+         "range, else the reference's largest value), 0.02 for continuous metrics; --margin METRIC=V overrides. "
+         "Every quality metric is gated.\n";
+  for (const auto& mr : rec.models) {
+    out += "\n## " + md_cell(mr.model) + "\n\n";
+    if (!mr.reference) {
+      out += "No reference cell: nothing to compare against.\n";
+      continue;
+    }
+    const CellDef& ref = data.cells()[*mr.reference];
+    const CellCost* ref_cost = rec.costs.find(*mr.reference);
+    if (mr.recommended) {
+      const CellDef& c = data.cells()[*mr.recommended];
+      const CellCost* cost = rec.costs.find(*mr.recommended);
+      const auto* cv = &*std::find_if(mr.cells.begin(), mr.cells.end(),
+                                      [&](const CellVerdict& v) { return v.cell == *mr.recommended; });
+      out += "**Recommended: -ctk " + c.type_k + " -ctv " + c.type_v + "** — non-inferior to " + type_pair(ref) +
+             " on all " + std::to_string(cv->metrics.size()) + " gated metrics. ";
+      if (cost) {
+        out += "KV " + kib(cost->kv_bytes_per_token) + " B/token (K " + kib(cost->k_bytes_per_token) + ", V " +
+               kib(cost->v_bytes_per_token) + "), " + fixed(cost->kv_mib_at_context, 1) + " MiB at " +
+               std::to_string(rec.costs.context) + " tokens";
+        if (ref_cost && ref_cost->kv_bytes_per_token > 0) {
+          out += " (" + fixed(cost->kv_bytes_per_token / ref_cost->kv_bytes_per_token, 2) + "× the reference's " +
+                 fixed(ref_cost->kv_mib_at_context, 1) + " MiB)";
+        }
+        out += "; prompt " + (cost->prompt.n ? fixed(cost->prompt.median, 1) + " tok/s (" + fixed(cost->prompt_x, 2) + "×)" : "—") +
+               ", decode " + (cost->decode.n ? fixed(cost->decode.median, 1) + " tok/s (" + fixed(cost->decode_x, 2) + "×)" : "—") + ".";
+      }
+      out += "\n";
+    } else {
+      out += "**No cell is non-inferior on every gated metric**: keep the reference -ctk " + ref.type_k + " -ctv " +
+             ref.type_v + ", or run more items where verdicts are unknown (below).\n";
+    }
+
+    out += "\n| cell | KV B/token | KV MiB @ " + std::to_string(rec.costs.context) +
+           " | non-inferior | inferior | unknown | missing probes | worst bound ÷ margin | frontier |\n";
+    out += "|---|---:|---:|---:|---:|---:|---|---:|---|\n";
+    const auto on_frontier = [&](std::size_t cell) {
+      return std::find(mr.frontier.begin(), mr.frontier.end(), cell) != mr.frontier.end() ? "yes" : "";
+    };
+    if (ref_cost) {
+      out += "| " + type_pair(ref) + " (ref) | " + kib(ref_cost->kv_bytes_per_token) + " | " +
+             fixed(ref_cost->kv_mib_at_context, 1) + " | — | — | — | | 0 | " + on_frontier(*mr.reference) + " |\n";
+    }
+    for (const auto& cv : mr.cells) {
+      const CellCost* cost = rec.costs.find(cv.cell);
+      std::string missing;
+      for (const auto& p : cv.missing_probes) missing += (missing.empty() ? "" : ", ") + p;
+      out += "| " + type_pair(data.cells()[cv.cell]) + (mr.recommended == cv.cell ? " **(recommended)**" : "") +
+             " | " + kib(cv.kv_bytes_per_token) + " | " + (cost ? fixed(cost->kv_mib_at_context, 1) : "—") + " | " +
+             std::to_string(cv.non_inferior) + " | " + std::to_string(cv.inferior) + " | " +
+             std::to_string(cv.unknown) + " | " + md_cell(missing) + " | " + fixed(cv.score, 2) + " | " +
+             on_frontier(cv.cell) + " |\n";
+    }
+
+    std::string details;
+    for (const auto& cv : mr.cells) {
+      for (const auto& v : cv.metrics) {
+        if (v.result.verdict == stats::Verdict::non_inferior) continue;
+        details += "| " + type_pair(data.cells()[cv.cell]) + " | " + md_cell(v.probe + "." + v.metric) + " | " +
+                   std::to_string(v.result.n) + " | " + signed_fixed(v.result.estimate, 3) + " | [" +
+                   fixed(v.result.lower, 3) + ", " + fixed(v.result.upper, 3) + "] | " + shortest(v.margin.value) +
+                   " | " + v.bound + " | " +
+                   (v.adaptive ? std::string(stats::to_string(v.result.verdict)) + " (adaptive, " +
+                                     std::to_string(v.adaptive->items_run) + " of " +
+                                     std::to_string(v.adaptive->items_planned) + " items run)"
+                               : verdict_word(v.result)) +
+                   " |\n";
+      }
+    }
+    std::string adaptive;
+    for (const auto& cv : mr.cells) {
+      for (const auto& v : cv.metrics) {
+        if (!v.adaptive) continue;
+        adaptive += "| " + type_pair(data.cells()[cv.cell]) + " | " + md_cell(v.probe + "." + v.metric) + " | " +
+                    std::string(stats::to_string(v.result.verdict)) + " | " +
+                    (v.adaptive->decided_at > 0 ? std::to_string(v.adaptive->decided_at) : "—") + " | " +
+                    std::to_string(v.adaptive->items_run) + " of " + std::to_string(v.adaptive->items_planned) +
+                    " | " + v.bound + " |\n";
+      }
+    }
+    if (!adaptive.empty()) {
+      out += "\nAdaptive verdicts (the cell stopped once its verdicts were settled; the rest of its items are "
+             "recorded skipped/settled, `kvsweep run --resume --no-adaptive` runs them). An anytime-valid test, "
+             "its error rate held although checked after every item; unknown when no outcome of the items left "
+             "could decide it:\n\n| cell | metric | verdict | decided at item | items run | test |\n"
+             "|---|---|---|---:|---:|---|\n" + adaptive;
+    }
+    if (!details.empty()) {
+      out += "\nVerdicts other than non-inferior (Δ oriented, + is better; bounds one-sided " +
+             std::to_string(confidence) + "% each):\n\n| cell | metric | n | Δ | bounds | margin | bound | verdict |\n"
+             "|---|---|---:|---:|---|---:|---|---|\n" + details;
+    }
+    out += "\nK versus V:\n\n";
+    for (const auto& s : mr.k_vs_v) out += "- " + s.sentence + "\n";
+  }
+  return out;
+}
+
+nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation& rec) {
+  using ojson = nlohmann::ordered_json;
+  ojson models = ojson::array();
+  for (const auto& mr : rec.models) {
+    ojson cells = ojson::array();
+    for (const auto& cv : mr.cells) {
+      ojson metrics = ojson::array();
+      for (const auto& v : cv.metrics) {
+        ojson m{{"probe", v.probe},
+                {"metric", v.metric},
+                {"kind", std::string(probe::to_string(v.kind))},
+                {"higher_is_better", v.higher_is_better},
+                {"margin", v.margin.value},
+                {"margin_basis", v.margin.basis},
+                {"bound", v.bound},
+                {"n", v.result.n},
+                {"delta", v.result.estimate},
+                {"lower", v.result.lower},
+                {"upper", v.result.upper},
+                {"verdict", std::string(stats::to_string(v.result.verdict))}};
+        m["items_needed"] = v.result.items_needed ? ojson(*v.result.items_needed) : ojson(nullptr);
+        if (v.adaptive) {
+          m["adaptive"] = {{"items_run", v.adaptive->items_run},
+                           {"items_planned", v.adaptive->items_planned},
+                           {"decided_at", v.adaptive->decided_at > 0 ? ojson(v.adaptive->decided_at) : ojson(nullptr)}};
+        }
+        metrics.push_back(std::move(m));
+      }
+      cells.push_back({{"id", data.cells()[cv.cell].id},
+                       {"type_k", data.cells()[cv.cell].type_k},
+                       {"type_v", data.cells()[cv.cell].type_v},
+                       {"kv_bytes_per_token", cv.kv_bytes_per_token},
+                       {"eligible", cv.eligible},
+                       {"score", cv.score},
+                       {"missing_probes", cv.missing_probes},
+                       {"metrics", std::move(metrics)}});
+    }
+    ojson frontier = ojson::array();
+    for (std::size_t f : mr.frontier) frontier.push_back(data.cells()[f].id);
+    ojson k_vs_v = ojson::array();
+    for (const auto& s : mr.k_vs_v) k_vs_v.push_back({{"probe", s.probe}, {"metric", s.metric}, {"sentence", s.sentence}});
+    const auto [model, variant] = data.group_parts(mr.model);
+    models.push_back({{"model", model},
+                      {"reference", mr.reference ? ojson(data.cells()[*mr.reference].id) : ojson(nullptr)},
+                      {"recommended", mr.recommended ? ojson(data.cells()[*mr.recommended].id) : ojson(nullptr)},
+                      {"frontier", std::move(frontier)},
+                      {"cells", std::move(cells)},
+                      {"k_vs_v", std::move(k_vs_v)}});
+    if (!variant.empty()) models.back()["variant"] = variant;
+  }
+  return ojson{{"schema_version", 1},
+               {"kind", "kvsweep-recommend"},
+               {"run", data.name()},
+               {"alpha", rec.alpha},
+               {"cost", cost_json(data, rec.costs)},
+               {"models", std::move(models)}};
+}
+
+}  // namespace kvsweep::report
