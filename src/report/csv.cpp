@@ -68,7 +68,10 @@ std::string write_long_csv(const RunData& data) {
     }
   }
   static const char* const kTimings[] = {"prompt_n", "cache_n", "prompt_ms", "predicted_n", "predicted_ms"};
-  std::string out = "run,model,type_k,type_v,cell,probe,kind,item,status,attempt,counts,wall_s";
+  // A run with variants has a variant column after the model; one without keeps its columns.
+  const bool variants = !data.variants().empty();
+  std::string out = std::string("run,model,") + (variants ? "variant," : "") +
+                    "type_k,type_v,cell,probe,kind,item,status,attempt,counts,wall_s";
   for (const char* t : kTimings) out += std::string(",") + t;
   out += ",prompt_tps,decode_tps,kv_bytes_per_token,time,error";
   for (const auto& m : metric_columns) out += "," + csv_field(m);
@@ -90,7 +93,7 @@ std::string write_long_csv(const RunData& data) {
     if (!r.is_object() || !r.contains("cell") || !r["cell"].is_object()) continue;
     const auto& c = r["cell"];
     const std::string model = json_text(c, "model"), k = json_text(c, "type_k"), v = json_text(c, "type_v");
-    const auto cell = data.find_cell(model, k, v);
+    const auto cell = data.find_cell(RunData::group_of(c), k, v);
     std::vector<std::string> fields = {
         run,
         csv_field(model),
@@ -105,6 +108,7 @@ std::string write_long_csv(const RunData& data) {
         data.counts(i) ? "1" : "0",
         json_text(r, "wall_s"),
     };
+    if (variants) fields.insert(fields.begin() + 2, csv_field(json_text(c, "variant")));
     const nlohmann::json timings = r.value("timings", nlohmann::json::object());
     for (const char* t : kTimings) fields.push_back(json_text(timings, t));
     fields.push_back(tps(timings, "prompt_n", "prompt_ms"));

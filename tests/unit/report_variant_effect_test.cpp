@@ -3,6 +3,7 @@
 // same K/V; summary.json and report.md carry the variant.
 #include <gtest/gtest.h>
 
+#include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/figures.hpp"
 #include "kvsweep/report/markdown.hpp"
 #include "kvsweep/report/run_data.hpp"
@@ -104,6 +105,10 @@ TEST(VariantReport, SummaryJsonAndMarkdownCarryTheVariant) {
   EXPECT_NE(md.find("### Variant effect"), std::string::npos);
   EXPECT_NE(md.find("| copy | q4_0 | f16 | primary_matched ↑ | rot-off vs rot-on |"), std::string::npos) << md;
   EXPECT_NE(md.find("primary_matched ↑ — copy/rot-off"), std::string::npos);
+  // long.csv: a variant column, and every record finds its cell.
+  const std::string csv = write_long_csv(data);
+  EXPECT_EQ(csv.substr(0, csv.find("type_k")), "run,model,variant,");
+  EXPECT_NE(csv.find("rotation,copy,rot-off,q4_0,f16,copy-rot-off-q4_0-f16,recall,"), std::string::npos) << csv;
 }
 
 }  // namespace
