@@ -54,6 +54,8 @@ void Runner::open_manifest() {
   m_manifest["config"] = config::to_json(m_config);
   // Like the slot environments: values of secret-looking names (…KEY…, …TOKEN…) never reach the run directory.
   m_manifest["config"]["server"]["env"] = config::env_for_record(m_config.server.env);
+  for (std::size_t i = 0; i < m_config.variants.size(); ++i)
+    m_manifest["config"]["variants"][i]["env"] = config::env_for_record(m_config.variants[i].env);
   m_manifest["config_file"] = std::filesystem::absolute(m_config.file).string();
   m_manifest["config_hash"] = config::config_hash(m_config);
   m_manifest["kvsweep"] = {{"version", core::version()}, {"git_sha", core::git_sha()}};

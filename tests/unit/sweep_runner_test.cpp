@@ -329,7 +329,7 @@ TEST_F(Runner, EachVariantsCellsStartWithItsSettingsAndRecordItsName) {
   config.server.args = {"-fa", "on"};
   config.server.env = {{"LLAMA_ATTN_ROT_DISABLE", "1"}};
   config.variants = {{"rot-on", {}, {{"LLAMA_ATTN_ROT_DISABLE", "0"}}, 0, ""},
-                     {"short", {"-fa", "off"}, {}, 3000, "/opt/b/llama-server"}};
+                     {"short", {"-fa", "off"}, {{"HF_TOKEN", "s3cret"}}, 3000, "/opt/b/llama-server"}};
   scripted->script = [&](const std::string&, int) -> core::Expected<probe::ItemResult> { return probe::ItemResult{}; };
   ASSERT_FALSE(run().interrupted);
 
@@ -361,6 +361,10 @@ TEST_F(Runner, EachVariantsCellsStartWithItsSettingsAndRecordItsName) {
   for (const auto& c : (*manifest)["cells"]) ids.insert(c["id"].get<std::string>() + ":" + c.value("variant", "?"));
   EXPECT_EQ(ids, (std::set<std::string>{"tiny-rot-on-f16-f16:rot-on", "tiny-rot-on-q4_0-f16:rot-on",
                                         "tiny-short-f16-f16:short", "tiny-short-q4_0-f16:short"}));
+  // A variant's secret-looking environment reaches its server, never the run directory.
+  EXPECT_EQ(shorter.env.back(), (std::pair<std::string, std::string>{"HF_TOKEN", "s3cret"}));
+  EXPECT_EQ((*manifest)["config"]["variants"][1]["env"]["HF_TOKEN"], "<redacted>");
+  EXPECT_EQ(manifest->dump().find("s3cret"), std::string::npos);
 
   // A variant's cells see its own reference cell's records (3 items), never the other variant's.
   EXPECT_EQ(scripted->seen.back(), "short/q4_0: 3 reference, 3 of its variant");
