@@ -1,0 +1,70 @@
+// Adaptive sweeps on the real llama-server and the copy model (rotation off): a q4_0 K cell that
+// loses every line is settled before its items run out, the items it did not run are recorded
+// skipped/settled (never ok), recommend says the verdict is adaptive, and a resume without
+// --adaptive completes the settled items without duplicating any.
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+namespace kt = kvsweep::testing;
+
+TEST(Adaptive, ABrokenCellSettlesEarlyAndResumeWithoutAdaptiveCompletesIt) {
+  kt::TempDir dir;
+  auto cfg = kt::base_config(kt::copy_model());
+  cfg["name"] = "adaptive";
+  cfg["models"] = {{{"name", "copy"}, {"path", kt::copy_model().string()}}};
+  cfg["server"]["ctx"] = 8192;
+  cfg["server"]["args"] = {"-fa", "on", "-t", "1"};
+  cfg["server"]["env"] = {{"LLAMA_ATTN_ROT_DISABLE", "1"}};
+  cfg["grid"] = {{"k", {"f16", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}, {"order", "as-listed"}};
+  cfg["probes"] = {{{"kind", "recall"},
+                    {"corpus",
+                     {{"random_bodies",
+                       {{"functions", 12}, {"value_len", 4}, {"seed", 42}, {"min_lines", 8}, {"max_lines", 8}}}}},
+                    {"k", 10},
+                    {"lines", 8},
+                    {"seed", 42},
+                    {"mode", "raw"},
+                    {"cue", "signature"},
+                    {"bonus_lines", 0},
+                    {"stop_extra_lines", 1}}};
+  const auto config = kt::write_config(dir, cfg);
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", config.string(), "-o", run.string(), "--adaptive"}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  std::map<std::string, int> ok, settled;  // by K type
+  for (const auto& rec : kt::read_records(run)) {
+    const std::string k = rec["cell"]["type_k"];
+    if (rec["status"] == "ok") ++ok[k];
+    if (rec["status"] == "skipped") {
+      EXPECT_EQ(rec["reason"], "settled") << rec.dump().substr(0, 300);
+      ++settled[k];
+    }
+  }
+  EXPECT_EQ(ok["f16"], 10) << "the reference runs every item";
+  EXPECT_EQ(settled["f16"], 0);
+  EXPECT_GE(ok["q4_0"], 5) << "at least min_items";
+  EXPECT_LT(ok["q4_0"], 10) << "unrotated q4_0 K loses every line: settled before the items run out\n" << r.output;
+  EXPECT_EQ(ok["q4_0"] + settled["q4_0"], 10);
+
+  auto rec = kt::run_kvsweep({"recommend", run.string()});
+  ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  EXPECT_NE(rec.output.find("Adaptive verdicts"), std::string::npos) << rec.output;
+
+  // Without --adaptive, a resume runs exactly the settled items.
+  auto done = kt::run_kvsweep({"run", "--resume", run.string(), "--no-adaptive"}, 600);
+  ASSERT_EQ(done.exit_code, 0) << done.output;
+  std::map<std::string, int> after;
+  std::set<std::string> triples;
+  for (const auto& x : kt::read_records(run)) {
+    if (x["status"] != "ok") continue;
+    ++after[x["cell"]["type_k"].get<std::string>()];
+    EXPECT_TRUE(triples.insert(x["cell"].dump() + x["item"].get<std::string>()).second) << "duplicate ok record";
+  }
+  EXPECT_EQ(after["f16"], 10);
+  EXPECT_EQ(after["q4_0"], 10);
+}
