@@ -13,24 +13,9 @@ namespace kt = kvsweep::testing;
 
 TEST(Adaptive, ABrokenCellSettlesEarlyAndResumeWithoutAdaptiveCompletesIt) {
   kt::TempDir dir;
-  auto cfg = kt::base_config(kt::copy_model());
+  auto cfg = kt::copy_recall_config({"f16", "q4_0"}, 12, 10, 8);
   cfg["name"] = "adaptive";
-  cfg["models"] = {{{"name", "copy"}, {"path", kt::copy_model().string()}}};
-  cfg["server"]["ctx"] = 8192;
-  cfg["server"]["args"] = {"-fa", "on", "-t", "1"};
   cfg["server"]["env"] = {{"LLAMA_ATTN_ROT_DISABLE", "1"}};
-  cfg["grid"] = {{"k", {"f16", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}, {"order", "as-listed"}};
-  cfg["probes"] = {{{"kind", "recall"},
-                    {"corpus",
-                     {{"random_bodies",
-                       {{"functions", 12}, {"value_len", 4}, {"seed", 42}, {"min_lines", 8}, {"max_lines", 8}}}}},
-                    {"k", 10},
-                    {"lines", 8},
-                    {"seed", 42},
-                    {"mode", "raw"},
-                    {"cue", "signature"},
-                    {"bonus_lines", 0},
-                    {"stop_extra_lines", 1}}};
   const auto config = kt::write_config(dir, cfg);
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", config.string(), "-o", run.string(), "--adaptive"}, 600);

@@ -14,23 +14,8 @@ namespace {
 /// Cued recall of 8 functions of 20 lines over a K axis with V = f16, rotation off: the setting
 /// in which key outliers make low-bit K caches lose lines (the demo's recall grid).
 nlohmann::json copy_config(const std::vector<std::string>& k_types) {
-  auto cfg = kt::base_config(kt::copy_model());
-  cfg["name"] = "copy";
-  cfg["models"] = {{{"name", "copy"}, {"path", kt::copy_model().string()}}};
-  cfg["server"]["ctx"] = 6144;
-  cfg["server"]["args"] = {"-fa", "on", "-t", "1"};
+  auto cfg = kt::copy_recall_config(k_types, 8, 8, 20);
   cfg["server"]["env"] = {{"LLAMA_ATTN_ROT_DISABLE", "1"}};
-  cfg["grid"] = {{"k", k_types}, {"v", {"f16"}}, {"reference", "f16/f16"}, {"order", "as-listed"}};
-  cfg["probes"] = {{{"kind", "recall"},
-                    {"corpus",
-                     {{"random_bodies",
-                       {{"functions", 8}, {"value_len", 4}, {"seed", 42}, {"min_lines", 20}, {"max_lines", 20}}}}},
-                    {"k", 8},
-                    {"seed", 42},
-                    {"mode", "raw"},
-                    {"cue", "signature"},
-                    {"bonus_lines", 0},
-                    {"stop_extra_lines", 1}}};
   return cfg;
 }
 

@@ -164,6 +164,26 @@ nlohmann::json base_config(const std::filesystem::path& model) {
   };
 }
 
+nlohmann::json copy_recall_config(const std::vector<std::string>& k_types, int functions, int items, int lines) {
+  auto cfg = base_config(copy_model());
+  cfg["name"] = "copy";
+  cfg["models"] = {{{"name", "copy"}, {"path", copy_model().string()}}};
+  cfg["server"]["ctx"] = 6144;
+  cfg["grid"] = {{"k", k_types}, {"v", {"f16"}}, {"reference", "f16/f16"}, {"order", "as-listed"}};
+  const nlohmann::json bodies = {{"functions", functions}, {"value_len", 4},       {"seed", 42},
+                                 {"min_lines", lines},     {"max_lines", lines}};
+  cfg["probes"] = {{{"kind", "recall"},
+                    {"corpus", {{"random_bodies", bodies}}},
+                    {"k", items},
+                    {"lines", lines},
+                    {"seed", 42},
+                    {"mode", "raw"},
+                    {"cue", "signature"},
+                    {"bonus_lines", 0},
+                    {"stop_extra_lines", 1}}};
+  return cfg;
+}
+
 std::filesystem::path write_config(const TempDir& dir, const nlohmann::json& config, const std::string& name) {
   auto p = dir / name;
   std::ofstream(p) << config.dump(2);

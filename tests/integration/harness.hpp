@@ -62,6 +62,10 @@ class Background {
 /// A config document for the tiny model (callers adjust it), written by write_config.
 nlohmann::json base_config(const std::filesystem::path& model);
 std::filesystem::path write_config(const TempDir& dir, const nlohmann::json& config, const std::string& name = "sweep.json");
+/// Cued recall (raw mode, signature cue, stops one line after the body) on the copy model: K
+/// `k_types` over V f16, `items` targets sampled from `functions` random-body functions of `lines`
+/// body lines each, ctx 6144, -t 1. Callers add the environment or variants (rotation).
+nlohmann::json copy_recall_config(const std::vector<std::string>& k_types, int functions, int items, int lines);
 
 /// Every line of records.jsonl parsed (the file must be fully valid).
 std::vector<nlohmann::json> read_records(const std::filesystem::path& run_dir);

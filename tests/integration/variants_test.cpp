@@ -15,24 +15,10 @@ namespace kt = kvsweep::testing;
 namespace {
 
 nlohmann::json rotation_config() {
-  auto cfg = kt::base_config(kt::copy_model());
+  auto cfg = kt::copy_recall_config({"f16", "q4_0"}, 8, 3, 20);
   cfg["name"] = "rotation";
-  cfg["models"] = {{{"name", "copy"}, {"path", kt::copy_model().string()}}};
-  cfg["server"]["ctx"] = 6144;
-  cfg["server"]["args"] = {"-fa", "on", "-t", "1"};
   cfg["variants"] = {{{"name", "rot-on"}, {"env", {{"LLAMA_ATTN_ROT_DISABLE", "0"}}}},
                      {{"name", "rot-off"}, {"env", {{"LLAMA_ATTN_ROT_DISABLE", "1"}}}}};
-  cfg["grid"] = {{"k", {"f16", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}, {"order", "as-listed"}};
-  cfg["probes"] = {{{"kind", "recall"},
-                    {"corpus",
-                     {{"random_bodies",
-                       {{"functions", 8}, {"value_len", 4}, {"seed", 42}, {"min_lines", 20}, {"max_lines", 20}}}}},
-                    {"k", 3},
-                    {"seed", 42},
-                    {"mode", "raw"},
-                    {"cue", "signature"},
-                    {"bonus_lines", 0},
-                    {"stop_extra_lines", 1}}};
   return cfg;
 }
 
