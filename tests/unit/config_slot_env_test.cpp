@@ -4,11 +4,14 @@
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/config/slot_env.hpp"
 #include "kvsweep/core/error.hpp"
+#include "config_error.hpp"
 
 namespace config = kvsweep::config;
 using json = nlohmann::json;
 
 namespace {
+
+using kvsweep::testing::config_error;
 
 std::string parse_error(const std::string& text) {
   auto e = config::parse_slot_env(text);
@@ -20,15 +23,6 @@ json config_with(const json& sweep) {
           {"grid", {{"k", {"f16", "q8_0"}}, {"v", "same-as-k"}}},
           {"probes", {{{"kind", "complete"}}}},
           {"sweep", sweep}};
-}
-
-std::string config_error(const json& doc) {
-  try {
-    config::from_json(doc, "sweep.json");
-  } catch (const kvsweep::core::FatalError& e) {
-    return e.message;
-  }
-  return "";
 }
 
 }  // namespace

@@ -7,12 +7,15 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
+#include "config_error.hpp"
 
 namespace config = kvsweep::config;
 namespace sweep = kvsweep::sweep;
 using json = nlohmann::json;
 
 namespace {
+
+using kvsweep::testing::config_error;
 
 json doc_with(const json& variants) {
   json d = {{"models", {{{"name", "copy"}, {"path", "/models/copy.gguf"}}}},
@@ -25,15 +28,6 @@ json doc_with(const json& variants) {
 json rotation() {
   return json::array({{{"name", "rot-on"}, {"env", {{"LLAMA_ATTN_ROT_DISABLE", "0"}}}},
                       {{"name", "rot-off"}, {"env", {{"LLAMA_ATTN_ROT_DISABLE", "1"}}}}});
-}
-
-std::string config_error(const json& doc) {
-  try {
-    config::from_json(doc, "sweep.json");
-  } catch (const kvsweep::core::FatalError& e) {
-    return e.message;
-  }
-  return "";
 }
 
 std::vector<std::string> labels(const std::vector<sweep::Cell>& cells) {

@@ -13,6 +13,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/ollama.hpp"
+#include "config_error.hpp"
 
 namespace {
 
@@ -245,14 +246,7 @@ json ollama_config(const json& grid, json server = {{"backend", "ollama"}}) {
           {"probes", {{{"kind", "complete"}}}}};
 }
 
-std::string config_error(const json& doc) {
-  try {
-    config::from_json(doc, "ollama.json");
-  } catch (const FatalError& e) {
-    return e.message;
-  }
-  return "";
-}
+std::string config_error(const json& doc) { return kvsweep::testing::config_error(doc, "ollama.json"); }
 
 TEST(OllamaConfig, RejectsCellsWithKDifferentFromVAndSaysWhy) {
   std::string msg = config_error(ollama_config({{"k", {"f16", "q8_0"}}, {"v", "same-as-k"}}));
