@@ -17,8 +17,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string type_pair(const CellDef& c) { return c.type_k + "/" + c.type_v; }
-
 using probe::orient;
 
 Margin margin_for(const ProbeDef& probe, const probe::MetricSpec& metric, const Values& reference,
@@ -107,7 +105,7 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
   const ReferenceTest test = paired_test(x, y, metric->kind, options.summary);
   const std::string evidence = t + " K with " + r.type_v + " V moves it by " + signed_fixed(dk, 3) + ", " + t +
                                " V with " + r.type_k + " K by " + signed_fixed(dv, 3) +
-                               " (oriented, + is better, against " + type_pair(r) + "); " + t + "/" + r.type_v +
+                               " (oriented, + is better, against " + r.types() + "); " + t + "/" + r.type_v +
                                " against " + r.type_k + "/" + t + " on " + std::to_string(test.n_pairs) +
                                " paired items: " + test.test + " p = " + format_p(test.p);
   if (test.p < options.alpha && dk != dv) {

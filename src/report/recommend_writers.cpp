@@ -12,8 +12,6 @@ namespace kvsweep::report {
 
 namespace {
 
-std::string type_pair(const CellDef& c) { return c.type_k + "/" + c.type_v; }
-
 std::string verdict_word(const stats::NonInferiority& r) {
   std::string w(stats::to_string(r.verdict));
   if (r.verdict == stats::Verdict::unknown) {
@@ -53,7 +51,7 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
       const CellCost* cost = rec.costs.find(*mr.recommended);
       const auto* cv = &*std::find_if(mr.cells.begin(), mr.cells.end(),
                                       [&](const CellVerdict& v) { return v.cell == *mr.recommended; });
-      out += "**Recommended: -ctk " + c.type_k + " -ctv " + c.type_v + "** — non-inferior to " + type_pair(ref) +
+      out += "**Recommended: -ctk " + c.type_k + " -ctv " + c.type_v + "** — non-inferior to " + ref.types() +
              " on all " + std::to_string(cv->metrics.size()) + " gated metrics. ";
       if (cost) {
         out += "KV " + kib(cost->kv_bytes_per_token) + " B/token (K " + kib(cost->k_bytes_per_token) + ", V " +
@@ -79,14 +77,14 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
       return std::find(mr.frontier.begin(), mr.frontier.end(), cell) != mr.frontier.end() ? "yes" : "";
     };
     if (ref_cost) {
-      out += "| " + type_pair(ref) + " (ref) | " + kib(ref_cost->kv_bytes_per_token) + " | " +
+      out += "| " + ref.types() + " (ref) | " + kib(ref_cost->kv_bytes_per_token) + " | " +
              fixed(ref_cost->kv_mib_at_context, 1) + " | — | — | — | | 0 | " + on_frontier(*mr.reference) + " |\n";
     }
     for (const auto& cv : mr.cells) {
       const CellCost* cost = rec.costs.find(cv.cell);
       std::string missing;
       for (const auto& p : cv.missing_probes) missing += (missing.empty() ? "" : ", ") + p;
-      out += "| " + type_pair(data.cells()[cv.cell]) + (mr.recommended == cv.cell ? " **(recommended)**" : "") +
+      out += "| " + data.cells()[cv.cell].types() + (mr.recommended == cv.cell ? " **(recommended)**" : "") +
              " | " + kib(cv.kv_bytes_per_token) + " | " + (cost ? fixed(cost->kv_mib_at_context, 1) : "—") + " | " +
              std::to_string(cv.non_inferior) + " | " + std::to_string(cv.inferior) + " | " +
              std::to_string(cv.unknown) + " | " + md_cell(missing) + " | " + fixed(cv.score, 2) + " | " +
@@ -97,7 +95,7 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
     for (const auto& cv : mr.cells) {
       for (const auto& v : cv.metrics) {
         if (v.result.verdict == stats::Verdict::non_inferior) continue;
-        details += "| " + type_pair(data.cells()[cv.cell]) + " | " + md_cell(v.probe + "." + v.metric) + " | " +
+        details += "| " + data.cells()[cv.cell].types() + " | " + md_cell(v.probe + "." + v.metric) + " | " +
                    std::to_string(v.result.n) + " | " + signed_fixed(v.result.estimate, 3) + " | [" +
                    fixed(v.result.lower, 3) + ", " + fixed(v.result.upper, 3) + "] | " + shortest(v.margin.value) +
                    " | " + v.bound + " | " +
@@ -112,7 +110,7 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
     for (const auto& cv : mr.cells) {
       for (const auto& v : cv.metrics) {
         if (!v.adaptive) continue;
-        adaptive += "| " + type_pair(data.cells()[cv.cell]) + " | " + md_cell(v.probe + "." + v.metric) + " | " +
+        adaptive += "| " + data.cells()[cv.cell].types() + " | " + md_cell(v.probe + "." + v.metric) + " | " +
                     std::string(stats::to_string(v.result.verdict)) + " | " +
                     (v.adaptive->decided_at > 0 ? std::to_string(v.adaptive->decided_at) : "—") + " | " +
                     std::to_string(v.adaptive->items_run) + " of " + std::to_string(v.adaptive->items_planned) +

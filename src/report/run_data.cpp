@@ -334,10 +334,7 @@ std::vector<std::size_t> RunData::grid_order() const {
 }
 
 std::string RunData::group_of(const nlohmann::json& cell) {
-  CellDef c;
-  c.model = string_field(cell, "model");
-  c.variant = string_field(cell, "variant");
-  return c.group();
+  return group_label(string_field(cell, "model"), string_field(cell, "variant"));
 }
 
 std::pair<std::string, std::string> RunData::group_parts(const std::string& group) const {

@@ -38,6 +38,11 @@ struct ProbeDef {
   double calibration_hi = 1;
 };
 
+/// The label of the cells that share a reference: "model", or "model/variant" in a run with variants.
+inline std::string group_label(const std::string& model, const std::string& variant) {
+  return variant.empty() ? model : model + "/" + variant;
+}
+
 struct CellDef {
   std::string id;
   std::string model;
@@ -53,7 +58,9 @@ struct CellDef {
 
   /// The cells that share a reference cell and form one grid in the report: "model", or
   /// "model/variant" in a run with variants.
-  std::string group() const { return variant.empty() ? model : model + "/" + variant; }
+  std::string group() const { return group_label(model, variant); }
+  /// "K/V", e.g. "q8_0/f16".
+  std::string types() const { return type_k + "/" + type_v; }
 };
 
 /// The record that counts for one item of one cell and probe.
