@@ -110,6 +110,7 @@ void apply_adaptive_flags(const RunOpts& o, const std::optional<nlohmann::json>&
   if (!was.is_object()) return;
   cfg.sweep.adaptive.min_items = was.value("min_items", cfg.sweep.adaptive.min_items);
   cfg.sweep.adaptive.alpha = was.value("alpha", cfg.sweep.adaptive.alpha);
+  cfg.sweep.adaptive.futility = was.value("futility", cfg.sweep.adaptive.futility);
   cfg.sweep.adaptive.seed = was.value("seed", cfg.sweep.adaptive.seed);
 }
 
@@ -223,8 +224,8 @@ int run_command(const RunOpts& o) {
     if (cfg.sweep.adaptive.enabled) {
       const auto& a = cfg.sweep.adaptive;
       std::printf("adaptive: at most that many; each cell but the reference stops once its verdicts are settled "
-                  "(from %d items, alpha %g, item order seed %llu)\n",
-                  a.min_items, a.alpha, static_cast<unsigned long long>(a.seed));
+                  "(from %d items, alpha %g, futility %g, item order seed %llu)\n",
+                  a.min_items, a.alpha, a.futility, static_cast<unsigned long long>(a.seed));
     }
     if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
       std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
@@ -371,8 +372,11 @@ void register_run(CLI::App& app, Commands& commands) {
   sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");
   sub->add_flag("--adaptive", o->adaptive,
                 "Stop each cell once every quality metric's verdict against the reference is settled (an anytime-valid "
-                "sequential test after each item, in a seeded item order, from sweep.adaptive.min_items on); the items "
-                "not run are recorded skipped/settled. The reference cell runs every item. Default: sweep.adaptive");
+                "sequential test after each item, in a seeded item order, from sweep.adaptive.min_items on; for pass/fail "
+                "metrics also the full run's own verdict once no outcome of the items left can change it, and "
+                "'unknown' once the full run would decide with predictive probability below sweep.adaptive.futility); "
+                "the items not run are recorded skipped/settled. The reference cell runs every item. Default: "
+                "sweep.adaptive");
   sub->add_flag("--no-adaptive", o->no_adaptive,
                 "Run every item even if sweep.adaptive is on; with --resume, runs the items an adaptive run settled");
   sub->add_option("--parallel-cells", o->parallel_cells,

@@ -50,12 +50,13 @@ std::vector<std::string> type_list(const nlohmann::json& grid, const std::string
 
 /// sweep.adaptive: an object; present means on unless "enabled": false.
 AdaptiveConfig parse_adaptive(const nlohmann::json& j, const Site& site) {
-  check_keys(j, {"enabled", "min_items", "alpha", "seed"}, site);
+  check_keys(j, {"enabled", "min_items", "alpha", "futility", "seed"}, site);
   AdaptiveConfig a;
   a.enabled = get_bool(j, "enabled", true, site);
   a.min_items = static_cast<int>(get_int_in(j, "min_items", a.min_items, 2, 1'000'000, site));
   a.alpha = get_number(j, "alpha", a.alpha, site);
   if (!(a.alpha > 0.0 && a.alpha <= 0.5)) site.child("alpha").fail("must be in (0, 0.5], got " + std::to_string(a.alpha));
+  a.futility = get_number_in(j, "futility", a.futility, 0.0, 1.0, site);
   const long long seed = get_int(j, "seed", 1, site);
   if (seed < 0) site.child("seed").fail("must be >= 0");
   a.seed = static_cast<std::uint64_t>(seed);
@@ -325,7 +326,7 @@ nlohmann::json to_json(const Config& c) {
   }
   if (c.sweep.adaptive.enabled) {
     const AdaptiveConfig& a = c.sweep.adaptive;
-    j["sweep"]["adaptive"] = {{"min_items", a.min_items}, {"alpha", a.alpha}, {"seed", a.seed}};
+    j["sweep"]["adaptive"] = {{"min_items", a.min_items}, {"alpha", a.alpha}, {"futility", a.futility}, {"seed", a.seed}};
   }
   if (c.embedder) {
     j["embedder"] = {{"backend", c.embedder->backend}, {"model", c.embedder->model}, {"pooling", c.embedder->pooling},

@@ -23,12 +23,12 @@ Margin default_margin(const MetricSpec& metric, const std::optional<Probe::Calib
     case MetricKind::count: {
       if (calibration && calibration->metric == metric.name && calibration->hi > calibration->lo) {
         const double range = calibration->hi - calibration->lo;
-        return {0.05 * range, "default: 5% of its range " + shortest(calibration->lo) + "–" +
+        return {range / 20.0, "default: 5% of its range " + shortest(calibration->lo) + "–" +
                                   shortest(calibration->hi) + " (count)"};
       }
       double top = 1.0;
       for (double v : reference) top = std::max(top, std::abs(v));
-      return {0.05 * top, "default: 5% of the reference's largest value " + shortest(top) + " (count)"};
+      return {top / 20.0, "default: 5% of the reference's largest value " + shortest(top) + " (count)"};
     }
     case MetricKind::continuous: break;
   }

@@ -129,8 +129,9 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
 /// How an adaptive sweep ran one cell's probe: none settled means it ran like a fixed design.
 struct AdaptiveRun {
   std::size_t settled = 0, ok = 0, planned = 0;
-  std::size_t min_items = 5;
+  sweep::AdaptiveRule rule;  // min_items and futility from the settled records; alpha is the report's
   std::vector<const ItemResult*> ok_in_run_order;
+  std::vector<std::string> not_ok;  // planned items without an ok record (settled or failed)
 };
 
 AdaptiveRun adaptive_run(const RunData& data, std::size_t cell, const std::string& probe) {
@@ -138,10 +139,12 @@ AdaptiveRun adaptive_run(const RunData& data, std::size_t cell, const std::strin
   for (const auto& item : data.items(cell, probe)) {
     ++a.planned;
     if (item.ok) a.ok_in_run_order.push_back(&item);
+    else a.not_ok.push_back(item.item);
     if (!item.settled) continue;
     ++a.settled;
-    const auto& rec = data.records()[item.record];
-    a.min_items = rec.value("adaptive", nlohmann::json::object()).value("min_items", a.min_items);
+    const nlohmann::json adaptive = data.records()[item.record].value("adaptive", nlohmann::json::object());
+    a.rule.min_items = adaptive.value("min_items", a.rule.min_items);
+    a.rule.futility = adaptive.value("futility", a.rule.futility);
   }
   a.ok = a.ok_in_run_order.size();
   std::sort(a.ok_in_run_order.begin(), a.ok_in_run_order.end(),
@@ -159,29 +162,39 @@ MetricVerdict verdict_head(const probe::MetricSpec& metric, const Margin& margin
   return v;
 }
 
-/// The sequential verdict of an adaptive cell: its paired differences in the order the items ran,
-/// through the same first decision the runner stopped on (valid at whatever item it stopped).
+/// The verdict an adaptive cell stopped on: its pairs in the order the items ran, through the same
+/// settle_metric the runner stopped on (the planned items it did not answer are the open ones).
 MetricVerdict adaptive_verdict(const probe::MetricSpec& metric, const AdaptiveRun& run, const Values& reference,
                                const Margin& margin, double alpha) {
   MetricVerdict v = verdict_head(metric, margin);
-  const stats::SequentialSpec spec = sweep::sequential_spec(metric, alpha);
-  v.bound = spec.bounded ? "anytime-valid betting (Waudby-Smith & Ramdas 2023)"
-                         : "anytime-valid normal mixture (Lai 1976)";
   std::map<std::string, double> ref;
   for (std::size_t i = 0; i < reference.items.size(); ++i) ref[reference.items[i]] = orient(reference.values[i], metric);
-  std::vector<double> d;
+  std::vector<double> cell, paired_reference, open;
   for (const ItemResult* item : run.ok_in_run_order) {
     const auto r = ref.find(item->item);
     const auto x = item->metrics.find(metric.name);
     if (r == ref.end() || x == item->metrics.end() || !std::isfinite(x->second)) continue;
-    d.push_back(orient(x->second, metric) - r->second);
+    cell.push_back(orient(x->second, metric));
+    paired_reference.push_back(r->second);
   }
-  const stats::SequentialDecision decision = stats::first_decision(d, margin.value, spec, run.min_items);
-  v.result = decision.result;
-  v.adaptive = MetricVerdict::Adaptive{run.ok, run.planned, decision.decided_at};
+  for (const auto& item : run.not_ok)
+    if (const auto r = ref.find(item); r != ref.end()) open.push_back(r->second);
+  sweep::AdaptiveRule rule = run.rule;
+  rule.alpha = alpha;
+  const sweep::MetricState state = sweep::settle_metric(metric, margin.value, cell, paired_reference, open, rule);
+  v.result = state.result;
+  if (state.by == "curtailment") {
+    v.bound = "Newcombe hybrid score (paired), curtailed: every outcome of the " +
+              std::to_string(open.size() + cell.size() - state.decided_at) + " items left gives it";
+  } else if (state.by == "futility") {
+    v.bound = "futility: the full run decides with predictive probability " + fixed(state.p_decided, 3);
+  } else {
+    v.bound = metric.is_binary() ? "anytime-valid betting (Waudby-Smith & Ramdas 2023)"
+                                 : "anytime-valid normal mixture (Lai 1976)";
+  }
+  v.adaptive = MetricVerdict::Adaptive{run.ok, run.planned, state.decided_at, state.by, state.p_decided};
   return v;
 }
-
 
 }  // namespace
 

@@ -119,9 +119,10 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
     }
     if (!adaptive.empty()) {
       out += "\nAdaptive verdicts (the cell stopped once its verdicts were settled; the rest of its items are "
-             "recorded skipped/settled, `kvsweep run --resume --no-adaptive` runs them). An anytime-valid test, "
-             "its error rate held although checked after every item; unknown when no outcome of the items left "
-             "could decide it:\n\n| cell | metric | verdict | decided at item | items run | test |\n"
+             "recorded skipped/settled, `kvsweep run --resume --no-adaptive` runs them). Each verdict comes from an "
+             "anytime-valid test, its error rate held although checked after every item, or, for a pass/fail metric, "
+             "from the full run's own test once no outcome of the items left could change it (curtailment); "
+             "unknown when the full run would decide with too small a predictive probability (futility):\n\n| cell | metric | verdict | decided at item | items run | test |\n"
              "|---|---|---|---:|---:|---|\n" + adaptive;
     }
     if (!details.empty()) {
@@ -159,7 +160,9 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
         if (v.adaptive) {
           m["adaptive"] = {{"items_run", v.adaptive->items_run},
                            {"items_planned", v.adaptive->items_planned},
-                           {"decided_at", v.adaptive->decided_at > 0 ? ojson(v.adaptive->decided_at) : ojson(nullptr)}};
+                           {"decided_at", v.adaptive->decided_at > 0 ? ojson(v.adaptive->decided_at) : ojson(nullptr)},
+                           {"by", v.adaptive->by.empty() ? ojson(nullptr) : ojson(v.adaptive->by)},
+                           {"p_decided", v.adaptive->p_decided >= 0.0 ? ojson(v.adaptive->p_decided) : ojson(nullptr)}};
         }
         metrics.push_back(std::move(m));
       }

@@ -25,12 +25,6 @@ double bisect_upper_quantile(double p, const std::function<double(double)>& two_
   return 0.5 * (lo + hi);
 }
 
-Verdict verdict_of(double lower, double upper, double margin) {
-  if (lower > -margin) return Verdict::non_inferior;
-  if (upper < -margin) return Verdict::inferior;
-  return Verdict::unknown;
-}
-
 /// The smallest n' in (n, kMaxItems] for which `cleared(n')` holds, given that it is monotone in n'.
 std::optional<std::size_t> smallest_clearing(std::size_t n, const std::function<bool(std::size_t)>& cleared) {
   std::size_t lo = std::max<std::size_t>(n, 1), hi = lo;
@@ -99,6 +93,12 @@ NonInferiority noninferiority_mean(std::span<const double> differences, double m
     if (gap > 0.0) r.items_needed = smallest_clearing(r.n, [&](std::size_t n) { return half_width(n) < gap; });
   }
   return r;
+}
+
+Verdict verdict_of(double lower, double upper, double margin) {
+  if (lower > -margin) return Verdict::non_inferior;
+  if (upper < -margin) return Verdict::inferior;
+  return Verdict::unknown;
 }
 
 ConfidenceInterval newcombe_paired_interval(const PairedTable& t, double z) {

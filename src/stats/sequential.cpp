@@ -12,19 +12,25 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kBetCap = 0.75;  // c: every wealth factor stays >= 1 - c (Waudby-Smith & Ramdas use 1/2 or 3/4)
 
-struct WealthPath {
-  double final = 0.0;
-  double max = 0.0;
-};
+/// The boundary in [lo, hi] between the μ0 that `rejected` refutes and those it does not, by bisection
+/// (rejection taken as monotone in μ0; `rejected_at_lo` says which side lo is on).
+double bisect_boundary(double lo, double hi, bool rejected_at_lo, const auto& rejected) {
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (rejected(mid) == rejected_at_lo ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
 
-/// log K_n of the bet against H0: E[d] <= mu0 for d in [lo, hi] (see the header for the steps), and the
-/// largest log K reached on the way.
-WealthPath log_wealth_above(std::span<const double> d, double lo, double hi, double mu0) {
-  WealthPath w;
+}  // namespace
+
+/// log K_n of the bet against H0: E[d] <= mu0 for d in [lo, hi] (see the header for the steps).
+double betting_log_wealth_above(std::span<const double> d, double lo, double hi, double mu0) {
+  double w = 0.0;
   if (!(mu0 > lo)) {
     // H0 "E[d] <= lo" allows only d = lo: any larger difference refutes it outright.
     const bool refuted = std::any_of(d.begin(), d.end(), [&](double x) { return x > lo; });
-    if (refuted) w.final = w.max = kInf;
+    if (refuted) w = kInf;
     return w;
   }
   const double lambda_max = kBetCap / (mu0 - lo);
@@ -38,8 +44,7 @@ WealthPath log_wealth_above(std::span<const double> d, double lo, double hi, dou
       const double var = (prior_var + sum_sq_dev) / static_cast<double>(i + 1);
       lambda = std::clamp(mean / (var + mean * mean), 0.0, lambda_max);
     }
-    w.final += std::log1p(lambda * y);
-    w.max = std::max(w.max, w.final);
+    w += std::log1p(lambda * y);
     // Welford's update of the running mean and sum of squared deviations.
     sum += y;
     const double previous_mean = mean;
@@ -49,29 +54,11 @@ WealthPath log_wealth_above(std::span<const double> d, double lo, double hi, dou
   return w;
 }
 
-WealthPath log_wealth_below(std::span<const double> d, double lo, double hi, double mu0) {
+double betting_log_wealth_below(std::span<const double> d, double lo, double hi, double mu0) {
   std::vector<double> negated(d.size());
   std::transform(d.begin(), d.end(), negated.begin(), [](double x) { return -x; });
-  return log_wealth_above(negated, -hi, -lo, -mu0);
+  return betting_log_wealth_above(negated, -hi, -lo, -mu0);
 }
-
-Verdict verdict_of(double lower, double upper, double margin) {
-  if (lower > -margin) return Verdict::non_inferior;
-  if (upper < -margin) return Verdict::inferior;
-  return Verdict::unknown;
-}
-
-/// The boundary in [lo, hi] between the μ0 that `rejected` refutes and those it does not, by bisection
-/// (rejection taken as monotone in μ0; `rejected_at_lo` says which side lo is on).
-double bisect_boundary(double lo, double hi, bool rejected_at_lo, const auto& rejected) {
-  for (int i = 0; i < 60; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (rejected(mid) == rejected_at_lo ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
-}  // namespace
 
 ConfidenceInterval normal_mixture_confidence_sequence(std::span<const double> d, double alpha, double g) {
   const std::size_t n = d.size();
@@ -94,14 +81,6 @@ ConfidenceInterval normal_mixture_confidence_sequence(std::span<const double> d,
   // Step 3: t² < x* ⇔ (m − μ0)² < x* S / (ν n).
   const double half = std::sqrt(x_star * s / (nu * nd));
   return {m - half, m + half};
-}
-
-double betting_log_wealth_above(std::span<const double> d, double lo, double hi, double mu0) {
-  return log_wealth_above(d, lo, hi, mu0).final;
-}
-
-double betting_log_wealth_below(std::span<const double> d, double lo, double hi, double mu0) {
-  return log_wealth_below(d, lo, hi, mu0).final;
 }
 
 namespace {
@@ -154,17 +133,6 @@ SequentialDecision first_decision(std::span<const double> d, double margin, cons
   }
   out.result = sequential_noninferiority(d, margin, spec);
   return out;
-}
-
-bool bounded_can_still_decide(std::span<const double> d, std::span<const double> best, std::span<const double> worst,
-                              double margin, const SequentialSpec& spec) {
-  const double threshold = -std::log(spec.alpha);
-  std::vector<double> path(d.begin(), d.end());
-  path.insert(path.end(), best.begin(), best.end());
-  if (log_wealth_above(path, spec.lo, spec.hi, -margin).max >= threshold) return true;
-  path.assign(d.begin(), d.end());
-  path.insert(path.end(), worst.begin(), worst.end());
-  return log_wealth_below(path, spec.lo, spec.hi, -margin).max >= threshold;
 }
 
 }  // namespace kvsweep::stats

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "kvsweep/stats/curtailment.hpp"
 #include "kvsweep/stats/splitmix64.hpp"
 
 namespace kvsweep::sweep {
@@ -34,9 +35,81 @@ stats::SequentialSpec sequential_spec(const probe::MetricSpec& metric, double al
   return spec;
 }
 
+AdaptiveRule adaptive_rule(const config::AdaptiveConfig& config) {
+  return {config.alpha, static_cast<std::size_t>(config.min_items), config.futility};
+}
+
+namespace {
+
+/// The paired table of the first n items (oriented values: ≥ 0.5 is a pass).
+stats::PairedTable table_of(std::span<const double> cell, std::span<const double> reference) {
+  stats::PairedTable t;
+  for (std::size_t i = 0; i < cell.size() && i < reference.size(); ++i) {
+    const bool c = cell[i] >= 0.5, r = reference[i] >= 0.5;
+    (c ? (r ? t.both : t.only_cell) : (r ? t.only_reference : t.neither)) += 1.0;
+  }
+  return t;
+}
+
+/// The items left after the first n: the rest of the cell's run and the ones it has not answered.
+stats::OpenItems open_after(std::size_t n, std::span<const double> reference, std::span<const double> open_reference) {
+  stats::OpenItems open;
+  const auto count = [&](double r) { ++(r >= 0.5 ? open.reference_passed : open.reference_failed); };
+  for (std::size_t i = n; i < reference.size(); ++i) count(reference[i]);
+  for (double r : open_reference) count(r);
+  return open;
+}
+
+}  // namespace
+
+MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::span<const double> cell,
+                          std::span<const double> reference, std::span<const double> open_reference,
+                          const AdaptiveRule& rule) {
+  const std::size_t n = std::min(cell.size(), reference.size());
+  std::vector<double> d(n);
+  for (std::size_t i = 0; i < n; ++i) d[i] = cell[i] - reference[i];
+  const stats::SequentialSpec spec = sequential_spec(metric, rule.alpha);
+  const std::size_t from = std::max<std::size_t>(rule.min_items, 1);
+  MetricState state;
+  // Step 1 at every n (the cheap verdict alone; bounds only where it decides).
+  const stats::SequentialDecision sequential = stats::first_decision(d, margin, spec, from);
+  const std::size_t sequential_at = sequential.decided_at > 0 ? sequential.decided_at : n + 1;
+  if (metric.is_binary()) {
+    // Step 2 before the sequential decision (at the same n the sequential test goes first).
+    for (std::size_t k = from; k < sequential_at && k <= n; ++k) {
+      const auto cell_k = std::span(cell).first(k), ref_k = std::span(reference).first(k);
+      const stats::CompletionOutlook outlook = stats::paired_binary_outlook(
+          table_of(cell_k, ref_k), open_after(k, reference.first(n), open_reference), margin, rule.alpha);
+      if (!outlook.certain) continue;
+      state.result = *outlook.certain;
+      state.decided_at = outlook.certain->verdict == stats::Verdict::unknown ? 0 : k;
+      state.by = state.decided_at > 0 ? "curtailment" : "futility";
+      state.p_decided = outlook.p_decided;
+      return state;
+    }
+  }
+  if (sequential.decided_at > 0) {
+    state.result = sequential.result;
+    state.decided_at = sequential.decided_at;
+    state.by = spec.bounded ? "betting" : "normal mixture";
+    return state;
+  }
+  state.result = sequential.result;
+  // Step 3: futility on everything in so far.
+  if (metric.is_binary() && n >= from) {
+    const stats::CompletionOutlook outlook = stats::paired_binary_outlook(
+        table_of(cell.first(n), reference.first(n)), open_after(n, reference.first(n), open_reference), margin,
+        rule.alpha);
+    state.p_decided = outlook.p_decided;
+    if (outlook.p_decided < rule.futility) state.by = "futility";
+  }
+  return state;
+}
+
 AdaptiveGate::AdaptiveGate(const probe::Probe& probe, const std::vector<nlohmann::json>& reference_records,
-                           const config::AdaptiveConfig& config)
+                           std::span<const probe::Item> planned, const config::AdaptiveConfig& config)
     : m_config(config) {
+  for (const auto& item : planned) m_planned.push_back(item.key);
   const auto calibration = probe.calibration();
   for (const auto& spec : probe.metrics()) {
     if (!spec.is_quality()) continue;
@@ -57,50 +130,46 @@ AdaptiveGate::AdaptiveGate(const probe::Probe& probe, const std::vector<nlohmann
 
 void AdaptiveGate::add(const std::string& item, const nlohmann::json& metrics) {
   ++m_items;
+  m_answered.insert(item);
   for (auto& m : m_metrics) {
     const auto it = m.reference.find(item);
     const auto v = metric_value(metrics, m.spec.name);
     if (it == m.reference.end() || !v) continue;
-    m.differences.push_back(probe::orient(*v, m.spec) - it->second);
-    if (m.decision.decided_at == 0) {
-      m.decision = stats::first_decision(m.differences, m.margin.value, sequential_spec(m.spec, m_config.alpha),
-                                         static_cast<std::size_t>(m_config.min_items));
-    }
+    m.items.push_back(item);
+    m.cell.push_back(probe::orient(*v, m.spec));
   }
 }
 
-bool AdaptiveGate::settled(std::span<const probe::Item> remaining) {
+bool AdaptiveGate::settled() {
   if (m_metrics.empty() || m_items < static_cast<std::size_t>(m_config.min_items)) return false;
+  const AdaptiveRule rule = adaptive_rule(m_config);
+  bool all = true;
   for (auto& m : m_metrics) {
-    if (m.settled()) continue;
-    if (!m.spec.is_binary()) return false;
-    // Binary: the most the items left can move each wealth, given the reference's own answers
-    // (oriented values in [0, 1]: the cell can at best score 1 and at worst 0 on each).
-    std::vector<double> best, worst;
-    for (const auto& item : remaining) {
-      const auto it = m.reference.find(item.key);
-      if (it == m.reference.end()) continue;
-      best.push_back(1.0 - it->second);
-      worst.push_back(0.0 - it->second);
+    if (m.state.decided_at > 0) continue;  // decisions are final
+    std::vector<double> reference, open;
+    for (const auto& item : m.items) reference.push_back(m.reference.at(item));
+    for (const auto& key : m_planned) {
+      const auto it = m.reference.find(key);
+      if (it != m.reference.end() && !m_answered.contains(key)) open.push_back(it->second);
     }
-    m.futile = !stats::bounded_can_still_decide(m.differences, best, worst, m.margin.value,
-                                                sequential_spec(m.spec, m_config.alpha));
-    if (!m.futile) return false;
+    m.state = settle_metric(m.spec, m.margin.value, m.cell, reference, open, rule);
+    all = all && m.state.settled();
   }
-  return true;
+  return all;
 }
 
 nlohmann::json AdaptiveGate::describe() const {
   nlohmann::json metrics = nlohmann::json::object();
   for (const auto& m : m_metrics) {
-    nlohmann::json j = {{"verdict", std::string(stats::to_string(m.decision.result.verdict))},
-                        {"margin", m.margin.value}};
-    if (m.decision.decided_at > 0) j["decided_at"] = m.decision.decided_at;
-    else j["futile"] = m.futile;
+    nlohmann::json j = {{"verdict", std::string(stats::to_string(m.state.result.verdict))},
+                        {"margin", m.margin.value},
+                        {"by", m.state.by}};
+    if (m.state.decided_at > 0) j["decided_at"] = m.state.decided_at;
+    if (m.state.p_decided >= 0.0) j["p_decided"] = m.state.p_decided;
     metrics[m.spec.name] = j;
   }
-  return {{"items", m_items}, {"min_items", m_config.min_items}, {"alpha", m_config.alpha}, {"seed", m_config.seed},
-          {"metrics", metrics}};
+  return {{"items", m_items},   {"min_items", m_config.min_items}, {"alpha", m_config.alpha},
+          {"futility", m_config.futility}, {"seed", m_config.seed}, {"metrics", metrics}};
 }
 
 }  // namespace kvsweep::sweep

@@ -12,7 +12,7 @@ void Runner::adapt(const Cell& cell, std::vector<PendingItems>& todo, CellResult
   const nlohmann::json key = cell.to_json();
   for (auto& t : todo) {
     t.items = adaptive_order(std::move(t.items), a.seed);
-    t.gate.emplace(*t.probe, reference_records(cell, *t.probe), a);
+    t.gate.emplace(*t.probe, reference_records(cell, *t.probe), t.items, a);
     // The cell's ok items from an earlier invocation, in the order they were recorded: the same
     // sequence the earlier decision saw.
     const auto done = m_store.select([&](const nlohmann::json& rec) {
@@ -20,7 +20,7 @@ void Runner::adapt(const Cell& cell, std::vector<PendingItems>& todo, CellResult
              rec.value("cell", nlohmann::json()) == key;
     });
     for (const auto& rec : done) t.gate->add(rec.value("item", ""), rec.value("metrics", nlohmann::json()));
-    if (t.gate->settled(t.items)) {
+    if (t.gate->settled()) {
       settle(cell, t, 0, r);
       t.items.clear();
     }

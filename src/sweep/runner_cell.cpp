@@ -103,7 +103,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       const auto& item = t.items[k];
       if (stopping()) break;
-      if (t.gate && t.gate->settled(std::span(t.items).subspan(k))) {
+      if (t.gate && t.gate->settled()) {
         settle(cell, t, k, r);
         break;
       }

@@ -98,16 +98,19 @@ TEST(SweepConfig, ErrorsNameTheFileAndTheKey) {
 TEST(SweepConfig, AdaptiveIsOffByDefaultOnWithItsSectionAndOutsideTheHash) {
   const auto plain = config::from_json(config_with(json::object()), "sweep.json");
   EXPECT_FALSE(plain.sweep.adaptive.enabled);
-  const auto on = config::from_json(config_with({{"adaptive", {{"min_items", 6}, {"alpha", 0.01}, {"seed", 9}}}}),
+  const auto on = config::from_json(config_with({{"adaptive", {{"min_items", 6}, {"alpha", 0.01}, {"futility", 0.2}, {"seed", 9}}}}),
                                     "sweep.json");
   EXPECT_TRUE(on.sweep.adaptive.enabled);
   EXPECT_EQ(on.sweep.adaptive.min_items, 6);
   EXPECT_EQ(on.sweep.adaptive.alpha, 0.01);
+  EXPECT_EQ(on.sweep.adaptive.futility, 0.2);
+  EXPECT_EQ(plain.sweep.adaptive.futility, 0.1);
   EXPECT_EQ(on.sweep.adaptive.seed, 9u);
   EXPECT_FALSE(config::from_json(config_with({{"adaptive", {{"enabled", false}}}}), "sweep.json").sweep.adaptive.enabled);
   // Which items run is not what they answer: `--resume` without --adaptive must accept the run.
   EXPECT_EQ(config::config_hash(on), config::config_hash(plain));
   EXPECT_EQ(config::to_json(on)["sweep"]["adaptive"]["min_items"], 6);
+  EXPECT_EQ(config::to_json(on)["sweep"]["adaptive"]["futility"], 0.2);  // a resumed run keeps it
   EXPECT_FALSE(config::to_json(plain).contains("sweep"));
 }
 
@@ -116,6 +119,8 @@ TEST(SweepConfig, AdaptiveErrorsNameTheFileAndTheKey) {
             "sweep.json: sweep.adaptive.min_items: must be between 2 and 1000000, got 1");
   EXPECT_NE(config_error(config_with({{"adaptive", {{"alpha", 0.9}}}})).find("sweep.json: sweep.adaptive.alpha: must be in (0, 0.5]"),
             std::string::npos);
+  EXPECT_EQ(config_error(config_with({{"adaptive", {{"futility", 1.5}}}})),
+            "sweep.json: sweep.adaptive.futility: must be at least 0 and at most 1, got 1.5");
   const std::string typo = config_error(config_with({{"adaptive", {{"min_item", 3}}}}));
   EXPECT_NE(typo.find("sweep.json: sweep.adaptive"), std::string::npos) << typo;
   EXPECT_NE(typo.find("did you mean 'min_items'?"), std::string::npos) << typo;

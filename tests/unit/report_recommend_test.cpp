@@ -217,6 +217,66 @@ TEST(Recommend, AdaptiveCellsGetTheSequentialVerdictAndSaySo) {
   EXPECT_FALSE(recommend(literal_run()).models[0].cells[0].metrics[0].adaptive.has_value());
 }
 
+TEST(Recommend, AdaptivePassFailCellsSayWhetherCurtailmentOrFutilitySettledThem) {
+  // 16 items the reference passed; q4_0 failed its first 5 (4 losses of 16 are inferior whatever the rest
+  // answer), q8_0 passed its first 5 (the full run decides with predictive probability 0.0672 < 0.1).
+  json manifest = {
+      {"name", "adaptive"},
+      {"n_ctx", 4096},
+      {"probes",
+       {{{"name", "recall"}, {"kind", "recall"},
+         {"metrics", {{{"name", "passed"}, {"direction", "higher"}, {"kind", "binary"}, {"role", "quality"}}}}}}},
+      {"cells", {cell("f16", "f16", 2, 2), cell("q8_0", "q8_0", 1.0625, 1.0625), cell("q4_0", "q4_0", 0.5625, 0.5625)}},
+      {"config", {{"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16", "q8_0", "q4_0"}}, {"reference", "f16/f16"}}}}}};
+  std::vector<json> records;
+  for (int i = 0; i < 16; ++i) records.push_back(record("f16", "f16", "recall", i, {{"passed", true}}));
+  for (const auto& [type, passed] : {std::pair{"q8_0", true}, std::pair{"q4_0", false}}) {
+    for (int i = 0; i < 16; ++i) {
+      if (i < 5) {
+        records.push_back(record(type, type, "recall", i, {{"passed", passed}}));
+        continue;
+      }
+      json settled = record(type, type, "recall", i, json::object());
+      settled["status"] = "skipped";
+      settled["reason"] = "settled";
+      settled["adaptive"] = {{"items", 5}, {"min_items", 5}, {"futility", 0.1}};
+      records.push_back(settled);
+    }
+  }
+  auto data = RunData::from(std::move(manifest), std::move(records));
+  ASSERT_TRUE(data.has_value());
+  const Recommendation rec = recommend(*data);
+  const MetricVerdict& q4 = verdict_of(rec.models[0], *data, "q4_0", "q4_0").metrics.at(0);
+  EXPECT_EQ(q4.result.verdict, stats::Verdict::inferior);
+  ASSERT_TRUE(q4.adaptive.has_value());
+  EXPECT_EQ(q4.adaptive->by, "curtailment");
+  EXPECT_EQ(q4.adaptive->decided_at, 5u);
+  EXPECT_NE(q4.bound.find("curtailed: every outcome of the 11 items left gives it"), std::string::npos) << q4.bound;
+  const MetricVerdict& q8 = verdict_of(rec.models[0], *data, "q8_0", "q8_0").metrics.at(0);
+  EXPECT_EQ(q8.result.verdict, stats::Verdict::unknown);
+  ASSERT_TRUE(q8.adaptive.has_value());
+  EXPECT_EQ(q8.adaptive->by, "futility");
+  EXPECT_EQ(q8.adaptive->decided_at, 0u);
+  EXPECT_NEAR(q8.adaptive->p_decided, 0.0672, 0.0001);
+  const std::string md = recommend_markdown(*data, rec);
+  EXPECT_NE(md.find("| q8_0/q8_0 | recall.passed | unknown | — | 5 of 16 | futility: the full run decides with "
+                    "predictive probability 0.067 |"),
+            std::string::npos)
+      << md;
+  const json j = recommend_json(*data, rec);
+  bool saw_futility = false;
+  for (const auto& c : j["models"][0]["cells"]) {
+    const json& a = c["metrics"][0]["adaptive"];
+    if (c["type_k"] == "q8_0") {
+      saw_futility = true;
+      EXPECT_EQ(a["by"], "futility");
+      EXPECT_NEAR(a["p_decided"].get<double>(), 0.0672, 0.0001);
+      EXPECT_TRUE(a["decided_at"].is_null());
+    }
+  }
+  EXPECT_TRUE(saw_futility);
+}
+
 TEST(Cost, BytesPerTokenMemoryAndSpeedRelativeToTheReference) {
   const RunData data = literal_run();
   const CostTable costs = cell_costs(data, 131072);

@@ -91,6 +91,9 @@ struct AdaptiveConfig {
   bool enabled = false;
   int min_items = 5;          // paired items before any verdict (the normal mixture needs 5 at alpha 0.05)
   double alpha = 0.05;        // each verdict's error rate, held although checked after every item
+  /// Binary metrics: stop with "unknown" once the full design's predictive probability of a verdict is
+  /// below this (0: only when no outcome of the items left could give one).
+  double futility = 0.1;
   std::uint64_t seed = 1;     // the items' order in every cell
 };
 

@@ -48,6 +48,8 @@ struct MetricVerdict {
     std::size_t items_run = 0;      // the cell's ok items
     std::size_t items_planned = 0;  // ok + settled + failed
     std::size_t decided_at = 0;     // the paired item at which the verdict was reached; 0: never (unknown)
+    std::string by;                 // sweep::MetricState::by: what settled it
+    double p_decided = -1.0;        // binary: the full run's predictive probability of a verdict; −1: not computed
   };
   std::optional<Adaptive> adaptive;
 };

@@ -18,6 +18,9 @@ enum class Verdict { non_inferior, inferior, unknown };
 
 std::string_view to_string(Verdict verdict);  // "non-inferior", "inferior", "unknown"
 
+/// The verdict of bounds on a difference (oriented: higher is better) against −margin.
+Verdict verdict_of(double lower, double upper, double margin);
+
 /// A paired difference (cell − reference, oriented so that higher is better) and its bounds. `lower`
 /// and `upper` are each a one-sided (1 − alpha) bound, so together a two-sided (1 − 2 alpha) interval
 /// (the two one-sided tests of Schuirmann 1987; the non-inferiority test is the lower one alone).

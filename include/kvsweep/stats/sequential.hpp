@@ -76,12 +76,4 @@ struct SequentialDecision {
 SequentialDecision first_decision(std::span<const double> differences, double margin, const SequentialSpec& spec,
                                   std::size_t min_items);
 
-/// Futility for a bounded test: whether the betting tests could still decide within the items left.
-/// `best` and `worst` hold, for each item still to run, the largest and the smallest difference it can
-/// give (for a binary metric: 1 − the reference's value and 0 − the reference's value, oriented).
-/// Continues each wealth with the most favourable differences; false when neither reaches 1/alpha.
-/// Stopping on futility only removes chances to decide, so it never raises an error rate.
-bool bounded_can_still_decide(std::span<const double> differences, std::span<const double> best,
-                              std::span<const double> worst, double margin, const SequentialSpec& spec);
-
 }  // namespace kvsweep::stats

@@ -1,11 +1,13 @@
 #pragma once
 /// The adaptive stop of one cell and probe: its items in a seeded order, each ok item's quality
-/// metrics paired with the reference's same item, and the anytime-valid verdicts (stats/sequential)
-/// that say when every gated metric is settled and the rest of the items can be skipped.
+/// metrics paired with the reference's same item, and the rule that says when every gated metric is
+/// settled and the rest of the items can be skipped: anytime-valid verdicts (stats/sequential) and,
+/// for pass/fail metrics, the full run's own verdict once certain or futile (stats/curtailment).
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,35 +29,75 @@ std::vector<probe::Item> adaptive_order(std::vector<probe::Item> items, std::uin
 /// Newcombe's, nonparametric), the normal mixture for the rest (the fixed-n bound is the paired t).
 stats::SequentialSpec sequential_spec(const probe::MetricSpec& metric, double alpha);
 
-/// One gated metric of a cell: its margin, its oriented differences in the order they came, and how
-/// it stands.
+/// How one gated metric of a cell stands, and what settled it.
+struct MetricState {
+  stats::NonInferiority result;  // the verdict and the bounds behind it
+  std::size_t decided_at = 0;    // the item count of the first decision; 0 when none
+  /// "normal mixture" or "betting" (the anytime-valid test decided), "curtailment" (every outcome of the
+  /// items left gives the full design this verdict), "futility" (unknown: the full design would decide
+  /// with predictive probability below sweep.adaptive.futility, or with none); empty while open.
+  std::string by;
+  double p_decided = -1.0;  // binary: the predictive probability that the full design decides; −1 if not computed
+  bool settled() const { return !by.empty(); }
+};
+
+/// The adaptive rule: decisions from min_items paired items on, each at alpha; futility below `futility`.
+struct AdaptiveRule {
+  double alpha = 0.05;
+  std::size_t min_items = 5;
+  double futility = 0.1;
+};
+AdaptiveRule adaptive_rule(const config::AdaptiveConfig& config);
+
+/// One gated metric after the first n of a cell's paired items, for n = min_items, min_items + 1, …,
+/// cell.size(): the first n at which it is decided, else its state at the last n. The cell's and the
+/// reference's oriented values come pair by pair in the order the cell ran its items; `open_reference`
+/// holds the reference's oriented values on the items the cell has not answered (they make the full
+/// design's n). At each n, in this order:
+///   1. the anytime-valid test on the n differences (sequential_noninferiority): a verdict decides;
+///   2. binary: the full design's own verdict (paired_binary_outlook) when every outcome of the items left
+///      gives the same one — a decision by curtailment, or, when that one is unknown, futility;
+///   3. binary, at the last n only: futility when the full design's predictive probability of deciding
+///      is below rule.futility (not a decision: more items may yet move it, so it is judged on all of
+///      them).
+/// The decisions of 1 and 2 are final, as the runner stops on them: later items cannot undo them. A
+/// claim comes from the anytime-valid test (error ≤ alpha although checked after every item) or from the
+/// full design's test (error that of the full run, verdict the full run's): at most 2·alpha in all.
+MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::span<const double> cell,
+                          std::span<const double> reference, std::span<const double> open_reference,
+                          const AdaptiveRule& rule);
+
+/// One gated metric of a cell: its margin, the reference's value on each item, and the cell's values
+/// in the order they came.
 struct GatedMetric {
   probe::MetricSpec spec;
   probe::Margin margin;
   std::map<std::string, double> reference;  // item → oriented reference value
-  std::vector<double> differences;          // oriented cell − reference, in the order items finished
-  stats::SequentialDecision decision;
-  bool futile = false;  // binary: no outcome of the items left could decide it
-  bool settled() const { return decision.decided_at > 0 || futile; }
+  std::vector<std::string> items;           // the cell's paired items, in the order they finished
+  std::vector<double> cell;                 // oriented cell values, same order
+  MetricState state;
 };
 
 class AdaptiveGate {
  public:
-  /// The gated metrics are the probe's quality metrics that the reference's ok records carry.
+  /// The gated metrics are the probe's quality metrics that the reference's ok records carry; `planned`
+  /// is every item the cell runs for the probe (the full design).
   AdaptiveGate(const probe::Probe& probe, const std::vector<nlohmann::json>& reference_records,
-               const config::AdaptiveConfig& config);
+               std::span<const probe::Item> planned, const config::AdaptiveConfig& config);
 
   /// An ok item of the cell (its record's "metrics"); items the reference has no value for are not paired.
   void add(const std::string& item, const nlohmann::json& metrics);
-  /// Whether the cell may stop, with `remaining` still to run: at least min_items ok items, and every
-  /// gated metric decided or beyond deciding within `remaining`. Never with no gated metric.
-  bool settled(std::span<const probe::Item> remaining);
-  /// What a `settled` record says: {"items": ok items seen, "min_items", "alpha", "seed",
-  /// "metrics": {name: {"verdict", "decided_at" | "futile": true, "margin"}}}.
+  /// Whether the cell may stop: at least min_items ok items, and every gated metric settled
+  /// (settle_metric over the items in so far, the planned items not in yet open). Never with no gated metric.
+  bool settled();
+  /// What a `settled` record says: {"items": ok items seen, "min_items", "alpha", "futility", "seed",
+  /// "metrics": {name: {"verdict", "margin", "by", "decided_at"?, "p_decided"?}}}.
   nlohmann::json describe() const;
 
  private:
   config::AdaptiveConfig m_config;
+  std::vector<std::string> m_planned;
+  std::set<std::string> m_answered;  // the cell's ok items: the planned items not among them are open
   std::vector<GatedMetric> m_metrics;
   std::size_t m_items = 0;
 };
