@@ -75,15 +75,16 @@ MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::s
   const stats::SequentialDecision sequential = stats::first_decision(d, margin, spec, from);
   const std::size_t sequential_at = sequential.decided_at > 0 ? sequential.decided_at : n + 1;
   if (metric.is_binary()) {
-    // Step 2 before the sequential decision (at the same n the sequential test goes first).
+    // Step 2 before the sequential decision (at the same n the sequential test goes first). A certain
+    // "unknown" is not a decision: a later n may still bring one.
     for (std::size_t k = from; k < sequential_at && k <= n; ++k) {
-      const auto cell_k = std::span(cell).first(k), ref_k = std::span(reference).first(k);
-      const stats::CompletionOutlook outlook = stats::paired_binary_outlook(
-          table_of(cell_k, ref_k), open_after(k, reference.first(n), open_reference), margin, rule.alpha);
-      if (!outlook.certain) continue;
+      const stats::CompletionOutlook outlook =
+          stats::paired_binary_outlook(table_of(cell.first(k), reference.first(k)),
+                                       open_after(k, reference.first(n), open_reference), margin, rule.alpha);
+      if (!outlook.certain || outlook.certain->verdict == stats::Verdict::unknown) continue;
       state.result = *outlook.certain;
-      state.decided_at = outlook.certain->verdict == stats::Verdict::unknown ? 0 : k;
-      state.by = state.decided_at > 0 ? "curtailment" : "futility";
+      state.decided_at = k;
+      state.by = "curtailment";
       state.p_decided = outlook.p_decided;
       return state;
     }
@@ -95,13 +96,14 @@ MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::s
     return state;
   }
   state.result = sequential.result;
-  // Step 3: futility on everything in so far.
+  // Steps 2 (a certain "unknown") and 3: futility on everything in so far.
   if (metric.is_binary() && n >= from) {
-    const stats::CompletionOutlook outlook = stats::paired_binary_outlook(
-        table_of(cell.first(n), reference.first(n)), open_after(n, reference.first(n), open_reference), margin,
-        rule.alpha);
+    const stats::CompletionOutlook outlook =
+        stats::paired_binary_outlook(table_of(cell.first(n), reference.first(n)),
+                                     open_after(n, reference.first(n), open_reference), margin, rule.alpha);
     state.p_decided = outlook.p_decided;
-    if (outlook.p_decided < rule.futility) state.by = "futility";
+    if (outlook.certain) state.result = *outlook.certain;  // its verdict is unknown: decisions returned above
+    if (outlook.certain || outlook.p_decided < rule.futility) state.by = "futility";
   }
   return state;
 }

@@ -41,6 +41,13 @@ TEST(AdaptiveSettle, AGoodPassFailCellStopsForFutilityBelowTheThreshold) {
   EXPECT_EQ(s.decided_at, 0u);
   EXPECT_EQ(s.result.verdict, stats::Verdict::unknown);
   EXPECT_NEAR(s.p_decided, 0.0672, 0.0001);
+  // 15 of 15 with one left: every outcome leaves the full run at "unknown" — futile even at futility 0.
+  AdaptiveRule certain_only;
+  certain_only.futility = 0.0;
+  const MetricState late = settle_metric(kPassed, 0.05, repeat(15, 1.0), repeat(15, 1.0), repeat(1, 1.0), certain_only);
+  EXPECT_EQ(late.by, "futility");
+  EXPECT_EQ(late.p_decided, 0.0);
+  EXPECT_EQ(late.result.verdict, stats::Verdict::unknown);
   AdaptiveRule strict;
   strict.futility = 0.05;
   const MetricState open = settle_metric(kPassed, 0.05, repeat(5, 1.0), repeat(5, 1.0), repeat(11, 1.0), strict);

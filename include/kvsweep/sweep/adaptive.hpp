@@ -56,10 +56,10 @@ AdaptiveRule adaptive_rule(const config::AdaptiveConfig& config);
 /// design's n). At each n, in this order:
 ///   1. the anytime-valid test on the n differences (sequential_noninferiority): a verdict decides;
 ///   2. binary: the full design's own verdict (paired_binary_outlook) when every outcome of the items left
-///      gives the same one — a decision by curtailment, or, when that one is unknown, futility;
-///   3. binary, at the last n only: futility when the full design's predictive probability of deciding
-///      is below rule.futility (not a decision: more items may yet move it, so it is judged on all of
-///      them).
+///      gives the same one — a decision by curtailment when it is inferior or non-inferior;
+///   3. binary, at the last n only: futility when every outcome gives "unknown" or the full design's
+///      predictive probability of deciding is below rule.futility (not a decision: more items may yet
+///      bring one, so it is judged on all of them).
 /// The decisions of 1 and 2 are final, as the runner stops on them: later items cannot undo them. A
 /// claim comes from the anytime-valid test (error ≤ alpha although checked after every item) or from the
 /// full design's test (error that of the full run, verdict the full run's): at most 2·alpha in all.
