@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
       "  kvsweep tiny-model -o tiny.gguf                  # the synthetic model used by the demo\n"
       "  kvsweep run configs/demo.json -o runs/demo       # a sweep\n"
       "  kvsweep run --resume runs/demo                   # finish an interrupted sweep\n"
-      "  kvsweep run configs/rotation.json --adaptive     # stop each cell once its verdicts are settled\n"
+      "  kvsweep run configs/adaptive.json                # sweep.adaptive: each cell stops once its verdicts are settled\n"
       "  kvsweep run configs/rotation.json --only variant=rot-off   # one variant of the grid\n"
       "  kvsweep report runs/demo                         # Markdown report on stdout\n"
       "Exit codes: 0 ok, 1 regression (compare) or failed cells (run --strict), 2 error, 130 interrupted.");
