@@ -64,12 +64,12 @@ stats::OpenItems open_after(std::size_t n, std::span<const double> reference, st
 
 MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::span<const double> cell,
                           std::span<const double> reference, std::span<const double> open_reference,
-                          const AdaptiveRule& rule) {
+                          const AdaptiveRule& rule, std::size_t known_open) {
   const std::size_t n = std::min(cell.size(), reference.size());
   std::vector<double> d(n);
   for (std::size_t i = 0; i < n; ++i) d[i] = cell[i] - reference[i];
   const stats::SequentialSpec spec = sequential_spec(metric, rule.alpha);
-  const std::size_t from = std::max<std::size_t>(rule.min_items, 1);
+  const std::size_t from = std::max<std::size_t>({rule.min_items, known_open, 1});
   MetricState state;
   // Step 1 at every n (the cheap verdict alone; bounds only where it decides).
   const stats::SequentialDecision sequential = stats::first_decision(d, margin, spec, from);
@@ -97,7 +97,7 @@ MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::s
   }
   state.result = sequential.result;
   // Steps 2 (a certain "unknown") and 3: futility on everything in so far.
-  if (metric.is_binary() && n >= from) {
+  if (metric.is_binary() && n >= std::max<std::size_t>(rule.min_items, 1)) {
     const stats::CompletionOutlook outlook =
         stats::paired_binary_outlook(table_of(cell.first(n), reference.first(n)),
                                      open_after(n, reference.first(n), open_reference), margin, rule.alpha);
@@ -154,7 +154,8 @@ bool AdaptiveGate::settled() {
       const auto it = m.reference.find(key);
       if (it != m.reference.end() && !m_answered.contains(key)) open.push_back(it->second);
     }
-    m.state = settle_metric(m.spec, m.margin.value, m.cell, reference, open, rule);
+    m.state = settle_metric(m.spec, m.margin.value, m.cell, reference, open, rule, m.checked + 1);
+    m.checked = m.cell.size();
     all = all && m.state.settled();
   }
   return all;

@@ -67,6 +67,21 @@ TEST(AdaptiveSettle, ACountWithEqualOutputsIsDecidedByTheNormalMixtureAndNeverFu
   EXPECT_LT(wide.p_decided, 0.0);
 }
 
+TEST(AdaptiveSettle, AScanFromWhereTheLastCallEndedGivesTheSameState) {
+  // The runner's gate calls after every item with known_open = the pairs it has seen undecided; the
+  // result must be the full scan's (here a decision at item 6, then a futility judged on everything).
+  const std::vector<double> cell{1, 0, 0, 0, 1, 0, 1, 1, 1};
+  const MetricState full = settle_metric(kPassed, 0.05, cell, repeat(9, 1.0), repeat(7, 1.0), AdaptiveRule{});
+  const MetricState resumed = settle_metric(kPassed, 0.05, std::span(cell).first(6), repeat(6, 1.0), repeat(10, 1.0),
+                                            AdaptiveRule{}, 6);
+  EXPECT_EQ(resumed.by, full.by);
+  EXPECT_EQ(resumed.decided_at, full.decided_at);
+  // Nothing new since the last call (known_open past the end): futility is still judged.
+  const MetricState again = settle_metric(kPassed, 0.05, repeat(5, 1.0), repeat(5, 1.0), repeat(11, 1.0),
+                                          AdaptiveRule{}, 6);
+  EXPECT_EQ(again.by, "futility");
+}
+
 TEST(AdaptiveSettle, TheFirstDecisionIsKeptWhenMoreItemsCome) {
   // Losses at items 2, 3, 4 and 6 of 16 (the reference passed all): the 4th loss makes inferior certain
   // at item 6; the items after it (all passed) do not move the decision.

@@ -63,9 +63,12 @@ AdaptiveRule adaptive_rule(const config::AdaptiveConfig& config);
 /// The decisions of 1 and 2 are final, as the runner stops on them: later items cannot undo them. A
 /// claim comes from the anytime-valid test (error ≤ alpha although checked after every item) or from the
 /// full design's test (error that of the full run, verdict the full run's): at most 2·alpha in all.
+/// `known_open`: the n below it are known not to decide (an earlier call saw them), so the scan starts
+/// there — the runner calls this after every item, and a scan from min_items each time would cost
+/// O(n²) Newcombe tables per item.
 MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::span<const double> cell,
                           std::span<const double> reference, std::span<const double> open_reference,
-                          const AdaptiveRule& rule);
+                          const AdaptiveRule& rule, std::size_t known_open = 0);
 
 /// One gated metric of a cell: its margin, the reference's value on each item, and the cell's values
 /// in the order they came.
@@ -76,6 +79,7 @@ struct GatedMetric {
   std::vector<std::string> items;           // the cell's paired items, in the order they finished
   std::vector<double> cell;                 // oriented cell values, same order
   MetricState state;
+  std::size_t checked = 0;  // settle_metric has seen the first `checked` pairs undecided
 };
 
 class AdaptiveGate {
