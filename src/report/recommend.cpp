@@ -8,7 +8,6 @@
 #include "kvsweep/report/summary.hpp"
 #include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/precision.hpp"
-#include "kvsweep/stats/sequential.hpp"
 #include "kvsweep/sweep/adaptive.hpp"
 
 namespace kvsweep::report {
@@ -213,10 +212,7 @@ MetricVerdict metric_verdict(const probe::MetricSpec& metric, const Values& cell
   if (metric.is_binary()) {
     v.bound = "Newcombe hybrid score (paired)";
     stats::PairedTable table;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      const bool c = orient(x[i], metric) >= 0.5, r = orient(y[i], metric) >= 0.5;
-      (c ? (r ? table.both : table.only_cell) : (r ? table.only_reference : table.neither)) += 1.0;
-    }
+    for (std::size_t i = 0; i < x.size(); ++i) table.add(orient(x[i], metric) >= 0.5, orient(y[i], metric) >= 0.5);
     v.result = stats::noninferiority_paired_binary(table, margin.value, alpha);
   } else {
     v.bound = "paired t";

@@ -44,10 +44,7 @@ namespace {
 /// The paired table of the first n items (oriented values: ≥ 0.5 is a pass).
 stats::PairedTable table_of(std::span<const double> cell, std::span<const double> reference) {
   stats::PairedTable t;
-  for (std::size_t i = 0; i < cell.size() && i < reference.size(); ++i) {
-    const bool c = cell[i] >= 0.5, r = reference[i] >= 0.5;
-    (c ? (r ? t.both : t.only_cell) : (r ? t.only_reference : t.neither)) += 1.0;
-  }
+  for (std::size_t i = 0; i < cell.size() && i < reference.size(); ++i) t.add(cell[i] >= 0.5, reference[i] >= 0.5);
   return t;
 }
 
@@ -74,13 +71,17 @@ MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::s
   // Step 1 at every n (the cheap verdict alone; bounds only where it decides).
   const stats::SequentialDecision sequential = stats::first_decision(d, margin, spec, from);
   const std::size_t sequential_at = sequential.decided_at > 0 ? sequential.decided_at : n + 1;
+  const auto outlook_at = [&](std::size_t k) {
+    return stats::paired_binary_outlook(table_of(cell.first(k), reference.first(k)),
+                                        open_after(k, reference.first(n), open_reference), margin, rule.alpha);
+  };
+  std::optional<stats::CompletionOutlook> at_n;  // step 2's outlook at the last n, for step 3
   if (metric.is_binary()) {
     // Step 2 before the sequential decision (at the same n the sequential test goes first). A certain
     // "unknown" is not a decision: a later n may still bring one.
     for (std::size_t k = from; k < sequential_at && k <= n; ++k) {
-      const stats::CompletionOutlook outlook =
-          stats::paired_binary_outlook(table_of(cell.first(k), reference.first(k)),
-                                       open_after(k, reference.first(n), open_reference), margin, rule.alpha);
+      const stats::CompletionOutlook outlook = outlook_at(k);
+      if (k == n) at_n = outlook;
       if (!outlook.certain || outlook.certain->verdict == stats::Verdict::unknown) continue;
       state.result = *outlook.certain;
       state.decided_at = k;
@@ -98,12 +99,10 @@ MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::s
   state.result = sequential.result;
   // Steps 2 (a certain "unknown") and 3: futility on everything in so far.
   if (metric.is_binary() && n >= std::max<std::size_t>(rule.min_items, 1)) {
-    const stats::CompletionOutlook outlook =
-        stats::paired_binary_outlook(table_of(cell.first(n), reference.first(n)),
-                                     open_after(n, reference.first(n), open_reference), margin, rule.alpha);
-    state.p_decided = outlook.p_decided;
-    if (outlook.certain) state.result = *outlook.certain;  // its verdict is unknown: decisions returned above
-    if (outlook.certain || outlook.p_decided < rule.futility) state.by = "futility";
+    if (!at_n) at_n = outlook_at(n);  // known_open was past n: step 2 did not look
+    state.p_decided = at_n->p_decided;
+    if (at_n->certain) state.result = *at_n->certain;  // its verdict is unknown: decisions returned above
+    if (at_n->certain || at_n->p_decided < rule.futility) state.by = "futility";
   }
   return state;
 }
@@ -137,8 +136,8 @@ void AdaptiveGate::add(const std::string& item, const nlohmann::json& metrics) {
     const auto it = m.reference.find(item);
     const auto v = metric_value(metrics, m.spec.name);
     if (it == m.reference.end() || !v) continue;
-    m.items.push_back(item);
     m.cell.push_back(probe::orient(*v, m.spec));
+    m.paired_reference.push_back(it->second);
   }
 }
 
@@ -148,13 +147,12 @@ bool AdaptiveGate::settled() {
   bool all = true;
   for (auto& m : m_metrics) {
     if (m.state.decided_at > 0) continue;  // decisions are final
-    std::vector<double> reference, open;
-    for (const auto& item : m.items) reference.push_back(m.reference.at(item));
+    std::vector<double> open;
     for (const auto& key : m_planned) {
       const auto it = m.reference.find(key);
       if (it != m.reference.end() && !m_answered.contains(key)) open.push_back(it->second);
     }
-    m.state = settle_metric(m.spec, m.margin.value, m.cell, reference, open, rule, m.checked + 1);
+    m.state = settle_metric(m.spec, m.margin.value, m.cell, m.paired_reference, open, rule, m.checked + 1);
     m.checked = m.cell.size();
     all = all && m.state.settled();
   }

@@ -76,8 +76,7 @@ TEST(Curtailment, ACertainVerdictIsTheFullRunsOverManySeededCompletions) {
     for (std::size_t i = 0; i < 24; ++i) {
       const bool r = static_cast<double>(rng.below(1000)) / 1000.0 < p_ref;
       const bool c = r ? static_cast<double>(rng.below(1000)) / 1000.0 >= p_loss : rng.below(2) == 0;
-      PairedTable& t = i < cut ? seen : full;
-      (c ? (r ? t.both : t.only_cell) : (r ? t.only_reference : t.neither)) += 1.0;
+      (i < cut ? seen : full).add(c, r);
       if (i >= cut) ++(r ? open.reference_passed : open.reference_failed);
     }
     const PairedTable whole{seen.both + full.both, seen.only_reference + full.only_reference,

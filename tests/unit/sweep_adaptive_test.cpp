@@ -109,8 +109,7 @@ Outcome simulate(int reps, std::size_t n, double p_ref, double p_cell) {
     for (std::size_t i = 0; i < n; ++i) {
       ref[i] = draw(p_ref);
       cell[i] = draw(p_cell);
-      const bool c = cell[i] >= 0.5, r = ref[i] >= 0.5;
-      (c ? (r ? full.both : full.only_cell) : (r ? full.only_reference : full.neither)) += 1.0;
+      full.add(cell[i] >= 0.5, ref[i] >= 0.5);
     }
     const stats::Verdict fixed = stats::noninferiority_paired_binary(full, 0.05, 0.05).verdict;
     stats::Verdict verdict = fixed;

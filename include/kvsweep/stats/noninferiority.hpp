@@ -60,6 +60,10 @@ struct PairedTable {
   double only_cell = 0;
   double neither = 0;
   double n() const { return both + only_reference + only_cell + neither; }
+  /// One paired item into its cell of the table.
+  void add(bool cell_passed, bool reference_passed) {
+    (cell_passed ? (reference_passed ? both : only_cell) : (reference_passed ? only_reference : neither)) += 1.0;
+  }
 };
 
 /// Newcombe's hybrid score interval for the difference of paired proportions p_cell − p_reference

@@ -70,14 +70,14 @@ MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::s
                           std::span<const double> reference, std::span<const double> open_reference,
                           const AdaptiveRule& rule, std::size_t known_open = 0);
 
-/// One gated metric of a cell: its margin, the reference's value on each item, and the cell's values
-/// in the order they came.
+/// One gated metric of a cell: its margin, the reference's value on each item, and the cell's paired
+/// values in the order they came.
 struct GatedMetric {
   probe::MetricSpec spec;
   probe::Margin margin;
   std::map<std::string, double> reference;  // item → oriented reference value
-  std::vector<std::string> items;           // the cell's paired items, in the order they finished
-  std::vector<double> cell;                 // oriented cell values, same order
+  std::vector<double> cell;                 // oriented cell values, in the order the items finished
+  std::vector<double> paired_reference;     // the reference's oriented value on each of them
   MetricState state;
   std::size_t checked = 0;  // settle_metric has seen the first `checked` pairs undecided
 };
