@@ -40,10 +40,10 @@ bool Runner::settle(const Cell& cell, const PendingItems& t, std::size_t from, C
   const nlohmann::json adaptive = t.gate->describe();
   std::string verdicts;
   for (const auto& [metric, v] : adaptive["metrics"].items())
-    verdicts += (verdicts.empty() ? "" : ", ") + metric + " " + v.value("verdict", "");
+    verdicts += (verdicts.empty() ? "" : ", ") + metric + " " + v.value("verdict", "") + " (" + v.value("by", "") + ")";
   m_progress.note(cell.label() + ": " + t.probe->name() + " settled after " + std::to_string(adaptive.value("items", 0)) +
-                  " item(s) (" + verdicts + "); " + std::to_string(t.items.size() - from) +
-                  " item(s) skipped (adaptive)");
+                  " item(s): " + verdicts + "; the other " + std::to_string(t.items.size() - from) +
+                  " item(s) are recorded skipped/settled (`kvsweep run --resume DIR --no-adaptive` runs them)");
   for (std::size_t k = from; k < t.items.size(); ++k) {
     const probe::Item& item = t.items[k];
     ++r.items_settled;
