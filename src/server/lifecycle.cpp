@@ -16,6 +16,9 @@ using Ms = std::chrono::milliseconds;
 
 // 20 ms between ready polls: readiness is noticed within ~50 ms without busy-looping.
 constexpr Ms kPollInterval{20};
+// How long a log without the flavour's completion marker is read again after ready (a build that never
+// logs the marker costs this once per cell).
+constexpr Ms kLogSettle{2000};
 // What a failure message shows of a server's log when nothing better is known.
 constexpr std::size_t kTailLines = 25;
 
@@ -225,6 +228,13 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
     instance->m_effective.type_k = spec.type_k;
     instance->m_effective.type_v = spec.type_v;
   } else {
+    // llama.cpp's log worker may still be writing what it logged before ready: wait for the marker.
+    if (const std::string marker = flavour.log_complete_marker(); !marker.empty()) {
+      const auto settle = std::min(Clock::now() + kLogSettle, deadline);
+      while (instance->log_since_start().find(marker) == std::string::npos && instance->alive() &&
+             !cancel.load() && Clock::now() < settle)
+        std::this_thread::sleep_for(kPollInterval);
+    }
     instance->m_effective = flavour.effective(instance->log_since_start(), spec);
   }
   if (check_kv(instance->m_effective, spec.type_k, spec.type_v) == KvCheck::mismatch) {

@@ -3,7 +3,7 @@
 //
 //   fake-llama-server --version               prints "version: 0 (fake)" and exits 0
 //   fake-llama-server -m M --host H --port P -ctk K -ctv V …   (other arguments are ignored)
-//     logs llama.cpp's `llama_kv_cache: size = … K (K): … MiB, V (V): … MiB` line on stderr,
+//     logs llama.cpp's `llama_kv_cache: size = … K (K): … MiB, V (V): … MiB` and `model loaded` lines on stderr,
 //     then serves GET /health and /props, and POST /completion (non-streamed only): the answer's
 //     content is "echo: <prompt>".
 //
@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
                "llama_kv_cache: size =    1.00 MiB (  1024 cells,   2 layers,  1/1 seqs), K (%s):    0.50 MiB, V (%s):    "
                "0.50 MiB\nllama_context: flash_attn = enabled\n",
                type_k.c_str(), type_v.c_str());
+  std::fprintf(stderr, "srv  llama_server: model loaded\n");  // the line kvsweep waits for after /health
   std::fflush(stderr);
 
   httplib::Server server;

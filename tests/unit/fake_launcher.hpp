@@ -28,6 +28,10 @@ class FakeLauncher final : public process::Launcher {
   std::string log;
   /// Ends the process at launch with this status (died before ready).
   std::optional<process::ExitStatus> exit_at_launch;
+  /// A log the process writes only on its `late_log_polls`-th poll (a server whose log worker lags
+  /// behind its ready answer).
+  std::string late_log;
+  int late_log_polls = 0;
   /// Launching fails (e.g. the binary cannot be executed).
   bool refuse = false;
 
@@ -41,14 +45,21 @@ class FakeLauncher final : public process::Launcher {
     auto state = std::make_shared<FakeProcessState>();
     state->exit = exit_at_launch;
     processes.push_back(state);
-    return std::make_unique<Process>(state);
+    return std::make_unique<Process>(state, spec.log_path, late_log, late_log_polls);
   }
 
  private:
   class Process final : public process::Process {
    public:
-    explicit Process(std::shared_ptr<FakeProcessState> state) : m_state(std::move(state)) {}
-    std::optional<process::ExitStatus> poll() override { return m_state->exit; }
+    Process(std::shared_ptr<FakeProcessState> state, std::string log_path, std::string late_log, int late_log_polls)
+        : m_state(std::move(state)),
+          m_log_path(std::move(log_path)),
+          m_late_log(std::move(late_log)),
+          m_late_log_polls(late_log_polls) {}
+    std::optional<process::ExitStatus> poll() override {
+      if (!m_late_log.empty() && ++m_polls == m_late_log_polls) std::ofstream(m_log_path, std::ios::app) << m_late_log;
+      return m_state->exit;
+    }
     process::ExitStatus stop(std::chrono::milliseconds) override {
       ++m_state->stops;
       if (!m_state->exit) m_state->exit = process::ExitStatus{0, 15, true};
@@ -57,6 +68,8 @@ class FakeLauncher final : public process::Launcher {
 
    private:
     std::shared_ptr<FakeProcessState> m_state;
+    std::string m_log_path, m_late_log;
+    int m_late_log_polls = 0, m_polls = 0;
   };
 };
 

@@ -39,12 +39,14 @@ class TestFlavour final : public server::Flavour {
  public:
   std::optional<server::ReadyFailure> after_ready_failure;
   std::function<void()> during_after_ready;
+  std::string marker;  // log_complete_marker
 
   std::string who() const override { return "test-server"; }
   process::LaunchSpec launch_spec(const server::CellSpec& spec, int port) const override {
     return {{"test-server", "--port", std::to_string(port), "-ctk", spec.type_k, "-ctv", spec.type_v}, spec.env, {}, {}};
   }
   std::string ready_path() const override { return "/health"; }
+  std::string log_complete_marker() const override { return marker; }
   std::expected<void, server::ReadyFailure> after_ready(server::ReadyContext& context) const override {
     context.info["after_ready"] = true;
     if (during_after_ready) during_after_ready();
@@ -171,6 +173,23 @@ TEST_F(Lifecycle, ALogWithoutTheKvLineStartsButIsUnverified) {
   auto started = launch();
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_EQ(server::check_kv((*started)->effective(), "q4_0", "f16"), server::KvCheck::unverified);
+}
+
+TEST_F(Lifecycle, ALogThatLagsBehindReadyIsReadAgainUntilTheFlavoursMarker) {
+  // llama.cpp writes its log from a worker thread: the KV line can reach the file after /health answered.
+  const std::string late = std::string(kKvLine) + "0.02 I srv  llama_server: model loaded\n";
+  launcher.late_log = late;
+  launcher.late_log_polls = 3;
+  flavour.marker = "model loaded";
+  auto waited = launch();
+  ASSERT_TRUE(waited) << waited.error().message;
+  EXPECT_EQ(server::check_kv((*waited)->effective(), "q4_0", "f16"), server::KvCheck::verified);
+  // Without a marker the log is read once, before the late lines: unverified.
+  std::filesystem::remove(spec.log_path);
+  flavour.marker.clear();
+  auto once = launch();
+  ASSERT_TRUE(once) << once.error().message;
+  EXPECT_EQ(server::check_kv((*once)->effective(), "q4_0", "f16"), server::KvCheck::unverified);
 }
 
 TEST_F(Lifecycle, AFlavourStepThatFailsUsesItsOutcomeOrTheLog) {

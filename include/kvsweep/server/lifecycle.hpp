@@ -75,6 +75,10 @@ class Flavour {
   virtual std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const;
   /// The K/V types the server used, from its log since the launch (default: parse_effective_kv).
   virtual EffectiveKv effective(const std::string& log, const CellSpec& spec) const;
+  /// A line the server logs once everything `effective` reads is in its log (default: none). A server
+  /// that writes its log from a worker thread (llama.cpp) can answer ready before those lines reach the
+  /// file; the lifecycle then reads the log again until this appears, for at most kLogSettle.
+  virtual std::string log_complete_marker() const { return {}; }
   virtual std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const = 0;
 };
 

@@ -22,6 +22,9 @@ class LlamaServerFlavour final : public Flavour {
   std::string who() const override { return "llama-server"; }
   process::LaunchSpec launch_spec(const CellSpec& spec, int port) const override;
   std::string ready_path() const override { return "/health"; }
+  /// llama-server logs "llama_server: model loaded" (older builds "main: model loaded") after the KV
+  /// cache, context and rotation lines.
+  std::string log_complete_marker() const override { return "model loaded"; }
   /// Reads /props (build_info; for a launched server also model_path, n_ctx, total_slots).
   std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const override;
   std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const override;
