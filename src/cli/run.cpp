@@ -333,6 +333,10 @@ int run_command(const RunOpts& o) {
                  result.store_error.c_str(), run_dir.c_str());
     return core::exit_code::error;
   }
+  if (!result.context_error.empty()) {
+    std::fprintf(stderr, "kvsweep: stopped before the grid's other cells: %s\n", result.context_error.c_str());
+    return core::exit_code::error;
+  }
   if (result.interrupted) {
     std::fprintf(stderr, "kvsweep: interrupted; finish with: kvsweep run --resume %s\n", run_dir.c_str());
     return interrupted_exit_code();

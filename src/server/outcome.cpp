@@ -7,10 +7,11 @@ namespace kvsweep::server {
 
 namespace {
 
-constexpr std::array<std::pair<CellOutcome, std::string_view>, 10> kNames = {{
+constexpr std::array<std::pair<CellOutcome, std::string_view>, 11> kNames = {{
     {CellOutcome::pending, "pending"},
     {CellOutcome::ok, "ok"},
     {CellOutcome::kv_unverified, "kv_unverified"},
+    {CellOutcome::items_failed, "items_failed"},
     {CellOutcome::unsupported, "unsupported"},
     {CellOutcome::load_failed, "load_failed"},
     {CellOutcome::crashed, "crashed"},

@@ -104,6 +104,7 @@ RunResult Runner::run() {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       if (stopping()) break;
       results[i] = run_timed(cells[i], i, cells.size(), slot);
+      stop_if_unfit(results[i]);
       m_progress.cell_done(results[i]);
       update_manifest(results, "running");
     }
@@ -112,11 +113,12 @@ RunResult Runner::run() {
   {
     std::lock_guard lock(m_mutex);
     result.store_error = m_store_error;
+    result.context_error = m_context_error;
   }
   result.cells = results;
   result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
   bool all_done = !stopping();
-  update_manifest(results, all_done ? "complete" : "interrupted");
+  update_manifest(results, all_done ? "complete" : m_unfit.load() ? "stopped" : "interrupted");
   return result;
 }
 

@@ -5,6 +5,7 @@
 #include <exception>
 #include <thread>
 
+#include "kvsweep/config/variants.hpp"
 #include "kvsweep/core/clock.hpp"
 
 namespace kvsweep::sweep {
@@ -100,6 +101,9 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   for (auto& t : todo) {
     std::vector<nlohmann::json> reference = reference_records(cell, *t.probe);
     bool exceeded = false;  // an item of this probe did not fit the context
+    // The probe's items that did not fit; when none of its items ran ok, the grid cannot fit it.
+    std::optional<ContextShortfall> unfit;
+    const int ok_before = r.items_ok;
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       const auto& item = t.items[k];
       if (stopping()) break;
@@ -177,6 +181,11 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       if (err.http_status) rec["http_status"] = err.http_status;
       if (!append_or_stop(rec)) break;
       ++r.items_failed;
+      if (err.kind == core::ErrorKind::exceeds_context) {
+        const config::VariantConfig* variant = config::find_variant(m_config, cell.variant);
+        note_shortfall(unfit, ContextShortfall{t.probe->name(), t.probe->kind(), tokens_needed(err), spec.n_ctx,
+                                               variant != nullptr && variant->ctx > 0});
+      }
       if (err.kind == core::ErrorKind::exceeds_context && !exceeded) {
         // Said once per probe and cell: the next items will most likely not fit either.
         exceeded = true;
@@ -187,6 +196,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
     }
     if (stopping()) break;
+    if (unfit && r.items_ok == ok_before) note_shortfall(r.shortfall, *unfit);
   }
   auto s0 = std::chrono::steady_clock::now();
   instance->stop();
@@ -194,6 +204,9 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   // Interrupted, or the store could not write: the cell's missing items run again on resume.
   if (stopping()) r.outcome = server::CellOutcome::pending;
   else if (unverified && r.outcome == server::CellOutcome::ok) r.outcome = server::CellOutcome::kv_unverified;
+  // A cell is ok for what ran in it; one whose every item failed says so (the records say why).
+  if (server::ran(r.outcome) && r.items_ok + r.items_skipped == 0 && r.items_failed > 0)
+    r.outcome = server::CellOutcome::items_failed;
   return r;
 }
 

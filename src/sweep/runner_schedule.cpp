@@ -41,6 +41,7 @@ void Runner::run_parallel(const std::vector<Cell>& cells, std::vector<CellResult
       taken[*next] = true;
       lock.unlock();
       CellResult r = run_timed(cells[*next], *next, cells.size(), slot);
+      stop_if_unfit(r);
       lock.lock();
       results[*next] = std::move(r);
       if (cells[*next].is_reference) reference_pending.erase(cells[*next].reference_group());

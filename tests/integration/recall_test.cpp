@@ -1,4 +1,5 @@
 // The recall probe (seed 001, codeneedle-compatible) on the real llama-server.
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -57,11 +58,11 @@ TEST(Recall, RandomBodiesCorpusGivesScoredRecordsPerCellWithTheSameTargets) {
   EXPECT_GE(cached, 4 * 3);
 }
 
-TEST(Recall, CorpusBeyondTheContextFailsEveryItemClearlyBeforeAnyGeneration) {
+TEST(Recall, CorpusBeyondTheContextStopsTheGridAfterItsFirstCellNamingTheTokensNeeded) {
   kt::TempDir dir;
   auto cfg = kt::base_config(kt::tiny_model());
   cfg["server"]["ctx"] = 1024;
-  cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
+  cfg["grid"] = {{"k", {"f16", "q8_0", "q4_0"}}, {"v", "same-as-k"}, {"reference", "f16/f16"}, {"order", "as-listed"}};
   // 12 functions of 24-40 lines of random identifiers: several thousand tokens.
   cfg["probes"] = {{{"kind", "recall"},
                     {"corpus", {{"random_bodies", {{"functions", 12}, {"value_len", 16}, {"seed", 3}}}}},
@@ -70,22 +71,36 @@ TEST(Recall, CorpusBeyondTheContextFailsEveryItemClearlyBeforeAnyGeneration) {
                     {"max_tokens", 48}}};
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
-  // Each item error is recorded and the sweep goes on; with no ok record at all it exits 1.
-  ASSERT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("no cell produced an ok record"), std::string::npos) << r.output;
+  // The first cell's items cannot fit: the sweep stops there, exit 2, with the size it needs.
+  ASSERT_EQ(r.exit_code, 2) << r.output;
+  const auto at = r.output.find("recall needs ");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" tokens of context; raise server.ctx to at least ", at), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" or shrink the corpus", at), std::string::npos) << r.output;
+  std::string needed;
+  for (std::size_t i = at + std::string("recall needs ").size(); i < r.output.size() && r.output[i] != ' '; ++i)
+    if (r.output[i] != ',') needed += r.output[i];
+  EXPECT_GT(std::stoll(needed), 1024) << r.output;
+  // At most one server started: one cell's log, one cell's records, the other cells pending.
+  std::size_t logs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(run / "logs")) logs += e.path().extension() == ".log";
+  EXPECT_LE(logs, 1u);
   auto records = kt::read_records(run);
   ASSERT_EQ(records.size(), 3u);
   for (const auto& rec : records) {
+    EXPECT_EQ(rec["cell"]["type_k"], "f16") << rec.dump().substr(0, 400);
     EXPECT_EQ(rec["status"], "exceeds_context") << rec.dump().substr(0, 400);
     const std::string error = rec["error"];
     EXPECT_EQ(error.rfind("recall prompt needs about ", 0), 0u) << error;
     EXPECT_NE(error.find("but the context holds 1024; raise the server's -c"), std::string::npos) << error;
     EXPECT_FALSE(rec.contains("timings")) << rec.dump().substr(0, 400);  // nothing was generated
   }
-  // Said once for the cell, with the reason, in the progress and in the manifest.
-  EXPECT_NE(r.output.find("tiny/f16/f16: recall: recall prompt needs about"), std::string::npos) << r.output;
+  // The cell that ran is not shown as ok: every item failed.
+  EXPECT_NE(r.output.find("items_failed"), std::string::npos) << r.output;
   const auto manifest = kt::read_manifest(run);
+  EXPECT_EQ(manifest["status"], "stopped");
   ASSERT_EQ(manifest["cells"].size(), 1u);
+  EXPECT_EQ(manifest["cells"][0]["outcome"], "items_failed");
   EXPECT_EQ(manifest["cells"][0]["items_failed"], 3);
   EXPECT_NE(manifest["cells"][0]["message"].get<std::string>().find("raise the server's -c"), std::string::npos);
 }

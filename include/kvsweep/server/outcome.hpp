@@ -11,6 +11,7 @@ enum class CellOutcome {
   pending,          // not run (yet), or interrupted: resume runs it
   ok,               // every item ran against a server whose log showed the K/V types asked for
   kv_unverified,    // the items ran, but the server's log held no KV cache line: the types are unchecked
+  items_failed,     // the server ran, but every item it was given failed (e.g. the prompt exceeds the context)
   unsupported,      // the server refused the configuration at load
   load_failed,      // the server did not come up (died, never ready, bad model)
   crashed,          // died mid-probe again after one restart, or the restart failed

@@ -19,6 +19,7 @@
 #include "kvsweep/server/backend.hpp"
 #include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/sweep/adaptive.hpp"
+#include "kvsweep/sweep/context_fit.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
@@ -43,12 +44,16 @@ struct CellResult {
   std::string finished_at;
   int slot = -1;            // the slot the server ran in; -1 when no slot was used (serial, no slot env)
   std::vector<std::pair<std::string, std::string>> slot_env;  // the slot's environment as the server got it
+  std::optional<ContextShortfall> shortfall;  // a probe's prompt did not fit the cell's context
 };
 
 struct RunResult {
   std::vector<CellResult> cells;
   bool interrupted = false;
   std::string store_error;  // the run stopped because a record could not be written (e.g. a full disk)
+  /// The run stopped before starting further cells: a probe's prompt did not fit a cell's context
+  /// (shortfall_message); the CLI exits 2 with it.
+  std::string context_error;
   double wall_s = 0;
 };
 
@@ -128,8 +133,11 @@ class Runner {
   void update_manifest(const std::vector<CellResult>& results, const std::string& status);
   /// Appends a record; when the store cannot write it (disk full), remembers why and stops the run.
   bool append_or_stop(const nlohmann::json& record);
-  /// Interrupted, or the store failed: no further item starts.
-  bool stopping() const { return m_cancel.load() || m_store_failed.load(); }
+  /// A cell found that a probe's prompt cannot fit the context: no further cell starts (the grid
+  /// would fail the same way in every cell). Called as each cell ends (runner_fit.cpp).
+  void stop_if_unfit(const CellResult& result);
+  /// Interrupted, the store failed, or a prompt cannot fit: no further item starts.
+  bool stopping() const { return m_cancel.load() || m_store_failed.load() || m_unfit.load(); }
   server::CellSpec cell_spec(const Cell& cell, int slot) const;
 
   const config::Config& m_config;
@@ -145,6 +153,8 @@ class Runner {
   std::mutex m_mutex;          // parallel runs: the schedule, the results and the manifest; m_store_error
   std::atomic<bool> m_store_failed{false};
   std::string m_store_error;
+  std::atomic<bool> m_unfit{false};
+  std::string m_context_error;  // under m_mutex
 };
 
 }  // namespace kvsweep::sweep
