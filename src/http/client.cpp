@@ -22,9 +22,10 @@ double ms_since(Clock::time_point t0) {
 
 /// One plain (non-streamed) request in the trace, when tracing is on.
 void trace_plain(const std::string& server, const char* method, const std::string& path, const httplib::Result& res,
-                 Clock::time_point t0, bool fresh) {
+                 Clock::time_point t0, bool fresh, std::size_t request_bytes = 0) {
   if (!trace_enabled()) return;
   TraceEntry e;
+  e.request_bytes = request_bytes;
   e.method = method;
   e.server = server;
   e.path = path;
@@ -99,9 +100,9 @@ core::Expected<Response> Client::get(const std::string& path) {
 core::Expected<Response> Client::post_json(const std::string& path, const nlohmann::json& body) {
   const bool fresh = m_impl->cli.is_socket_open() == 0;
   const auto t0 = Clock::now();
-  auto res = m_impl->cli.Post(path, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                              "application/json");
-  trace_plain(m_impl->server, "POST", path, res, t0, fresh);
+  const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  auto res = m_impl->cli.Post(path, text, "application/json");
+  trace_plain(m_impl->server, "POST", path, res, t0, fresh, text.size());
   if (!res) return std::unexpected(from_httplib(res.error(), "POST " + m_base_url + path));
   return Response{res->status, res->body};
 }
@@ -183,6 +184,7 @@ core::Expected<Client::StreamResult> Client::post_stream(const std::string& path
     e.cancelled = stopped;
     e.fresh = fresh;
     e.ms = ms_since(t0);
+    e.request_bytes = req.body.size();
     e.server_ms = server_ms_of_stream(tail);
     if (!ok && !stopped) e.error = httplib::to_string(err);
     trace(e);

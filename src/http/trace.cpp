@@ -48,6 +48,7 @@ void trace(const TraceEntry& e) {
       {"stream", e.stream},
       {"fresh", e.fresh},
       {"ms", e.ms},
+      {"request_bytes", e.request_bytes},
       {"server_ms", e.server_ms ? nlohmann::json(*e.server_ms) : nlohmann::json(nullptr)},
   };
   if (e.cancelled) line["cancelled"] = true;

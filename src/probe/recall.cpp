@@ -206,7 +206,7 @@ std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& ta
 }
 
 RecallProbe::RecallProbe(RecallConfig config, corpus::Corpus corpus)
-    : m_config(std::move(config)), m_corpus(std::move(corpus)) {
+    : m_config(std::move(config)), m_corpus(std::move(corpus)), m_prefix(m_corpus.text) {
   m_sampled = corpus::stratified_sample(m_corpus.targets, m_corpus.total_lines, m_config.sample_size, m_config.seed);
 }
 
@@ -281,52 +281,57 @@ server::CompletionRequest RecallProbe::request_for(const corpus::Target& target,
   return request;
 }
 
-core::Expected<RecallProbe::PromptTokens> RecallProbe::preflight(const corpus::Target& target, int budget,
-                                                                  Context& ctx) {
-  if (ctx.cell.n_ctx <= 0) return PromptTokens{};
-  const std::string cell = ctx.cell.model + "/" + ctx.cell.type_k + "/" + ctx.cell.type_v;
-  int corpus_tokens = 0;
-  {
-    // Cells may run in parallel threads; each counts its corpus once.
-    std::lock_guard lock(m_tokens_mutex);
-    const auto found = m_corpus_tokens.find(cell);
-    corpus_tokens = found == m_corpus_tokens.end() ? -1 : found->second;
-  }
-  if (corpus_tokens < 0) {
-    auto tokens = ctx.api.tokenize(m_corpus.text, true);
-    if (!tokens) {
-      // A backend without a tokenizer endpoint cannot be checked; the request itself will tell.
-      if (tokens.error().kind == core::ErrorKind::unsupported) return PromptTokens{};
-      core::Error e = tokens.error();
-      e.message = "preflight tokenize: " + e.message;
-      return std::unexpected(std::move(e));
-    }
-    corpus_tokens = static_cast<int>(tokens->size());
-    std::lock_guard lock(m_tokens_mutex);
-    m_corpus_tokens.emplace(cell, corpus_tokens);
-  }
+core::Expected<RecallProbe::PromptTokens> RecallProbe::prepare(const corpus::Target& target, int budget,
+                                                                Context& ctx, server::CompletionRequest& request) {
+  const bool raw = m_config.mode == RecallMode::raw;
+  if (ctx.cell.n_ctx <= 0 && !raw) return PromptTokens{};
+  // The tokenizer is the model file's: counted once per model and run, whatever the cell's K/V.
+  const std::string model = ctx.cell.model + "\n" + ctx.cell.model_path;
+  const auto tokenize_failed = [](core::Error e) {
+    e.message = "preflight tokenize: " + e.message;
+    return std::unexpected(std::move(e));
+  };
   const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
   std::string question_text = "\n\n---\n\n" + recall_task_text(target, n, m_corpus.files.size() > 1, m_config.cue);
   if (m_config.cue == RecallCue::signature) question_text += signature_text(m_corpus, target) + "\n";
-  auto question = ctx.api.tokenize(question_text, false);
-  if (!question) {
-    if (question.error().kind == core::ErrorKind::unsupported) return PromptTokens{};
-    core::Error e = question.error();
-    e.message = "preflight tokenize: " + e.message;
-    return std::unexpected(std::move(e));
+  auto corpus_tokens = m_prefix.head_tokens(ctx.api, model);
+  if (!corpus_tokens) return tokenize_failed(corpus_tokens.error());
+  // A backend without a tokenizer endpoint cannot be checked; the request itself will tell.
+  if (!*corpus_tokens) return PromptTokens{};
+  int question_tokens = -1;
+  if (raw) {
+    // Raw mode sends ids: the corpus's from the once-per-model count, the question's as they
+    // continue them (SharedPrefix checks they equal the server's own tokens of the text).
+    auto ids = m_prefix.prompt_ids(ctx.api, model, question_text);
+    if (!ids) return tokenize_failed(ids.error());
+    if (*ids) {
+      question_tokens = static_cast<int>((*ids)->size()) - **corpus_tokens;
+      request.tokens = std::move(**ids);
+      request.prompt.clear();
+    }
   }
+  if (question_tokens < 0) {
+    auto question = ctx.api.tokenize(m_prefix.tail() + question_text, false);
+    if (!question) {
+      if (question.error().kind == core::ErrorKind::unsupported) return PromptTokens{};
+      return tokenize_failed(question.error());
+    }
+    question_tokens = static_cast<int>(question->size());
+  }
+  if (ctx.cell.n_ctx <= 0) return PromptTokens{**corpus_tokens, question_tokens};
   // A chat template adds a few dozen tokens around the messages.
   const int overhead = m_config.mode == RecallMode::chat ? 64 : 0;
   const long long needed =
-      static_cast<long long>(corpus_tokens) + static_cast<long long>(question->size()) + overhead + budget;
+      static_cast<long long>(**corpus_tokens) + static_cast<long long>(question_tokens) + overhead + budget;
   if (needed > ctx.cell.n_ctx) {
+    // "needs about N tokens": sweep::tokens_needed reads N to say what server.ctx would hold it.
     return core::fail(core::ErrorKind::exceeds_context,
                       "recall prompt needs about " + std::to_string(needed) + " tokens (corpus " +
-                          std::to_string(corpus_tokens) + " + question " + std::to_string(question->size()) +
+                          std::to_string(**corpus_tokens) + " + question " + std::to_string(question_tokens) +
                           " + answer budget " + std::to_string(budget) + ") but the context holds " +
                           std::to_string(ctx.cell.n_ctx) + "; raise the server's -c or shrink the corpus");
   }
-  return PromptTokens{corpus_tokens, static_cast<int>(question->size())};
+  return PromptTokens{**corpus_tokens, question_tokens};
 }
 
 core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
@@ -363,10 +368,9 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
       return std::unexpected(std::move(e));
     }
   }
-  const auto prompt_tokens = preflight(target, budget, ctx);
-  if (!prompt_tokens) return std::unexpected(prompt_tokens.error());
-
   server::CompletionRequest request = request_for(target, budget);
+  const auto prompt_tokens = prepare(target, budget, ctx, request);
+  if (!prompt_tokens) return std::unexpected(prompt_tokens.error());
   bool enough_lines = false;
   if (m_config.bounded) {
     const std::size_t stop_at = n_primary + n_bonus + static_cast<std::size_t>(m_config.stop_extra_lines);
@@ -398,7 +402,8 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
                      {"cut", cut},
                      {"corpus_tokens", known(prompt_tokens->corpus)},
                      {"question_tokens", known(prompt_tokens->question)},
-                     {"cue", to_string(m_config.cue)}};
+                     {"cue", to_string(m_config.cue)},
+                     {"prompt_as", request.tokens.empty() ? "text" : "ids"}};
   result.metrics = {{"primary_matched", s.primary_matched},
                     {"bonus_matched", s.bonus_matched},
                     {"hallucinated", s.hallucinated},

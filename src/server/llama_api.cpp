@@ -9,6 +9,12 @@ nlohmann::json to_json(const Timings& t) {
           {"predicted_n", t.predicted_n}, {"predicted_ms", t.predicted_ms}};
 }
 
+const std::vector<std::string>& completion_response_fields() {
+  static const std::vector<std::string> fields = {"index", "content", "tokens", "stop", "stop_type", "timings",
+                                                  "completion_probabilities"};
+  return fields;
+}
+
 nlohmann::json completion_body(const CompletionRequest& r) {
   nlohmann::json body = {
       {"n_predict", r.n_predict},   {"temperature", r.temperature}, {"seed", r.seed},
@@ -30,12 +36,13 @@ nlohmann::json completion_body(const CompletionRequest& r) {
       body["logprobs"] = true;
       body["top_logprobs"] = r.n_probs;
     }
-  } else if (!r.tokens.empty()) {
-    body["prompt"] = r.tokens;
-    body["return_tokens"] = true;
   } else {
-    body["prompt"] = r.prompt;
+    if (r.tokens.empty()) body["prompt"] = r.prompt;
+    else body["prompt"] = r.tokens;
     body["return_tokens"] = true;
+    // Only what parse_completion and CompletionStream read: the final answer otherwise echoes the
+    // whole prompt, detokenized (a 430 KB corpus back with every answer, parsed again here).
+    body["response_fields"] = completion_response_fields();
   }
   for (auto it = r.extra.begin(); it != r.extra.end(); ++it) body[it.key()] = it.value();
   return body;

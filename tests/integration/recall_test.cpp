@@ -46,6 +46,9 @@ TEST(Recall, RandomBodiesCorpusGivesScoredRecordsPerCellWithTheSameTargets) {
     EXPECT_EQ(response["budget"], 48);
     EXPECT_LE(rec["timings"]["predicted_n"].get<int>(), 48);
     EXPECT_EQ(m["cut"] == 1, !response["cut"].is_null());
+    // Raw mode sends token ids: llama-server's SPM tokenizer passes the check that the ids of
+    // corpus and question equal its own tokens of the whole prompt.
+    EXPECT_EQ(response["prompt_as"], "ids") << response.dump().substr(0, 400);
   }
   ASSERT_EQ(items_by_cell.size(), 4u);
   for (const auto& [cell, items] : items_by_cell) {

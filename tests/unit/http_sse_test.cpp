@@ -1,5 +1,7 @@
 #include "kvsweep/http/sse.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "kvsweep/server/llama_api.hpp"
@@ -77,6 +79,19 @@ TEST(CompletionBody, StreamingOnlyWithStopWhen) {
   r.stop_when = [](std::string_view) { return false; };
   EXPECT_EQ(server::completion_body(r)["stream"], true);
   EXPECT_EQ(server::completion_body(r)["timings_per_token"], true);
+}
+
+TEST(CompletionBody, RawCompletionsAskForTheFieldsTheParsersReadNotTheEchoedPrompt) {
+  server::CompletionRequest r;
+  r.tokens = {1, 2, 3};
+  const auto body = server::completion_body(r);
+  EXPECT_EQ(body["prompt"], nlohmann::json({1, 2, 3}));
+  const auto fields = body["response_fields"].get<std::vector<std::string>>();
+  for (const char* read : {"content", "tokens", "stop", "stop_type", "timings", "completion_probabilities", "index"})
+    EXPECT_NE(std::find(fields.begin(), fields.end(), read), fields.end()) << read;
+  EXPECT_EQ(std::find(fields.begin(), fields.end(), "prompt"), fields.end());
+  r.messages = {{"user", "hi"}};  // chat answers have their own shape
+  EXPECT_FALSE(server::completion_body(r).contains("response_fields"));
 }
 
 }  // namespace

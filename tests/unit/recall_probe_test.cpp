@@ -45,9 +45,21 @@ class FakeApi final : public server::Api {
     r.timings.predicted_n = 7;
     return r;
   }
-  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool) override {
+  bool byte_tokens = false;  // one token per byte (BOS 1 first when add_special) instead of per 4 bytes
+  bool glue_newlines = false;  // byte tokens, but a byte and the newline after it are one token
+
+  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) override {
     if (tokenize_unsupported) return core::fail(core::ErrorKind::unsupported, "no tokenizer");
     tokenized.push_back(text);
+    if (byte_tokens || glue_newlines) {
+      std::vector<std::int32_t> ids(add_special ? 1 : 0, 1);
+      for (std::size_t i = 0; i < text.size(); ++i) {
+        const bool glued = glue_newlines && text[i] != '\n' && i + 1 < text.size() && text[i + 1] == '\n';
+        ids.push_back(static_cast<unsigned char>(text[i]) + (glued ? 256 : 0));
+        i += glued ? 1 : 0;
+      }
+      return ids;
+    }
     // One token per 4 bytes, rounded up: enough to exercise the preflight arithmetic.
     return std::vector<std::int32_t>((text.size() + 3) / 4, 1);
   }
@@ -293,6 +305,43 @@ TEST(RecallProbe, SignatureCueEndsTheRawPromptOrTheChatPrefillWithTheTargetsSign
   }
 }
 
+TEST(RecallProbe, RawModeSendsTokenIdsThatEqualTheServersTokensOfThePrompt) {
+  json cfg = random_config();
+  cfg["mode"] = "raw";
+  cfg["cue"] = "signature";
+  auto probe = make_recall_probe(cfg, k_site);
+  auto& recall = dynamic_cast<RecallProbe&>(*probe);
+  FakeApi api;
+  api.byte_tokens = true;
+  api.answer = "x\n";
+  const CellInfo cell = make_cell("f16", 1 << 20);
+  Context ctx{api, cell};
+  for (std::size_t i = 0; i < 2; ++i) {
+    ASSERT_TRUE(recall.run(recall.items()[i], ctx).has_value());
+    const server::CompletionRequest& sent = api.requests.back();
+    EXPECT_TRUE(sent.prompt.empty());
+    const std::string text = recall.request_for(recall.sampled()[i]).prompt;
+    FakeApi server;
+    server.byte_tokens = true;
+    EXPECT_EQ(sent.tokens, *server.tokenize(text, true)) << "item " << i;
+  }
+  // The corpus went to the tokenizer twice (its tokens, and the whole prompt's for the check), not per item.
+  std::size_t long_texts = 0;
+  for (const auto& t : api.tokenized) long_texts += t.size() >= recall.corpus().text.size() - 1;
+  EXPECT_EQ(long_texts, 2u);
+
+  // A tokenizer whose ids of corpus and question apart differ from the whole text's: text.
+  auto text_probe = make_recall_probe(cfg, k_site);
+  auto& text_recall = dynamic_cast<RecallProbe&>(*text_probe);
+  FakeApi coarse;
+  coarse.glue_newlines = true;  // the corpus's last byte and its newline are one token: it straddles the split
+  coarse.answer = "x\n";
+  Context ctx2{coarse, cell};
+  ASSERT_TRUE(text_recall.run(text_recall.items()[0], ctx2).has_value());
+  EXPECT_TRUE(coarse.requests.back().tokens.empty());
+  EXPECT_EQ(coarse.requests.back().prompt, text_recall.request_for(text_recall.sampled()[0]).prompt);
+}
+
 TEST(RecallProbe, RunScoresTheAnswer) {
   auto probe = make_recall_probe(random_config(), k_site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
@@ -379,19 +428,23 @@ TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
   EXPECT_NE(result.error().message.find("raise the server's -c"), std::string::npos);
   EXPECT_TRUE(api.requests.empty());
 
-  // Big enough: the corpus is tokenized once per cell, the question per item.
+  // Big enough: the corpus is tokenized once per model (the first cell did), the question per item.
   const CellInfo big = make_cell("q4_0", corpus_tokens + 2000);
   Context ctx2{api, big};
   api.tokenized.clear();
   const auto first = recall.run(recall.items()[0], ctx2);
   ASSERT_TRUE(first.has_value());
-  EXPECT_EQ(first->response["corpus_tokens"], corpus_tokens);  // the counts go into the record
+  // The counts go into the record; the corpus is counted without its trailing newline (which
+  // goes with the question: see SharedPrefix).
+  const std::string& text = recall.corpus().text;
+  const std::size_t head = text.find_last_not_of('\n') + 1;
+  EXPECT_EQ(first->response["corpus_tokens"], static_cast<int>((head + 3) / 4));
   EXPECT_GT(first->response["question_tokens"].get<int>(), 20);
   ASSERT_TRUE(recall.run(recall.items()[1], ctx2).has_value());
   EXPECT_EQ(api.requests.size(), 2u);
-  // Per item the expected answer (for the budget) and the question; the corpus once per cell.
-  ASSERT_EQ(api.tokenized.size(), 5u);
-  EXPECT_EQ(api.tokenized[1], recall.corpus().text);
+  // Per item the expected answer (for the budget) and the question; the corpus not again.
+  ASSERT_EQ(api.tokenized.size(), 4u);
+  for (const auto& t : api.tokenized) EXPECT_LT(t.size(), head);
 
   // A backend without a tokenizer: the preflight is skipped, the question still asked.
   FakeApi no_tokenizer;

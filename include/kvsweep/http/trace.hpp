@@ -5,6 +5,7 @@
 /// A line holds the method, the server's scheme://host:port, the path, the status and times:
 /// never a body, a header or URL credentials, so an API key cannot reach it.
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@ struct TraceEntry {
   bool cancelled = false;           // a streamed answer the caller stopped
   bool fresh = false;               // no kept-alive connection was open: this request connected
   double ms = 0;                    // client wall time of the request, connect included
+  std::size_t request_bytes = 0;    // the request body's size (a prompt sent as text or as ids)
   std::optional<double> server_ms;  // the server-reported time of the answer, when it carries one
   std::string error;                // the client-side failure, if any
 };

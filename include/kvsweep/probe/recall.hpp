@@ -19,6 +19,7 @@
 #include "kvsweep/corpus/extract.hpp"
 #include "kvsweep/corpus/random_bodies.hpp"
 #include "kvsweep/probe/probe.hpp"
+#include "kvsweep/probe/shared_prefix.hpp"
 #include "kvsweep/score/line_align.hpp"
 
 namespace kvsweep::probe {
@@ -98,17 +99,20 @@ inline constexpr std::string_view no_think_prefill = "<think>\n\n</think>\n\n";
 /// edge blank lines removed) than primary + bonus; lines past that cannot match anything. Chat mode sends
 /// [user: prompt] and, with prefill_no_think, a final assistant message `no_think_prefill`;
 /// raw mode sends the prompt as is. With "cue": "signature" the target's signature follows
-/// (raw: at the end of the prompt; chat: in the assistant prefill, after the no-think block). When the cell's n_ctx is known, a preflight counts the
-/// prompt's tokens with the server's tokenizer (the corpus once per cell, the question per
-/// item) and fails the item with an `invalid` error, before any generation, when prompt plus
-/// the budget exceed the context. The content is scored with score::score_recall.
+/// (raw: at the end of the prompt; chat: in the assistant prefill, after the no-think block).
+/// Raw mode sends the prompt as token ids (SharedPrefix: the corpus tokenized once per model and
+/// run, the question per item; text where ids would differ from the server's own tokens). When
+/// the cell's n_ctx is known, a preflight counts the prompt's tokens with the server's tokenizer
+/// (the corpus once per model, the question per item) and fails the item with an
+/// `exceeds_context` error, before any generation, when prompt plus the budget exceed the context. The content is scored with score::score_recall.
 ///
 /// Metrics: primary_matched, bonus_matched, hallucinated (lower is better), passed (0/1),
 /// produced_lines, cut (1 when the answer was stopped before the model ended it; lower is better).
 /// The response is {"text": the raw content, "budget": n_predict, "expected_tokens": tokens of
 /// primary + bonus (null when unknown), "cut": null | "budget" (stopped at n_predict) |
 /// "lines" (cancelled after enough lines), "corpus_tokens", "question_tokens": the preflight's
-/// counts (null when n_ctx is unknown or the backend cannot tokenize), "cue": "none" | "signature"}.
+/// counts (null when n_ctx is unknown or the backend cannot tokenize), "cue": "none" | "signature",
+/// "prompt_as": "ids" (raw mode, SharedPrefix) | "text"}.
 class RecallProbe final : public Probe {
  public:
   RecallProbe(RecallConfig config, corpus::Corpus corpus);
@@ -139,13 +143,17 @@ class RecallProbe final : public Probe {
     int corpus = -1;    // the corpus text with BOS; -1 when not counted
     int question = -1;  // "\n\n---\n\n" + the task
   };
-  core::Expected<PromptTokens> preflight(const corpus::Target& target, int budget, Context& ctx);
+  /// Raw mode: puts the prompt's token ids in `request` where they equal the server's own tokens of
+  /// its text (SharedPrefix). Then the preflight, when the cell's n_ctx is known: counts the
+  /// prompt's tokens (the corpus once per model, the question per item) and fails with
+  /// exceeds_context when prompt plus `budget` exceed the context.
+  core::Expected<PromptTokens> prepare(const corpus::Target& target, int budget, Context& ctx,
+                                       server::CompletionRequest& request);
 
   RecallConfig m_config;
   corpus::Corpus m_corpus;
   std::vector<corpus::Target> m_sampled;
-  std::mutex m_tokens_mutex;
-  std::map<std::string, int> m_corpus_tokens;  // per cell (model/type_k/type_v): tokens of the corpus text
+  SharedPrefix m_prefix;  // the corpus, tokenized once per model
 };
 
 /// Builds the recall probe from its config object (parse_recall_config, then the corpus).

@@ -3,6 +3,8 @@
 /// /tokenize, /detokenize, /v1/embeddings).
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/api.hpp"
@@ -31,6 +33,9 @@ class LlamaApi final : public Api {
   std::shared_ptr<http::Client> m_client;
 };
 
+/// The fields a raw /completion asks the server to answer with (its `response_fields`): those the
+/// parsers below read, never the echoed prompt.
+const std::vector<std::string>& completion_response_fields();
 /// The request body LlamaApi sends for `request` (exposed for tests).
 nlohmann::json completion_body(const CompletionRequest& request);
 /// Parses a /completion or /v1/chat/completions answer (exposed for tests).
