@@ -15,6 +15,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/core/host.hpp"
+#include "kvsweep/model/copy_model_info.hpp"
 #include "kvsweep/model/model_file.hpp"
 #include "kvsweep/probe/embedder.hpp"
 #include "kvsweep/process/child.hpp"
@@ -245,6 +246,8 @@ int run_command(const RunOpts& o) {
       if (auto ok = model::check_model_file(cfg.models[i].path); !ok)
         throw core::FatalError(cfg.file.string() + ": models[" + std::to_string(i) + "].path: '" + cfg.models[i].path +
                                "': " + ok.error().message);
+      if (const auto copy = model::read_copy_model_info(cfg.models[i].path))
+        ropts.model_facts[cfg.models[i].name]["copy_model"] = {{"match_length", copy->match_length}};
     }
   }
   if (cfg.embedder && cfg.embedder->backend == "llama-server") {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kvsweep/report/copy_calibration.hpp"
 #include "kvsweep/report/format.hpp"
 
 namespace kvsweep::report {
@@ -32,6 +33,8 @@ std::vector<std::string> calibration_lines(const RunData& data, const RunSummary
               " on the reference cell: this probe cannot show a difference on this model.";
     } else if (std::isfinite(mean) && mean >= hi - edge) {
       line += " Saturated: the reference is at the ceiling, so a cell can only score lower, never higher.";
+    } else if (const std::string copy = copy_model_warning(data, *ref, probe, mean); !copy.empty()) {
+      line += " " + copy;
     }
     out.push_back(std::move(line));
   }

@@ -86,6 +86,10 @@ void Runner::open_manifest() {
         if (auto h = core::sha256_file(m.path)) mj["sha256"] = *h;
       }
     }
+    // What the CLI read from the file (kvsweep's copy model: the report holds its reference to the ceiling).
+    if (const auto facts = m_options.model_facts.find(m.name); facts != m_options.model_facts.end()) {
+      for (auto it = facts->second.begin(); it != facts->second.end(); ++it) mj[it.key()] = it.value();
+    }
     models.push_back(mj);
   }
   m_manifest["models"] = models;

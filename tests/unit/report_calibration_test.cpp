@@ -1,5 +1,6 @@
 // The calibration line: the probe's declared calibration metric on the reference cell.
 #include "kvsweep/report/calibration.hpp"
+#include "kvsweep/report/copy_calibration.hpp"
 
 #include <gtest/gtest.h>
 
@@ -58,6 +59,53 @@ TEST(Calibration, NoDeclarationNoLineAndNoReferenceItemsSaysSo) {
   const auto none = lines_for(with_calibration(0, 1, {}));
   ASSERT_EQ(none.size(), 1u);
   EXPECT_NE(none[0].find("no ok item on the reference cell"), std::string::npos) << none[0];
+}
+
+/// A recall probe (primary_matched of 20) on the fixture's model, marked as kvsweep's copy model
+/// or not, its reference cell recalling `values` lines at a prompt of `tokens` tokens.
+RunData recall_run(bool copy_model, const std::vector<double>& values, int tokens) {
+  auto manifest = nlohmann::json::parse(kManifest);
+  if (copy_model) manifest["models"][0]["copy_model"] = {{"match_length", 6}};
+  manifest["probes"][1] = {{"name", "recall"},
+                           {"kind", "recall"},
+                           {"items", values.size()},
+                           {"metrics", {{{"name", "primary_matched"}, {"higher_is_better", true}}}},
+                           {"calibration", {{"metric", "primary_matched"}, {"lo", 0}, {"hi", 20}}}};
+  manifest["config"]["probes"][1] = {{"kind", "recall"},
+                                     {"corpus", {{"random_bodies", {{"functions", 190}, {"value_len", 4}}}}}};
+  std::vector<nlohmann::json> records;
+  int i = 0;
+  for (double v : values) {
+    records.push_back(make_record("f16", "f16", "recall", "f" + std::to_string(i++), "ok", {{"primary_matched", v}},
+                                  {{"text", ""}, {"corpus_tokens", tokens - 100}, {"question_tokens", 100}}));
+  }
+  auto data = RunData::from(std::move(manifest), std::move(records));
+  EXPECT_TRUE(data) << data.error().message;
+  return std::move(*data);
+}
+
+TEST(Calibration, ACopyModelReferenceBelowTheCeilingSaysTheCorpusIsTooAmbiguous) {
+  // 7.88 of 20 at 127K tokens: cuda.md's value_len-4 grid.
+  const std::vector<double> low = {8, 8, 8, 8, 8, 8, 8, 7.04};
+  const RunData data = recall_run(true, low, 127300);
+  const auto lines = calibration_lines(data, summarize_run(data), data.probes()[1]);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("Warning: the reference recalls 7.88 of 20 lines: this corpus is too ambiguous for the "
+                          "copy model at 127K tokens; use longer values (corpus.random_bodies.value_len"),
+            std::string::npos)
+      << lines[0];
+  // Any other model may sit where it sits: no such warning.
+  const RunData other = recall_run(false, low, 127300);
+  const auto plain = calibration_lines(other, summarize_run(other), other.probes()[1]);
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].find("ambiguous"), std::string::npos) << plain[0];
+  // At the ceiling (19.38 of 20: seed 001's value_len 24 at 127K) the copy model is calibrated.
+  const RunData good = recall_run(true, {19, 20, 19, 20, 19, 20, 19, 19.04}, 127300);
+  const auto fine = calibration_lines(good, summarize_run(good), good.probes()[1]);
+  ASSERT_EQ(fine.size(), 1u);
+  EXPECT_EQ(fine[0].find("ambiguous"), std::string::npos) << fine[0];
+  EXPECT_EQ(tokens_label(127300), "127K");
+  EXPECT_EQ(tokens_label(900), "900");
 }
 
 }  // namespace

@@ -83,6 +83,9 @@ struct RunOptions {
   std::vector<config::SlotEnv> slot_env;  // each cell server's environment, by slot
   /// Variant name → its llama-server binary, resolved (KVSWEEP_LLAMA_BIN, PATH) before the run starts.
   std::map<std::string, std::string> variant_binaries;
+  /// Model name → facts the caller read from its file, added to the manifest's models[] entry
+  /// (e.g. "copy_model": {"match_length": 6} for kvsweep's copy model).
+  std::map<std::string, nlohmann::json> model_facts;
 };
 
 class Runner {
