@@ -108,7 +108,7 @@ std::string summary_table(const sweep::RunResult& result) {
   out << std::left << std::setw(32) << "cell" << std::setw(17) << "outcome" << std::right << std::setw(6) << "ok"
       << std::setw(8) << "failed" << std::setw(9) << "skipped";
   if (settled) out << std::setw(9) << "settled";
-  out << std::setw(9) << "KV MiB" << std::setw(9) << "rot K/V" << std::setw(9) << "ready s";
+  out << std::setw(9) << "KV MiB" << std::setw(9) << "rot K/V" << std::setw(11) << "path" << std::setw(9) << "ready s";
   if (slots) out << std::setw(6) << "slot";
   out << "\n";
   for (const auto& r : result.cells) {
@@ -120,6 +120,7 @@ std::string summary_table(const sweep::RunResult& result) {
     if (r.effective.found) out << r.effective.total_mib;
     else out << "-";
     out << std::setw(9) << report::rotation_label(r.effective.attn_rot_k, r.effective.attn_rot_v);
+    out << std::setw(11) << (r.effective.found || r.effective.attention.any() ? server::to_string(r.effective.path.path) : "-");
     out << std::setw(9) << std::setprecision(2) << r.ready_s;
     if (slots) out << std::setw(6) << (r.slot >= 0 ? std::to_string(r.slot) : "-");
     out << "\n";
@@ -129,6 +130,12 @@ std::string summary_table(const sweep::RunResult& result) {
                   : "(* reference cell) wall ")
       << std::fixed << std::setprecision(1) << result.wall_s << " s"
       << (result.interrupted ? ", interrupted" : "") << "\n";
+  // A pair whose attention is converted to f16 (or may run on the CPU) costs speed the table does not show.
+  for (const auto& r : result.cells) {
+    const auto path = r.effective.path.path;
+    if (path == server::AttentionPath::converted || path == server::AttentionPath::fallback)
+      out << r.cell.label() << ": path " << server::to_string(path) << ": " << r.effective.path.reason << "\n";
+  }
   return out.str();
 }
 

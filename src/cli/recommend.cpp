@@ -17,6 +17,7 @@ struct RecommendOpts {
   std::string run_dir;
   std::vector<std::string> margins;
   int context = 0;
+  double vram_gib = 0;
   double alpha = 0.05;
   std::string format = "md";
 };
@@ -42,6 +43,7 @@ int recommend_command(const RecommendOpts& o) {
   report::RecommendOptions options;
   for (const auto& spec : o.margins) options.margins.insert(parse_margin(spec));
   if (o.context > 0) options.context = o.context;
+  if (o.vram_gib > 0) options.vram_gib = o.vram_gib;
   options.alpha = o.alpha;
   auto data = report::RunData::load(o.run_dir);
   if (!data) throw core::FatalError(o.run_dir + ": " + data.error().message + " (is it a kvsweep run directory?)");
@@ -69,6 +71,10 @@ void register_recommend(CLI::App& app, Commands& commands) {
                   "METRIC=V or PROBE.METRIC=V: how much worse than the reference a cell may be, in the metric's "
                   "units (defaults: 0.05 for 0/1 rates, 5% of a count's range, 0.02 for continuous metrics)");
   sub->add_option("--context", o->context, "Show KV memory at this many tokens of context (default: the run's -c)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--vram", o->vram_gib,
+                  "GiB: recommend only a pair whose model + KV (at --context) + compute buffers, as the server "
+                  "logged them, fit on every GPU device it used (a run without a GPU: all its buffers together)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--alpha", o->alpha, "Each bound is one-sided 1 - alpha")->check(CLI::Range(1e-6, 0.5));
   sub->add_option("--format", o->format, "md (default) or json")->check(CLI::IsMember({"md", "json"}));

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 
+#include "kvsweep/report/cost_memory.hpp"
 #include "kvsweep/report/format.hpp"
 
 namespace kvsweep::report {
@@ -143,7 +144,7 @@ std::string cost_markdown(const RunData& data, const CostTable& costs) {
     out += "| " + md_cell(r.cell) + " | " + r.k + " | " + r.v + " | " + r.kv + " | " + r.mib + " | " + r.prompt +
            " | " + r.prompt_x + " | " + r.decode + " | " + r.decode_x + " |\n";
   }
-  return out;
+  return out + path_memory_markdown(data, costs);
 }
 
 std::string cost_html(const RunData& data, const CostTable& costs) {
@@ -156,7 +157,7 @@ std::string cost_html(const RunData& data, const CostTable& costs) {
            r.mib + "</td><td>" + r.prompt + "</td><td>" + r.prompt_x + "</td><td>" + r.decode + "</td><td>" +
            r.decode_x + "</td></tr>\n";
   }
-  return out + "</tbody>\n</table>\n</section>\n";
+  return out + "</tbody>\n</table>\n" + path_memory_html(data, costs) + "</section>\n";
 }
 
 nlohmann::ordered_json cost_json(const RunData& data, const CostTable& costs) {
@@ -176,6 +177,7 @@ nlohmann::ordered_json cost_json(const RunData& data, const CostTable& costs) {
                      {"prompt_x", c.prompt_x},
                      {"decode_tps", rate(c.decode)},
                      {"decode_x", c.decode_x}});
+    add_path_memory_json(data, costs, c, cells.back());
   }
   return ojson{{"context", costs.context}, {"cells", std::move(cells)}};
 }

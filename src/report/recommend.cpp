@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kvsweep/report/cost_memory.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/summary.hpp"
 #include "kvsweep/stats/power.hpp"
@@ -242,6 +243,7 @@ std::vector<std::size_t> pareto_frontier(const std::vector<double>& cost, const 
 Recommendation recommend(const RunData& data, const RecommendOptions& options) {
   Recommendation rec;
   rec.alpha = options.alpha;
+  rec.vram_gib = options.vram_gib;
   rec.costs = cell_costs(data, options.context, options.summary);
   for (const auto& model : data.groups()) {
     ModelRecommendation mr;
@@ -311,6 +313,16 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
     const CellVerdict* best = nullptr;
     for (const auto& cv : mr.cells) {
       if (!cv.eligible || !std::isfinite(cv.kv_bytes_per_token)) continue;
+      if (options.vram_gib) {
+        const CellCost* cell_cost = rec.costs.find(cv.cell);
+        const auto memory =
+            cell_cost ? memory_at(data.cells()[cv.cell], *cell_cost, rec.costs.context) : std::vector<DeviceBuffers>{};
+        const MemoryNeed need = memory_need(memory);
+        if (!(need.mib <= *options.vram_gib * 1024.0)) {
+          mr.over_vram.emplace_back(cv.cell, std::isfinite(need.mib) ? memory_text(need, memory) : "memory not recorded");
+          continue;
+        }
+      }
       if (best == nullptr || cv.kv_bytes_per_token < best->kv_bytes_per_token ||
           (cv.kv_bytes_per_token == best->kv_bytes_per_token && cv.score > best->score)) {
         best = &cv;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kvsweep/report/cost.hpp"
+#include "kvsweep/report/cost_memory.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/stats/precision.hpp"
 
@@ -25,6 +26,33 @@ std::string verdict_word(const stats::NonInferiority& r) {
 }
 
 std::string kib(double bytes) { return std::isfinite(bytes) ? fixed(bytes, bytes >= 100 ? 0 : 1) : "—"; }
+
+/// " Path: vec. Memory: CUDA0 30.4 MiB (…), fits --vram 24 GiB per GPU device." — a converted or
+/// fallback? path is never recommended silently: the sentence carries its warning and remedy.
+std::string path_memory_sentence(const CellDef& cell, const CellCost& cost, const Recommendation& rec) {
+  std::string out;
+  if (!cell.path.empty()) {
+    out += " Path: " + cell.path;
+    if (slow_path(cell.path)) out += " — **warning**: " + cell.path_reason;
+    out += ".";
+  }
+  const auto memory = memory_at(cell, cost, rec.costs.context);
+  const MemoryNeed need = memory_need(memory);
+  if (std::isfinite(need.mib)) {
+    out += " Memory at " + std::to_string(rec.costs.context) + " tokens: " + memory_text(need, memory);
+    if (rec.vram_gib)
+      out += ", fits --vram " + shortest(*rec.vram_gib) + " GiB" +
+             (need.per_device ? " on every GPU device" : " (host buffers: no GPU in this run, an estimate)");
+    out += ".";
+  }
+  return out;
+}
+
+nlohmann::ordered_json over_vram_json(const RunData& data, const ModelRecommendation& mr) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& [cell, need] : mr.over_vram) out.push_back({{"id", data.cells()[cell].id}, {"needs", need}});
+  return out;
+}
 
 }  // namespace
 
@@ -63,11 +91,20 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
         }
         out += "; prompt " + (cost->prompt.n ? fixed(cost->prompt.median, 1) + " tok/s (" + fixed(cost->prompt_x, 2) + "×)" : "—") +
                ", decode " + (cost->decode.n ? fixed(cost->decode.median, 1) + " tok/s (" + fixed(cost->decode_x, 2) + "×)" : "—") + ".";
+        out += path_memory_sentence(c, *cost, rec);
       }
       out += "\n";
     } else {
-      out += "**No cell is non-inferior on every gated metric**: keep the reference -ctk " + ref.type_k + " -ctv " +
-             ref.type_v + ", or run more items where verdicts are unknown (below).\n";
+      out += std::string(mr.over_vram.empty() ? "**No cell is non-inferior on every gated metric**"
+                                              : "**No cell that fits --vram is non-inferior on every gated metric**") +
+             ": keep the reference -ctk " + ref.type_k + " -ctv " + ref.type_v +
+             ", or run more items where verdicts are unknown (below).\n";
+    }
+    if (!mr.over_vram.empty()) {
+      out += "\nLeft out by --vram " + shortest(*rec.vram_gib) + " GiB (non-inferior, but too large):";
+      for (const auto& [cell, need] : mr.over_vram) out += " " + data.cells()[cell].types() + " needs " + need + ";";
+      out.back() = '.';
+      out += "\n";
     }
 
     out += "\n| cell | KV B/token | KV MiB @ " + std::to_string(rec.costs.context) +
@@ -170,6 +207,7 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                        {"type_k", data.cells()[cv.cell].type_k},
                        {"type_v", data.cells()[cv.cell].type_v},
                        {"kv_bytes_per_token", cv.kv_bytes_per_token},
+                       {"path", data.cells()[cv.cell].path.empty() ? ojson(nullptr) : ojson(data.cells()[cv.cell].path)},
                        {"eligible", cv.eligible},
                        {"score", cv.score},
                        {"missing_probes", cv.missing_probes},
@@ -184,6 +222,7 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                       {"reference", mr.reference ? ojson(data.cells()[*mr.reference].id) : ojson(nullptr)},
                       {"recommended", mr.recommended ? ojson(data.cells()[*mr.recommended].id) : ojson(nullptr)},
                       {"frontier", std::move(frontier)},
+                      {"over_vram", over_vram_json(data, mr)},
                       {"cells", std::move(cells)},
                       {"k_vs_v", std::move(k_vs_v)}});
     if (!variant.empty()) models.back()["variant"] = variant;
@@ -192,6 +231,7 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                {"kind", "kvsweep-recommend"},
                {"run", data.name()},
                {"alpha", rec.alpha},
+               {"vram_gib", rec.vram_gib ? ojson(*rec.vram_gib) : ojson(nullptr)},
                {"cost", cost_json(data, rec.costs)},
                {"models", std::move(models)}};
 }

@@ -152,6 +152,15 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
       const nlohmann::json effective = c.value("effective", nlohmann::json::object());
       cell.kv_mib = number_field(effective, "kv_mib");
       cell.rotation = rotation_label(effective.value("attn_rot_k", -1), effective.value("attn_rot_v", -1));
+      cell.path = string_field(effective, "path");
+      cell.path_reason = string_field(effective, "path_reason");
+      if (effective.contains("memory") && effective["memory"].is_array()) {
+        for (const auto& buffers : effective["memory"]) {
+          if (!buffers.is_object()) continue;
+          cell.memory.push_back({string_field(buffers, "device"), buffers.value("gpu", false), number_field(buffers, "model_mib"),
+                                 number_field(buffers, "kv_mib"), number_field(buffers, "compute_mib")});
+        }
+      }
       cell.ready_s = number_field(c, "ready_s");
       d.m_cells.push_back(std::move(cell));
     }

@@ -92,6 +92,18 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                      {"message", c.message},
                      {"kv_mib", c.kv_mib}});
     if (!c.variant.empty()) cells.back()["variant"] = c.variant;
+    // The attention path and the buffers per device (MiB at the cell's -c), when the manifest has them.
+    if (!c.path.empty()) {
+      cells.back()["path"] = c.path;
+      cells.back()["path_reason"] = c.path_reason;
+    }
+    if (!c.memory.empty()) {
+      ojson memory = ojson::array();
+      for (const auto& d : c.memory)
+        memory.push_back({{"device", d.device}, {"gpu", d.gpu}, {"model_mib", d.model_mib}, {"kv_mib", d.kv_mib},
+                          {"compute_mib", d.compute_mib}});
+      cells.back()["memory"] = std::move(memory);
+    }
   }
   doc["cells"] = std::move(cells);
 

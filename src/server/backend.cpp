@@ -26,6 +26,17 @@ nlohmann::json to_json(const EffectiveKv& e) {
   if (e.attn_rot_k >= 0) j["attn_rot_k"] = e.attn_rot_k;
   if (e.attn_rot_v >= 0) j["attn_rot_v"] = e.attn_rot_v;
   if (e.n_ctx > 0) j["n_ctx"] = e.n_ctx;
+  if (e.attention.any()) {
+    j["attention"] = to_json(e.attention);
+    // This log's own verdict, before the reference's splits are compared (sweep::resolve_attention_paths).
+    j["attention"]["path"] = to_string(e.path.path);
+    j["attention"]["reason"] = e.path.reason;
+    j["memory"] = memory_json(e.attention.memory);
+  }
+  if (e.found || e.attention.any()) {
+    j["path"] = to_string(e.path.path);
+    j["path_reason"] = e.path.reason;
+  }
   return j;
 }
 
@@ -66,6 +77,8 @@ EffectiveKv parse_effective_kv(const std::string& log) {
       e.n_ctx = std::stoi(m[1].str());
     }
   }
+  e.attention = parse_attention_facts(log);
+  e.path = attention_path(e.attention, e.type_k, e.type_v, e.flash_attn);
   return e;
 }
 

@@ -119,6 +119,14 @@ RunResult Runner::run() {
   result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
   bool all_done = !stopping();
   update_manifest(results, all_done ? "complete" : m_unfit.load() ? "stopped" : "interrupted");
+  // The paths the manifest decided across cells (fallback? needs the reference cell's graph splits).
+  for (auto& r : result.cells) {
+    for (const auto& c : m_manifest.value("cells", nlohmann::json::array())) {
+      if (cell_key(c) != cell_key(r.cell.to_json()) || !c.contains("effective") || !c["effective"].contains("path")) continue;
+      r.effective.path = {server::attention_path_from_string(c["effective"].value("path", "")),
+                          c["effective"].value("path_reason", "")};
+    }
+  }
   return result;
 }
 

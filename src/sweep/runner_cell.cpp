@@ -96,6 +96,9 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   if (unverified)
     m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types (kv_unverified)");
 
+  if (r.effective.path.path == server::AttentionPath::converted)
+    m_progress.note(cell.label() + ": attention path converted: " + r.effective.path.reason);
+
   const probe::CellInfo info = cell_info(cell, spec);
   r.outcome = server::CellOutcome::ok;
   for (auto& t : todo) {

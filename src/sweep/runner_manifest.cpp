@@ -9,6 +9,7 @@
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/core/version.hpp"
+#include "kvsweep/sweep/attention_paths.hpp"
 
 namespace kvsweep::sweep {
 
@@ -119,6 +120,7 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
     }
     if (!replaced && r.outcome != server::CellOutcome::skipped) cells.push_back(j);
   }
+  resolve_attention_paths(cells);
   m_manifest["cells"] = cells;
   m_manifest["status"] = status;
   m_manifest["updated_at"] = core::iso8601(std::chrono::system_clock::now());

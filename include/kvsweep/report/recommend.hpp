@@ -25,6 +25,9 @@ struct RecommendOptions {
   std::map<std::string, double> margins;
   double alpha = 0.05;           // each bound is one-sided 1 − alpha
   std::optional<int> context;    // memory is shown at this context (default: the run's n_ctx)
+  /// --vram GiB: only a cell whose model + KV (at `context`) + compute buffers fit is recommended, on
+  /// every GPU device it used (or, in a run without GPU buffers, all its buffers together).
+  std::optional<double> vram_gib;
   SummaryOptions summary;        // bootstrap settings for the speeds
 };
 
@@ -86,11 +89,15 @@ struct ModelRecommendation {
   std::vector<CellVerdict> cells;        // non-reference cells that started, in grid order
   std::vector<std::size_t> frontier;     // indices into RunData::cells(), by KV bytes per token (reference included)
   std::optional<std::size_t> recommended;
+  /// Eligible cells --vram left out, in grid order, with what they need ("CUDA0 30.4 MiB (…)" or
+  /// "memory not recorded").
+  std::vector<std::pair<std::size_t, std::string>> over_vram;
   std::vector<AxisSensitivity> k_vs_v;
 };
 
 struct Recommendation {
   double alpha = 0.05;
+  std::optional<double> vram_gib;
   CostTable costs;
   std::vector<ModelRecommendation> models;
 };

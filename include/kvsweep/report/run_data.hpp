@@ -43,6 +43,16 @@ inline std::string group_label(const std::string& model, const std::string& vari
   return variant.empty() ? model : model + "/" + variant;
 }
 
+/// One device's buffers as the cell's server logged them, in MiB at the cell's -c (the manifest's
+/// `effective.memory`).
+struct DeviceBuffers {
+  std::string device;  // "CUDA0", "CPU_Mapped", "CUDA_Host", "CPU"
+  bool gpu = false;    // GPU memory (not the CPU's, not pinned host memory)
+  double model_mib = 0.0;
+  double kv_mib = 0.0;
+  double compute_mib = 0.0;
+};
+
 struct CellDef {
   std::string id;
   std::string model;
@@ -55,6 +65,11 @@ struct CellDef {
   double kv_mib = 0.0;  // NaN when the manifest does not say
   double ready_s = 0.0; // NaN when the manifest does not say
   std::string rotation = "-";  // attention rotation K/V from the server log ("on/off"), "-" when unknown
+  // The attention path of the pair (vec, converted, cpu, fallback?, unknown) and why; "" when the
+  // manifest does not say (a run written before paths were recorded, a cell that never started).
+  std::string path;
+  std::string path_reason;
+  std::vector<DeviceBuffers> memory;  // empty when the manifest does not say
 
   /// The cells that share a reference cell and form one grid in the report: "model", or
   /// "model/variant" in a run with variants.

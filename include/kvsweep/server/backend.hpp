@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/server/api.hpp"
+#include "kvsweep/server/attention_path.hpp"
 #include "kvsweep/server/outcome.hpp"
 
 namespace kvsweep::server {
@@ -52,11 +53,15 @@ struct EffectiveKv {
   int attn_rot_v = -1;
   int n_ctx = 0;           // the context the server allocated (`llama_context: n_ctx = N`); 0 when unknown
   bool declared = false;   // true when the user declared the types (external / attach)
+  AttentionFacts attention;  // the build, the evidence of the attention kernel, the buffers per device
+  // The attention path from this log alone; `fallback?` needs the reference cell's splits, so the
+  // manifest's `path` is decided across cells (sweep::resolve_attention_paths).
+  PathVerdict path;
 };
 nlohmann::json to_json(const EffectiveKv& e);
 
-/// Parses llama.cpp's startup log for the KV cache line, the flash-attention state and the
-/// attention-rotation switches.
+/// Parses llama.cpp's startup log for the KV cache line, the flash-attention state, the
+/// attention-rotation switches, and the attention path and buffers (parse_attention_facts).
 EffectiveKv parse_effective_kv(const std::string& log);
 
 /// What the cell asked of the server beyond K and V — its context size, flash attention (`-fa on|off`
