@@ -150,6 +150,7 @@ void add_path_memory_json(const RunData& data, const CostTable& costs, const Cel
                           nlohmann::ordered_json& cell) {
   using ojson = nlohmann::ordered_json;
   const CellDef& def = data.cells()[cost.cell];
+  if (def.path.empty() && def.memory.empty()) return;  // a run written before paths were recorded
   cell["path"] = def.path.empty() ? ojson(nullptr) : ojson(def.path);
   cell["path_reason"] = def.path_reason;
   ojson memory = ojson::array();

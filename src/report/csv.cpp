@@ -73,7 +73,9 @@ std::string write_long_csv(const RunData& data) {
   std::string out = std::string("run,model,") + (variants ? "variant," : "") +
                     "type_k,type_v,cell,probe,kind,item,status,attempt,counts,wall_s";
   for (const char* t : kTimings) out += std::string(",") + t;
-  out += ",prompt_tps,decode_tps,kv_bytes_per_token,path,time,error";
+  // The path column only when the manifest recorded paths (a run written before them keeps its columns).
+  const bool paths = std::any_of(data.cells().begin(), data.cells().end(), [](const CellDef& c) { return !c.path.empty(); });
+  out += std::string(",prompt_tps,decode_tps,kv_bytes_per_token") + (paths ? ",path" : "") + ",time,error";
   for (const auto& m : metric_columns) out += "," + csv_field(m);
   out += "\n";
 
@@ -115,7 +117,7 @@ std::string write_long_csv(const RunData& data) {
     fields.push_back(tps(timings, "predicted_n", "predicted_ms"));
     const CellCost* cost = cell ? costs.find(*cell) : nullptr;
     fields.push_back(cost ? shortest(cost->kv_bytes_per_token) : "");
-    fields.push_back(csv_field(cell ? data.cells()[*cell].path : ""));
+    if (paths) fields.push_back(csv_field(cell ? data.cells()[*cell].path : ""));
     fields.push_back(csv_field(json_text(r, "time")));
     fields.push_back(csv_field(json_text(r, "error")));
     const nlohmann::json metrics = r.value("metrics", nlohmann::json::object());

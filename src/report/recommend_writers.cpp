@@ -207,11 +207,11 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                        {"type_k", data.cells()[cv.cell].type_k},
                        {"type_v", data.cells()[cv.cell].type_v},
                        {"kv_bytes_per_token", cv.kv_bytes_per_token},
-                       {"path", data.cells()[cv.cell].path.empty() ? ojson(nullptr) : ojson(data.cells()[cv.cell].path)},
                        {"eligible", cv.eligible},
                        {"score", cv.score},
                        {"missing_probes", cv.missing_probes},
                        {"metrics", std::move(metrics)}});
+      if (!data.cells()[cv.cell].path.empty()) cells.back()["path"] = data.cells()[cv.cell].path;
     }
     ojson frontier = ojson::array();
     for (std::size_t f : mr.frontier) frontier.push_back(data.cells()[f].id);
@@ -222,18 +222,19 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                       {"reference", mr.reference ? ojson(data.cells()[*mr.reference].id) : ojson(nullptr)},
                       {"recommended", mr.recommended ? ojson(data.cells()[*mr.recommended].id) : ojson(nullptr)},
                       {"frontier", std::move(frontier)},
-                      {"over_vram", over_vram_json(data, mr)},
                       {"cells", std::move(cells)},
                       {"k_vs_v", std::move(k_vs_v)}});
     if (!variant.empty()) models.back()["variant"] = variant;
+    if (rec.vram_gib) models.back()["over_vram"] = over_vram_json(data, mr);
   }
-  return ojson{{"schema_version", 1},
-               {"kind", "kvsweep-recommend"},
-               {"run", data.name()},
-               {"alpha", rec.alpha},
-               {"vram_gib", rec.vram_gib ? ojson(*rec.vram_gib) : ojson(nullptr)},
-               {"cost", cost_json(data, rec.costs)},
-               {"models", std::move(models)}};
+  ojson out{{"schema_version", 1},
+            {"kind", "kvsweep-recommend"},
+            {"run", data.name()},
+            {"alpha", rec.alpha},
+            {"cost", cost_json(data, rec.costs)},
+            {"models", std::move(models)}};
+  if (rec.vram_gib) out["vram_gib"] = *rec.vram_gib;
+  return out;
 }
 
 }  // namespace kvsweep::report

@@ -174,8 +174,14 @@ Table gradient_table(const RunData& data, const RunSummary& summary, const std::
 
 Table outcome_table(const RunData& data, const RunSummary& summary) {
   Table t;
-  t.header = {"cell", "model", "K", "V", "outcome", "items ok", "failed", "KV MiB", "rot K/V", "path", "ready s", "message"};
-  t.numeric = {false, false, false, false, false, true, true, true, false, false, true, false};
+  // The path column only when the manifest recorded paths (a run written before them keeps its columns).
+  const bool paths = std::any_of(data.cells().begin(), data.cells().end(), [](const CellDef& c) { return !c.path.empty(); });
+  t.header = {"cell", "model", "K", "V", "outcome", "items ok", "failed", "KV MiB", "rot K/V", "ready s", "message"};
+  t.numeric = {false, false, false, false, false, true, true, true, false, true, false};
+  if (paths) {
+    t.header.insert(t.header.begin() + 9, "path");
+    t.numeric.insert(t.numeric.begin() + 9, false);
+  }
   for (const std::size_t cell : data.grid_order()) {
     const CellDef& c = data.cells()[cell];
     std::size_t ok = 0, failed = 0, settled = 0;
@@ -193,8 +199,9 @@ Table outcome_table(const RunData& data, const RunSummary& summary) {
     if (c.path == "converted" || c.path == "fallback?")
       message += std::string(message.empty() ? "" : "; ") + "path " + c.path + ": " + c.path_reason;
     t.rows.push_back({c.id + (c.is_reference ? " (ref)" : ""), c.group(), c.type_k, c.type_v, c.outcome,
-                      std::to_string(ok), std::to_string(failed), fixed(c.kv_mib, 2), c.rotation,
-                      c.path.empty() ? "—" : c.path, fixed(c.ready_s, 1), message});
+                      std::to_string(ok), std::to_string(failed), fixed(c.kv_mib, 2), c.rotation, fixed(c.ready_s, 1),
+                      message});
+    if (paths) t.rows.back().insert(t.rows.back().begin() + 9, c.path.empty() ? "—" : c.path);
   }
   return t;
 }

@@ -49,6 +49,11 @@ TEST(Sweep, ThreeByThreeGridAllCellsOkWithVerifiedKvTypes) {
     EXPECT_EQ(c["effective"]["type_v"], c["type_v"]);
     EXPECT_EQ(c["effective"]["flash_attn"], "enabled");
     EXPECT_GT(c["effective"]["kv_mib"].get<double>(), 0.0);
+    // A CPU build: the attention runs on the CPU, and the KV buffer is the CPU's.
+    EXPECT_EQ(c["effective"]["path"], "cpu") << c["effective"].dump();
+    bool cpu_kv = false;
+    for (const auto& m : c["effective"]["memory"]) cpu_kv = cpu_kv || (m["device"] == "CPU" && m["kv_mib"].get<double>() > 0);
+    EXPECT_TRUE(cpu_kv) << c["effective"].dump();
     cells.insert(c["type_k"].get<std::string>() + "/" + c["type_v"].get<std::string>());
   }
   EXPECT_EQ(cells.size(), 9u);

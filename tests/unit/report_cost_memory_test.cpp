@@ -1,6 +1,7 @@
 // Memory per device at a context, what --vram compares, and a recommendation that states its path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -8,7 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/report/cost_memory.hpp"
+#include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/recommend.hpp"
+#include "kvsweep/report/summary.hpp"
+#include "kvsweep/report/tables.hpp"
 
 namespace kvsweep::report {
 namespace {
@@ -118,6 +122,25 @@ TEST(CostMemory, VramLeavesOutWhatDoesNotFitAndSaysWhy) {
   const Recommendation none = recommend(data, options);
   EXPECT_FALSE(none.models[0].recommended);
   EXPECT_NE(recommend_markdown(data, none).find("No cell that fits --vram"), std::string::npos);
+}
+
+TEST(CostMemory, PathColumnsAppearWhenTheManifestRecordedPaths) {
+  const RunData data = gpu_run();
+  const std::string csv = write_long_csv(data);
+  EXPECT_NE(csv.find(",kv_bytes_per_token,path,time,"), std::string::npos) << csv.substr(0, 300);
+  EXPECT_NE(csv.find(",converted,"), std::string::npos);
+  const Table t = outcome_table(data, summarize_run(data));
+  ASSERT_EQ(t.header.size(), t.rows.at(0).size());
+  const auto column = std::find(t.header.begin(), t.header.end(), "path") - t.header.begin();
+  ASSERT_LT(column, static_cast<long>(t.header.size()));
+  bool converted_with_remedy = false;
+  for (const auto& row : t.rows)
+    converted_with_remedy = converted_with_remedy ||
+                            (row[column] == "converted" && row.back().find("remedy: add q4_0-q4_0") != std::string::npos);
+  EXPECT_TRUE(converted_with_remedy);
+  const auto j = cost_json(data, cell_costs(data));
+  EXPECT_EQ(j.at("cells")[0].at("path"), "vec");
+  EXPECT_EQ(j.at("cells")[0].at("memory")[0].at("total_mib"), 800.0);
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 #pragma once
 // A small literal run directory for the report tests: one model, a 2 × 2 grid of f16 / q4_0 with
 // q4_0/q4_0 failed to load, a `complete` probe (deterministic) and a 3-hop `telephone` probe, a
-// retried item and an item that never succeeded; the two f16-K cells carry an attention path (f16/q4_0
-// converted) and buffers per device as a CUDA build logs them. Written to a fresh temporary directory.
+// retried item and an item that never succeeded. Written to a fresh temporary directory.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -34,17 +33,9 @@ inline const char* const kManifest = R"json({
   ],
   "cells": [
     {"model": "tiny", "type_k": "f16", "type_v": "f16", "id": "tiny-f16-f16", "is_reference": true, "outcome": "ok", "message": "",
-     "effective": {"type_k": "f16", "type_v": "f16", "k_mib": 2.0, "v_mib": 2.0, "kv_mib": 4.0, "path": "vec",
-                   "path_reason": "a vector kernel is compiled for f16-f16",
-                   "memory": [{"device": "CUDA0", "gpu": true, "model_mib": 17.88, "kv_mib": 4.0, "compute_mib": 8.51},
-                              {"device": "CPU_Mapped", "gpu": false, "model_mib": 15.62, "kv_mib": 0, "compute_mib": 0}]},
-     "ready_s": 0.5},
+     "effective": {"type_k": "f16", "type_v": "f16", "k_mib": 2.0, "v_mib": 2.0, "kv_mib": 4.0}, "ready_s": 0.5},
     {"model": "tiny", "type_k": "f16", "type_v": "q4_0", "id": "tiny-f16-q4_0", "is_reference": false, "outcome": "ok", "message": "",
-     "effective": {"type_k": "f16", "type_v": "q4_0", "k_mib": 2.0, "v_mib": 0.56, "kv_mib": 2.56, "path": "converted",
-                   "path_reason": "no vector kernel compiled for f16-q4_0; remedy: add f16-q4_0 to GGML_CUDA_FA_QUANTS, or use q4_0/q4_0",
-                   "memory": [{"device": "CUDA0", "gpu": true, "model_mib": 17.88, "kv_mib": 2.56, "compute_mib": 8.54},
-                              {"device": "CPU_Mapped", "gpu": false, "model_mib": 15.62, "kv_mib": 0, "compute_mib": 0}]},
-     "ready_s": 0.25},
+     "effective": {"type_k": "f16", "type_v": "q4_0", "k_mib": 2.0, "v_mib": 0.56, "kv_mib": 2.56}, "ready_s": 0.25},
     {"model": "tiny", "type_k": "q4_0", "type_v": "f16", "id": "tiny-q4_0-f16", "is_reference": false, "outcome": "crashed",
      "message": "server died during p10; restarted once", "effective": {"type_k": "q4_0", "type_v": "f16", "k_mib": 0.56, "v_mib": 2.0, "kv_mib": 2.56}, "ready_s": 0.75},
     {"model": "tiny", "type_k": "q4_0", "type_v": "q4_0", "id": "tiny-q4_0-q4_0", "is_reference": false, "outcome": "load_failed",

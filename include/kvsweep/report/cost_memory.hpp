@@ -36,7 +36,8 @@ bool slow_path(const std::string& path);
 /// The "Attention path and memory" block of the Cost section; "" when the run recorded neither.
 std::string path_memory_markdown(const RunData& data, const CostTable& costs);
 std::string path_memory_html(const RunData& data, const CostTable& costs);
-/// Adds "path", "path_reason" and "memory" (at costs.context) to a cell of cost_json.
+/// Adds "path", "path_reason" and "memory" (at costs.context) to a cell of cost_json, when the manifest
+/// recorded them.
 void add_path_memory_json(const RunData& data, const CostTable& costs, const CellCost& cost,
                           nlohmann::ordered_json& cell);
 
