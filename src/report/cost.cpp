@@ -102,24 +102,27 @@ std::string bench_text(double tok_s, double sd) {
   return std::isfinite(tok_s) ? fixed(tok_s, 1) + " ± " + fixed(sd, 1) : "—";
 }
 
+/// The same llama-bench test: depth and sizes (two speed probes may measure pp and tg apart).
+bool same_test(const BenchSpeed& a, const BenchSpeed& b) { return a.depth == b.depth && a.pp == b.pp && a.tg == b.tg; }
+
+const BenchSpeed* bench_at(const CellCost& c, const BenchSpeed& test) {
+  for (const auto& b : c.bench) {
+    if (same_test(b, test)) return &b;
+  }
+  return nullptr;
+}
+
 /// The depths (and test sizes) any cell's speed probe ran at, in order: the table's llama-bench columns.
 std::vector<BenchSpeed> bench_columns(const CostTable& costs) {
   std::vector<BenchSpeed> out;
   for (const auto& c : costs.cells) {
     for (const auto& b : c.bench) {
-      const bool known = std::any_of(out.begin(), out.end(), [&](const BenchSpeed& o) { return o.depth == b.depth; });
+      const bool known = std::any_of(out.begin(), out.end(), [&](const BenchSpeed& o) { return same_test(o, b); });
       if (!known) out.push_back(b);
     }
   }
   std::sort(out.begin(), out.end(), [](const BenchSpeed& a, const BenchSpeed& b) { return a.depth < b.depth; });
   return out;
-}
-
-const BenchSpeed* bench_at(const CellCost& c, int depth) {
-  for (const auto& b : c.bench) {
-    if (b.depth == depth) return &b;
-  }
-  return nullptr;
 }
 
 /// The column headers of the llama-bench speeds: "pp512 @ d0", "tg128 @ d0", … as llama-bench names its tests.
@@ -150,7 +153,7 @@ std::vector<Row> rows(const RunData& data, const CostTable& costs) {
             std::isfinite(c.kv_mib_at_context) ? fixed(c.kv_mib_at_context, 1) : "—", rate_text(c.prompt),
             basis_text(c.prompt), times(c.prompt_x), rate_text(c.decode), basis_text(c.decode), times(c.decode_x), {}};
     for (const auto& col : columns) {
-      const BenchSpeed* b = bench_at(c, col.depth);
+      const BenchSpeed* b = bench_at(c, col);
       if (col.pp > 0) row.bench.push_back(b ? bench_text(b->pp_tok_s, b->pp_sd) : "—");
       if (col.tg > 0) row.bench.push_back(b ? bench_text(b->tg_tok_s, b->tg_sd) : "—");
     }
@@ -250,7 +253,7 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
     c.decode_x = r ? ratio(c.decode.tok_s, r->decode.tok_s) : kNaN;
     double pp_worst = kNaN, tg_worst = kNaN;
     for (auto& b : c.bench) {
-      const BenchSpeed* rb = r ? bench_at(*r, b.depth) : nullptr;
+      const BenchSpeed* rb = r ? bench_at(*r, b) : nullptr;
       b.pp_x = rb ? ratio(b.pp_tok_s, rb->pp_tok_s) : kNaN;
       b.tg_x = rb ? ratio(b.tg_tok_s, rb->tg_tok_s) : kNaN;
       if (std::isfinite(b.pp_x)) pp_worst = std::isfinite(pp_worst) ? std::min(pp_worst, b.pp_x) : b.pp_x;
