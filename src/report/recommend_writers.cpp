@@ -39,8 +39,12 @@ std::string speed_sentence(const CellCost& cost) {
     if (std::isfinite(b.pp_tok_s)) out += "pp" + std::to_string(b.pp) + at + " " + tok_s(b.pp_tok_s, b.pp_x) + ", ";
     if (std::isfinite(b.tg_tok_s)) out += "tg" + std::to_string(b.tg) + at + " " + tok_s(b.tg_tok_s, b.tg_x) + ", ";
   }
-  out += "prefill " + (cost.prompt.n ? tok_s(cost.prompt.tok_s, cost.prompt_x) : "— (no request of 256+ tokens)") +
-         ", decode " + (cost.decode.n ? tok_s(cost.decode.tok_s, cost.decode_x) : "— (no answer of 16+ tokens)");
+  out += "prefill " +
+         (cost.prompt.n ? tok_s(cost.prompt.tok_s, cost.prompt_x)
+                        : "— (no request of " + fixed(kMinPrefillTokens, 0) + "+ prompt tokens)") +
+         ", decode " +
+         (cost.decode.n ? tok_s(cost.decode.tok_s, cost.decode_x)
+                        : "— (no answer of " + fixed(kMinDecodeTokens, 0) + "+ tokens)");
   return out;
 }
 

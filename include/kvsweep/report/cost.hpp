@@ -20,7 +20,7 @@ namespace kvsweep::report {
 /// its fixed overhead): prompt tokens evaluated per request.
 inline constexpr double kMinPrefillTokens = 256;
 /// Nor is an answer of fewer tokens than this a decode measurement (one-token requests report ~0 ms).
-inline constexpr double kMinDecodeTokens = 16;
+inline constexpr double kMinDecodeTokens = 8;
 /// A bound needs at least this many items (a bootstrap of one or two values says nothing).
 inline constexpr std::size_t kMinItemsForBound = 3;
 
