@@ -71,14 +71,16 @@ Rate rate_of(const Samples& samples, const SummaryOptions& options) {
     r.ms += s.ms;
     r.requests += s.requests;
     weighted_depth += s.depth * s.tokens;
-    tokens.push_back(s.tokens * 1000.0);
+    tokens.push_back(s.tokens);
     ms.push_back(s.ms);
   }
   r.tok_s = r.ms > 0 ? r.tokens / r.ms * 1000.0 : kNaN;
   r.depth = r.tokens > 0 ? weighted_depth / r.tokens : kNaN;
   if (r.n >= kMinItemsForBound) {
-    r.ci = stats::bootstrap_ratio_ci(tokens, ms, {stats::Statistic::mean, options.bootstrap_iterations,
-                                                  options.confidence, options.bootstrap_seed});
+    // tokens per ms, then × 1000: the same rounding as tok_s, so equal items give a CI equal to it.
+    const auto per_ms = stats::bootstrap_ratio_ci(tokens, ms, {stats::Statistic::mean, options.bootstrap_iterations,
+                                                              options.confidence, options.bootstrap_seed});
+    r.ci = stats::ConfidenceInterval{per_ms.lower * 1000.0, per_ms.upper * 1000.0};
   }
   return r;
 }

@@ -361,7 +361,8 @@ TEST(Cost, PrefillIsTheLongRequestsTokensOverTheirTimeNotTheMedianOfShortFollowU
   EXPECT_LE(ref->decode.ci->lower, ref->decode.tok_s);
   EXPECT_GE(ref->decode.ci->upper, ref->decode.tok_s);
   const std::string md = cost_markdown(data, costs);
-  EXPECT_NE(md.find("| m f16/f16 (ref) | 512 | 512 | 1024 | 16.0 | 40000.0 | 1 req × 10000 @ d0 | 1.00× |"),
+  // 2 + 2 MiB over the run's -c of 16384: 256 B/token.
+  EXPECT_NE(md.find("| m f16/f16 (ref) | 128 | 128 | 256 | 4.0 | 40000.0 | 1 req × 10000 @ d0 | 1.00× |"),
             std::string::npos)
       << md;
   EXPECT_EQ(md.find("1000000"), std::string::npos);

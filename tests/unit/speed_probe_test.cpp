@@ -1,7 +1,7 @@
-// The speed probe: parsing llama-bench's JSON output (a literal capture from a real run on the tiny
-// model: `llama-bench -m tiny.gguf -ctk q8_0 -ctv q4_0 -p 32 -n 8 -d 64 -r 2 -o jsonl -fa on -t 2`,
-// stdout and stderr together as the tool runner hands them over), the args taken over from the
-// server's, and the probe's run against a fake ToolRunner.
+// The speed probe: parsing llama-bench's JSON output (the shape of `llama-bench -m tiny.gguf -ctk q8_0
+// -ctv q4_0 -p 32 -n 8 -d 64 -r 2 -o jsonl -fa on -t 2`, written from llama-bench.cpp's jsonl printer:
+// no run could be captured before the hand-off; the integration test runs the real tool), the args
+// taken over from the server's, and the probe's run against a fake ToolRunner.
 
 #include <unistd.h>
 
@@ -35,11 +35,13 @@ using kvsweep::probe::parse_bench_output;
 using kvsweep::process::ToolRun;
 using nlohmann::json;
 
-// Captured verbatim (stdout and stderr together).
-constexpr std::string_view kCapture =
-    R"~~(CAPTURE_PLACEHOLDER
+// llama-bench's `-o jsonl` output as its jsonl_printer writes it (tools/llama-bench/llama-bench.cpp:
+// every get_fields() field, then samples_ns and samples_ts), with a stderr line between the tests.
+constexpr std::string_view kCapture = R"~~({"build_commit": "de3ff81", "build_number": 1, "cpu_info": "Intel(R) Xeon(R) Processor", "gpu_info": "", "backends": "CPU", "model_filename": "/tmp/kvsweep-it/tiny.gguf", "model_type": "llama ?B F16", "model_size": 8519680, "model_n_params": 4259840, "n_batch": 2048, "n_ubatch": 512, "n_threads": 2, "cpu_mask": "0x0", "cpu_strict": false, "poll": 50, "type_k": "q8_0", "type_v": "q4_0", "n_gpu_layers": -1, "n_cpu_moe": 0, "split_mode": "layer", "main_gpu": 0, "no_kv_offload": false, "flash_attn": 1, "devices": "auto", "tensor_split": "0.00", "tensor_buft_overrides": "none", "load_mode": "auto", "lazy_mode": "auto", "embeddings": false, "no_op_offload": 0, "no_host": false, "fit_target": 0, "fit_min_ctx": 0, "n_prompt": 32, "n_gen": 0, "n_depth": 64, "test_time": "2026-11-25T02:30:00Z", "avg_ns": 4410500, "stddev_ns": 131521, "avg_ts": 7258.526245, "stddev_ts": 216.434537, "samples_ns": [ 4317500, 4503500 ],"samples_ts": [ 7411.568, 7105.484 ]}
+(a line written to stderr between the tests)
+{"build_commit": "de3ff81", "build_number": 1, "cpu_info": "Intel(R) Xeon(R) Processor", "gpu_info": "", "backends": "CPU", "model_filename": "/tmp/kvsweep-it/tiny.gguf", "model_type": "llama ?B F16", "model_size": 8519680, "model_n_params": 4259840, "n_batch": 2048, "n_ubatch": 512, "n_threads": 2, "cpu_mask": "0x0", "cpu_strict": false, "poll": 50, "type_k": "q8_0", "type_v": "q4_0", "n_gpu_layers": -1, "n_cpu_moe": 0, "split_mode": "layer", "main_gpu": 0, "no_kv_offload": false, "flash_attn": 1, "devices": "auto", "tensor_split": "0.00", "tensor_buft_overrides": "none", "load_mode": "auto", "lazy_mode": "auto", "embeddings": false, "no_op_offload": 0, "no_host": false, "fit_target": 0, "fit_min_ctx": 0, "n_prompt": 0, "n_gen": 8, "n_depth": 64, "test_time": "2026-11-25T02:30:00Z", "avg_ns": 30215000, "stddev_ns": 1209152, "avg_ts": 264.961327, "stddev_ts": 10.603117, "samples_ns": [ 29360000, 31070000 ],"samples_ts": [ 272.479, 257.483 ]}
 )~~";
-constexpr double kPpAvg = 1.0, kPpSd = 0.5, kTgAvg = 2.0;
+constexpr double kPpAvg = 7258.526245, kPpSd = 216.434537, kTgAvg = 264.961327;
 
 TEST(BenchOutput, ReadsThePromptAndGenerationTestsBetweenStderrLines) {
   auto tests = parse_bench_output(kCapture);
