@@ -104,14 +104,20 @@ TEST(Speed, OneItemPerDepthWithTheCellsTypesAndNoServerAliveWhileToolsRun) {
     ASSERT_FALSE(stopped.empty()) << c.dump();
     ASSERT_FALSE(tools.empty()) << c.dump();
     EXPECT_LE(stopped, tools);  // ISO 8601 at ms, one clock
-    for (const auto& e : c["lifecycle"])
-      if (e["event"] == "tool_probes") EXPECT_EQ(e["probes"], (nlohmann::json{"speed", "kld"}));
+    for (const auto& e : c["lifecycle"]) {
+      if (e["event"] == "tool_probes") {
+        EXPECT_EQ(e["probes"], (nlohmann::json{"speed", "kld"}));
+      }
+    }
     for (const auto& rec : records) {
       if (rec["cell"]["type_k"] != c["type_k"]) continue;
       // Records carry whole seconds: compare to the second.
       const std::string at = rec["time"].get<std::string>().substr(0, 19);
-      if (rec["probe"] == "complete") EXPECT_LE(at, stopped.substr(0, 19));
-      else EXPECT_GE(at, tools.substr(0, 19));
+      if (rec["probe"] == "complete") {
+        EXPECT_LE(at, stopped.substr(0, 19));
+      } else {
+        EXPECT_GE(at, tools.substr(0, 19));
+      }
     }
   }
 
