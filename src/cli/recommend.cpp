@@ -18,6 +18,7 @@ struct RecommendOpts {
   std::vector<std::string> margins;
   int context = 0;
   double alpha = 0.05;
+  double max_slowdown = 0;  // 0: not set
   std::string format = "md";
 };
 
@@ -43,6 +44,7 @@ int recommend_command(const RecommendOpts& o) {
   for (const auto& spec : o.margins) options.margins.insert(parse_margin(spec));
   if (o.context > 0) options.context = o.context;
   options.alpha = o.alpha;
+  if (o.max_slowdown > 0) options.max_slowdown = o.max_slowdown;
   auto data = report::RunData::load(o.run_dir);
   if (!data) throw core::FatalError(o.run_dir + ": " + data.error().message + " (is it a kvsweep run directory?)");
   const report::Recommendation rec = report::recommend(*data, options);
@@ -70,6 +72,12 @@ void register_recommend(CLI::App& app, Commands& commands) {
                   "units (defaults: 0.05 for 0/1 rates, 5% of a count's range, 0.02 for continuous metrics)");
   sub->add_option("--context", o->context, "Show KV memory at this many tokens of context (default: the run's -c)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--max-slowdown", o->max_slowdown,
+                  "R in (0, 1]: recommend only a pair whose prompt processing (pp) and generation (tg) speeds are "
+                  "each at least R times the reference's, e.g. 0.9 = at most 10% slower (llama-bench's pp/tg at "
+                  "every depth when the run has the speed probe, else the server's prefill and decode rates; a "
+                  "pair with no speed measured is dropped)")
+      ->check(CLI::Range(1e-6, 1.0));
   sub->add_option("--alpha", o->alpha, "Each bound is one-sided 1 - alpha")->check(CLI::Range(1e-6, 0.5));
   sub->add_option("--format", o->format, "md (default) or json")->check(CLI::IsMember({"md", "json"}));
   sub->callback([&commands, o] { commands.action = [o] { return recommend_command(*o); }; });

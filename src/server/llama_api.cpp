@@ -6,7 +6,7 @@ namespace kvsweep::server {
 
 nlohmann::json to_json(const Timings& t) {
   return {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"prompt_ms", t.prompt_ms},
-          {"predicted_n", t.predicted_n}, {"predicted_ms", t.predicted_ms}};
+          {"predicted_n", t.predicted_n}, {"predicted_ms", t.predicted_ms}, {"requests", t.requests}};
 }
 
 const std::vector<std::string>& completion_response_fields() {
@@ -58,6 +58,7 @@ Timings parse_timings(const nlohmann::json& j) {
   t.prompt_ms = j.value("prompt_ms", 0.0);
   t.predicted_n = j.value("predicted_n", 0);
   t.predicted_ms = j.value("predicted_ms", 0.0);
+  t.requests = 1;
   return t;
 }
 

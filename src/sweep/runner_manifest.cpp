@@ -36,6 +36,7 @@ nlohmann::json cell_result_json(const CellResult& r) {
     j["started_at"] = r.started_at;
     j["finished_at"] = r.finished_at;
   }
+  if (!r.lifecycle.empty()) j["lifecycle"] = r.lifecycle;
   if (r.slot >= 0) {
     j["slot"] = r.slot;
     j["slot_env"] = config::env_for_record(r.slot_env);

@@ -25,6 +25,9 @@ struct RecommendOptions {
   std::map<std::string, double> margins;
   double alpha = 0.05;           // each bound is one-sided 1 − alpha
   std::optional<int> context;    // memory is shown at this context (default: the run's n_ctx)
+  /// --max-slowdown R: a cell is recommended only when its pp and its tg are each at least R × the
+  /// reference's (0.9: at most 10% slower), as CellCost::pp_x_worst / tg_x_worst; unknown speed fails.
+  std::optional<double> max_slowdown;
   SummaryOptions summary;        // bootstrap settings for the speeds
 };
 
@@ -65,7 +68,9 @@ struct CellVerdict {
   std::vector<MetricVerdict> metrics;       // every quality metric of every probe with reference data
   std::vector<std::string> missing_probes;  // probes the reference answered and this cell did not
   std::size_t non_inferior = 0, inferior = 0, unknown = 0;
-  bool eligible = false;  // non-inferior on every gated metric and no probe missing
+  bool eligible = false;  // non-inferior on every gated metric, no probe missing, and fast enough
+  /// Why --max-slowdown dropped the cell ("tg 0.82× < 0.90×"); empty when it did not.
+  std::string too_slow;
   /// min over metrics of lower bound ÷ margin: above −1 means non-inferior everywhere; the quality axis
   /// of the frontier, over the metrics with a bound. NaN when none has one or a probe is missing.
   double score = 0.0;
@@ -91,6 +96,7 @@ struct ModelRecommendation {
 
 struct Recommendation {
   double alpha = 0.05;
+  std::optional<double> max_slowdown;
   CostTable costs;
   std::vector<ModelRecommendation> models;
 };

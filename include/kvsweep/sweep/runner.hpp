@@ -45,6 +45,10 @@ struct CellResult {
   int slot = -1;            // the slot the server ran in; -1 when no slot was used (serial, no slot env)
   std::vector<std::pair<std::string, std::string>> slot_env;  // the slot's environment as the server got it
   std::optional<ContextShortfall> shortfall;  // a probe's prompt did not fit the cell's context
+  /// What happened to the cell's server, in order, each {"event", "at", …}: server_ready,
+  /// server_restarted, server_stopped, then tool_probes / tool_probes_done around the probes that
+  /// run their own llama.cpp tool (with no server of the cell alive). The manifest's `lifecycle`.
+  std::vector<nlohmann::json> lifecycle;
 };
 
 struct RunResult {
@@ -113,6 +117,14 @@ class Runner {
     std::vector<probe::Item> items;
     std::optional<AdaptiveGate> gate;  // adaptive sweeps, cells other than the reference
   };
+  /// Appends an ok item's record and counts it (false: the store failed, the run stops).
+  bool record_ok(const Cell& cell, PendingItems& t, const probe::Item& item, const probe::ItemResult& res, double wall,
+                 CellResult& r);
+  /// Appends a failed item's record (status: the error's kind) and counts it.
+  bool record_failure(const Cell& cell, const PendingItems& t, const probe::Item& item, const core::Error& err,
+                      double wall, CellResult& r);
+  /// Adds {"event", "at", …details} to the cell's lifecycle.
+  void lifecycle_event(CellResult& r, const std::string& event, nlohmann::json details) const;
   /// What is left to do in `cell`; items already recorded ok are counted in `already_recorded`.
   std::vector<PendingItems> pending_items(const Cell& cell, int& already_recorded) const;
   /// Adaptive sweeps: orders each probe's pending items, builds its gate from the reference's records
