@@ -55,8 +55,14 @@ void redact_userinfo(std::string& s) {
     if (sign == std::string_view::npos) continue;
     sign += start;
     const std::string_view userinfo = std::string_view(s).substr(start, sign - start);
-    // A '/' before the '@' is a path ("host/a@b"), unless the part holds a ':' (user:pass).
-    if (userinfo.find('/') != std::string_view::npos && userinfo.find(':') == std::string_view::npos) continue;
+    // A '/' before the '@' is a path ("host/a@b", "host:8080/a@b"), unless a ':' before it
+    // is a password's, not a port's ("user:se/cret@host").
+    if (const auto slash = userinfo.find('/'); slash != std::string_view::npos) {
+      const auto colon = userinfo.substr(0, slash).find(':');
+      if (colon == std::string_view::npos) continue;
+      const std::string_view after = userinfo.substr(colon + 1, slash - colon - 1);
+      if (!after.empty() && after.find_first_not_of("0123456789") == std::string_view::npos) continue;
+    }
     if (userinfo == kRedacted) continue;
     s.replace(start, sign - start, kRedacted);
   }

@@ -55,9 +55,9 @@ TEST(ConfigRanges, NumbersOutsideTheRangeTheyAreUsedInAreRefusedByKey) {
 TEST(ConfigRanges, AServerUrlIsParsedWholeBeforeAnythingStarts) {
   const std::pair<std::string, std::string> bad[] = {
       {"http://127.0.0.1:notaport", "port 'notaport' is not a number"},
-      {"http://127.0.0.1:70000", "not in 1-65535"},
+      {"http://127.0.0.1:70000", "port 70000 is not in 1-65535"},
       {"ftp://127.0.0.1:8080", "scheme 'ftp'"},
-      {"127.0.0.1:8080", "no scheme"},
+      {"127.0.0.1:8080", "not a URL (no scheme://)"},
       {"http://:8080", "no host"},
   };
   for (const auto& [url, expected] : bad) {
