@@ -167,7 +167,7 @@ TEST(Integrity, NoSecretReachesAFileOrTheTerminal) {
   auto file = kt::write_config(dir, cfg);
   auto run = dir / "run";
   ::setenv("KVSWEEP_HTTP_TRACE", (dir / "trace.jsonl").c_str(), 1);
-  auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string(), "-v"});
+  auto r = kt::run_kvsweep({"-v", "run", file.string(), "-o", run.string()});
   ::unsetenv("KVSWEEP_HTTP_TRACE");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto records = kt::read_records(run);
