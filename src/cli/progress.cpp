@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "kvsweep/core/redact.hpp"
 #include "kvsweep/report/format.hpp"
 
 namespace kvsweep::cli {
@@ -71,14 +72,15 @@ void StderrProgress::cell_done(const sweep::CellResult& r) {
   const std::string settled = r.items_settled > 0 ? ", " + std::to_string(r.items_settled) + " settled" : "";
   std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed%s)\n", index + 1, m_cells, r.cell.label().c_str(),
                std::string(server::to_string(r.outcome)).c_str(), r.items_ok, r.items_failed, settled.c_str());
-  if (r.outcome != server::CellOutcome::ok && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
+  if (r.outcome != server::CellOutcome::ok && !r.message.empty())
+    std::fprintf(stderr, "%s\n", core::redact(r.message).c_str());
   if (m_terminal && !m_running.empty() && m_running.front().slot >= 0) redraw();
 }
 
 void StderrProgress::note(const std::string& message) {
   std::lock_guard lock(m_mutex);
   if (m_terminal) std::fprintf(stderr, "\r\033[K");
-  std::fprintf(stderr, "note: %s\n", message.c_str());
+  std::fprintf(stderr, "note: %s\n", core::redact(message).c_str());
 }
 
 void StderrProgress::redraw() {

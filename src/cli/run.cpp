@@ -9,6 +9,7 @@
 
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/cli/progress.hpp"
+#include "kvsweep/cli/run_checks.hpp"
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/clock.hpp"
@@ -16,6 +17,7 @@
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/model/copy_model_info.hpp"
+#include "kvsweep/core/redact.hpp"
 #include "kvsweep/model/model_file.hpp"
 #include "kvsweep/probe/embedder.hpp"
 #include "kvsweep/process/child.hpp"
@@ -126,11 +128,7 @@ int run_command(const RunOpts& o) {
   if (resume && run_dir.empty()) throw core::FatalError("--resume needs the run directory (--resume DIR or -o DIR)");
   // What the run being resumed says of itself: its config file, hash and shard.
   std::optional<nlohmann::json> previous;
-  if (resume) {
-    auto manifest = sweep::RunStore::read_manifest(run_dir);
-    if (manifest) previous = std::move(*manifest);
-    else if (config_path.empty()) throw core::FatalError("--resume " + run_dir + ": " + manifest.error().message);
-  }
+  if (resume) previous = manifest_to_resume(run_dir, !config_path.empty());
   if (previous && config_path.empty()) {
     config_path = previous->value("config_file", "");
     if (config_path.empty()) throw core::FatalError(run_dir + "/manifest.json names no config_file; pass CONFIG");
@@ -283,6 +281,7 @@ int run_command(const RunOpts& o) {
         throw core::FatalError("--resume " + run_dir + ": the config changed since the run started (hash " + old_hash +
                                " → " + config::config_hash(cfg) + "); start a new run instead");
     }
+    ropts.models = checked_models(cfg, previous, run_dir);
     if (store->repaired_bytes() > 0)
       spdlog::warn("records.jsonl ended in a torn line ({} bytes); cut it off, the item will run again",
                    store->repaired_bytes());
@@ -327,7 +326,7 @@ int run_command(const RunOpts& o) {
 
   auto result = runner.run();
   if (embed_instance) embed_instance->stop();
-  std::printf("%s", summary_table(result).c_str());
+  std::printf("%s", core::redact(summary_table(result)).c_str());
   std::printf("run directory: %s\n", run_dir.c_str());
   if (!result.store_error.empty()) {
     std::fprintf(stderr,

@@ -110,15 +110,15 @@ RunResult Runner::run() {
     }
   }
   result.interrupted = m_cancel.load();
+  bool all_done = !stopping();
+  update_manifest(results, all_done ? "complete" : m_unfit.load() ? "stopped" : "interrupted");
   {
     std::lock_guard lock(m_mutex);
-    result.store_error = m_store_error;
+    result.store_error = !m_store_error.empty() ? m_store_error : m_manifest_error;
     result.context_error = m_context_error;
   }
   result.cells = results;
   result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
-  bool all_done = !stopping();
-  update_manifest(results, all_done ? "complete" : m_unfit.load() ? "stopped" : "interrupted");
   return result;
 }
 

@@ -171,8 +171,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "timeout", wall);
         r.outcome = server::CellOutcome::wedged;
-        r.message = "no answer within " + std::to_string(m_config.server.request_timeout_s) + " s (" + err.message +
-                    "); server killed";
+        r.message = t.probe->name() + "/" + item.key + ": " + err.message + "; the server was stopped (wedged)";
         instance->stop();
         return r;
       }

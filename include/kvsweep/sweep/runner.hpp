@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/sweep/adaptive.hpp"
 #include "kvsweep/sweep/context_fit.hpp"
+#include "kvsweep/sweep/model_hashes.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
@@ -90,6 +92,8 @@ struct RunOptions {
   /// Model name → facts the caller read from its file, added to the manifest's models[] entry
   /// (e.g. "copy_model": {"match_length": 6} for kvsweep's copy model).
   std::map<std::string, nlohmann::json> model_facts;
+  /// The models with their hashes, when the caller hashed them (a resume checks them first); else the runner does.
+  std::vector<ModelHash> models;
 };
 
 class Runner {
@@ -146,6 +150,9 @@ class Runner {
   /// kept from an earlier invocation where unchanged; written with the first update_manifest.
   void open_manifest();
   void update_manifest(const std::vector<CellResult>& results, const std::string& status);
+  /// The manifest or its journal could not be written: remembers why and stops the run (called
+  /// where update_manifest is: the serial loop, or under m_mutex).
+  void stop_for_store(const std::string& message);
   /// Appends a record; when the store cannot write it (disk full), remembers why and stops the run.
   bool append_or_stop(const nlohmann::json& record);
   /// A cell found that a probe's prompt cannot fit the context: no further cell starts (the grid
@@ -170,6 +177,8 @@ class Runner {
   std::string m_store_error;
   std::atomic<bool> m_unfit{false};
   std::string m_context_error;  // under m_mutex
+  std::string m_manifest_error;        // set by stop_for_store, under update_manifest's serialisation
+  std::set<std::string> m_journaled;   // cell keys whose outcome this invocation put in cells.jsonl
 };
 
 }  // namespace kvsweep::sweep
