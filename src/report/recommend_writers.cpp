@@ -6,6 +6,7 @@
 
 #include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/format.hpp"
+#include "kvsweep/report/recommend_headline.hpp"
 #include "kvsweep/stats/precision.hpp"
 
 namespace kvsweep::report {
@@ -66,8 +67,8 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
       }
       out += "\n";
     } else {
-      out += "**No cell is non-inferior on every gated metric**: keep the reference -ctk " + ref.type_k + " -ctv " +
-             ref.type_v + ", or run more items where verdicts are unknown (below).\n";
+      const RecommendHeadline h = recommend_headline(data, mr);
+      out += "**" + h.verdict + "**: " + md_cell(h.sentence) + "\n";
     }
 
     out += "\n| cell | KV B/token | KV MiB @ " + std::to_string(rec.costs.context) +
@@ -187,6 +188,8 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                       {"cells", std::move(cells)},
                       {"k_vs_v", std::move(k_vs_v)}});
     if (!variant.empty()) models.back()["variant"] = variant;
+    const RecommendHeadline h = recommend_headline(data, mr);
+    models.back()["headline"] = {{"verdict", h.verdict}, {"sentence", h.sentence}};
   }
   return ojson{{"schema_version", 1},
                {"kind", "kvsweep-recommend"},
