@@ -1,6 +1,5 @@
 #include "kvsweep/cli/dry_run.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -19,14 +18,9 @@ namespace kvsweep::cli {
 
 namespace {
 
-/// Tokens of `text` by the model's own tokenizer (llama-server's /tokenize, no special tokens), with
-/// the seconds the server took to start; nullopt with a reason printed when it cannot be counted.
-struct TokenCount {
-  std::size_t tokens = 0;
-  double start_s = 0;
-};
-
-std::optional<TokenCount> count_tokens(const config::Config& cfg, server::Backend& backend, const std::string& text) {
+/// Tokens of `text` by the model's own tokenizer (llama-server's /tokenize, no special tokens);
+/// nullopt with a reason printed when it cannot be counted.
+std::optional<std::size_t> count_tokens(const config::Config& cfg, server::Backend& backend, const std::string& text) {
   if (config::uses_ollama(cfg.server)) {
     std::printf("    tokens: not counted (Ollama has no /tokenize); random bodies run ~1.5 bytes a token, code ~3\n");
     return std::nullopt;
@@ -40,9 +34,7 @@ std::optional<TokenCount> count_tokens(const config::Config& cfg, server::Backen
   spec.log_path = std::filesystem::temp_directory_path() / ("kvsweep-plan-" + std::to_string(::getpid()) + ".log");
   spec.ready_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.ready_timeout_s * 1000));
   spec.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.request_timeout_s * 1000));
-  const auto t0 = std::chrono::steady_clock::now();
   auto instance = backend.start(spec, cancel_flag());
-  const double start_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::error_code ec;
   if (!instance) {
     std::filesystem::remove(spec.log_path, ec);
@@ -56,7 +48,7 @@ std::optional<TokenCount> count_tokens(const config::Config& cfg, server::Backen
     std::printf("    tokens: not counted: /tokenize failed (%s)\n", tokens.error().message.c_str());
     return std::nullopt;
   }
-  return TokenCount{tokens->size(), start_s};
+  return tokens->size();
 }
 
 /// What a recall probe adds to the plan: the corpus's size in tokens and the sample it can take.
@@ -71,17 +63,17 @@ void print_corpus(const probe::RecallProbe& recall, const config::Config& cfg, s
   std::printf("    corpus: %zu functions, %s bytes\n", targets, report::shortest(bytes).c_str());
   const auto count = count_tokens(cfg, backend, corpus.text);
   if (!count) return;
-  const double tokens = static_cast<double>(count->tokens);
-  std::printf("    tokens: %zu (counted by the model's tokenizer: llama-server /tokenize on %s, started for the count "
-              "in %.1f s); %.2f bytes a token\n",
-              count->tokens, cfg.models.front().name.c_str(), count->start_s, tokens > 0 ? bytes / tokens : 0.0);
-  if (count->tokens + 256 > static_cast<std::size_t>(n_ctx))
+  const double tokens = static_cast<double>(*count);
+  std::printf("    tokens: %zu (counted by the model's tokenizer: llama-server /tokenize on %s, started once for "
+              "the count); %.2f bytes a token\n",
+              *count, cfg.models.front().name.c_str(), tokens > 0 ? bytes / tokens : 0.0);
+  if (*count + 256 > static_cast<std::size_t>(n_ctx))
     std::printf("    warning: -c %d is smaller than the corpus (%zu tokens) with its question: set server.ctx to at "
                 "least %zu plus the longest answer\n",
-                n_ctx, count->tokens, count->tokens + 256);
+                n_ctx, *count, *count + 256);
   else
     std::printf("    -c %d leaves %zu tokens for the question and the answer\n", n_ctx,
-                static_cast<std::size_t>(n_ctx) - count->tokens);
+                static_cast<std::size_t>(n_ctx) - *count);
 }
 
 /// Per gated metric: can the items settle its verdict at its default margin?
