@@ -221,7 +221,7 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
       c.n_common = x.size();
       if (x.empty() && !xs.empty()) {
         // Both runs answered this cell, on other items: a difference of configs, not of quality.
-        c.baseline_mean = c.current_mean = c.delta = c.p = c.p_holm = c.min_p = kNaN;
+        c.baseline_mean = c.current_mean = c.delta = c.p = c.p_holm = c.min_p = c.tolerance = kNaN;
         c.verdict = Verdict::not_comparable;
         c.reason = "no common items: the baseline has " + std::to_string(ys.size()) + " values, this run " +
                    std::to_string(xs.size()) + ", on other items";

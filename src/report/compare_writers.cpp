@@ -70,7 +70,7 @@ std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
     const int dec = std::max(decimals_for(both), 3);
     t.rows.push_back({c.cell, c.probe, c.metric + " " + better_arrow(c.higher_is_better), std::to_string(c.n_common),
                       fixed(c.baseline_mean, dec), fixed(c.current_mean, dec), signed_fixed(c.delta, dec),
-                      fixed(c.tolerance, dec), c.test.empty() ? "exact" : c.test, format_p(c.p_holm), verdict_text(c)});
+                      fixed(c.tolerance, dec), !c.test.empty() ? c.test : c.n_common > 0 ? "exact" : "—", format_p(c.p_holm), verdict_text(c)});
   }
   if (!t.rows.empty()) out += render_markdown(t) + "\n";
 

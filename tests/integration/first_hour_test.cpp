@@ -43,7 +43,7 @@ fs::path doctored_copy(const fs::path& run, const fs::path& to, const std::funct
 
 TEST(FirstHour, OnlyNamesAreCheckedAndSelectingNothingFailsBeforeARunDirectory) {
   kt::TempDir dir;
-  const auto cfg = kt::write_config(dir, kt::base_config(kt::tiny_model()));  // K = V in f16, q8_0, q4_0
+  const auto cfg = kt::write_config(dir, kt::base_config(kt::tiny_model()));  // K × V over f16, q8_0, q4_0
   const fs::path run = dir / "run";
   auto typo = kt::run_kvsweep({"run", cfg.string(), "-o", run.string(), "--only", "k=q4"});
   EXPECT_EQ(typo.exit_code, 2) << typo.output;
@@ -55,8 +55,8 @@ TEST(FirstHour, OnlyNamesAreCheckedAndSelectingNothingFailsBeforeARunDirectory) 
   EXPECT_EQ(probe.exit_code, 2) << probe.output;
   EXPECT_TRUE(holds(probe.output, "(did you mean 'complete'?)")) << probe.output;
 
-  // Each name exists, but no cell has K q4_0 and V f16 (the grid is K = V).
-  auto none = kt::run_kvsweep({"run", cfg.string(), "-o", run.string(), "--only", "k=q4_0,v=f16"});
+  // Each name exists, but no cell is both K q4_0 and the cell f16/f16.
+  auto none = kt::run_kvsweep({"run", cfg.string(), "-o", run.string(), "--only", "k=q4_0,cell=f16/f16"});
   EXPECT_EQ(none.exit_code, 2) << none.output;
   EXPECT_TRUE(holds(none.output, "selects no cell")) << none.output;
   EXPECT_FALSE(fs::exists(run));
