@@ -7,6 +7,7 @@
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
+#include "kvsweep/report/metric_names.hpp"
 #include "kvsweep/report/recommend.hpp"
 
 namespace kvsweep::cli {
@@ -41,12 +42,19 @@ std::pair<std::string, double> parse_margin(const std::string& spec) {
 
 int recommend_command(const RecommendOpts& o) {
   report::RecommendOptions options;
-  for (const auto& spec : o.margins) options.margins.insert(parse_margin(spec));
   if (o.context > 0) options.context = o.context;
   options.alpha = o.alpha;
   if (o.max_slowdown > 0) options.max_slowdown = o.max_slowdown;
   auto data = report::RunData::load(o.run_dir);
   if (!data) throw core::FatalError(o.run_dir + ": " + data.error().message + " (is it a kvsweep run directory?)");
+  std::vector<report::ProbeMetrics> declared;
+  for (const auto& p : data->probes()) declared.emplace_back(p.name, p.metrics);
+  for (const auto& spec : o.margins) {
+    const auto margin = parse_margin(spec);
+    // A misspelt metric would be ignored and its default margin used without a word.
+    report::check_metric_name("--margin", spec, margin.first, declared, o.run_dir, report::AcceptedRoles::quality_only);
+    options.margins.insert(margin);
+  }
   const report::Recommendation rec = report::recommend(*data, options);
   if (o.format == "json") {
     std::cout << report::recommend_json(*data, rec).dump(2) << "\n";

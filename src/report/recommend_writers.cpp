@@ -6,6 +6,7 @@
 
 #include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/format.hpp"
+#include "kvsweep/report/recommend_headline.hpp"
 #include "kvsweep/stats/precision.hpp"
 
 namespace kvsweep::report {
@@ -102,12 +103,12 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
       const auto slow = std::count_if(mr.cells.begin(), mr.cells.end(), [](const CellVerdict& v) {
         return !v.too_slow.empty() && !v.metrics.empty() && v.missing_probes.empty() && v.inferior == 0 && v.unknown == 0;
       });
-      out += "**No cell is non-inferior on every gated metric" +
-             (slow > 0 ? " and fast enough** (" + std::to_string(slow) + " non-inferior cell" + (slow > 1 ? "s are" : " is") +
-                             " slower than --max-slowdown allows)"
-                       : std::string("**")) +
-             ": keep the reference -ctk " + ref.type_k + " -ctv " + ref.type_v +
-             ", or run more items where verdicts are unknown (below).\n";
+      const RecommendHeadline h = recommend_headline(data, mr);
+      out += "**" + h.verdict + "**: " + md_cell(h.sentence);
+      if (slow > 0)
+        out += " (" + std::to_string(slow) + " non-inferior cell" + (slow > 1 ? "s are" : " is") +
+               " slower than --max-slowdown allows)";
+      out += "\n";
     }
 
     out += "\n| cell | KV B/token | KV MiB @ " + std::to_string(rec.costs.context) +
@@ -230,6 +231,8 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                       {"cells", std::move(cells)},
                       {"k_vs_v", std::move(k_vs_v)}});
     if (!variant.empty()) models.back()["variant"] = variant;
+    const RecommendHeadline h = recommend_headline(data, mr);
+    models.back()["headline"] = {{"verdict", h.verdict}, {"sentence", h.sentence}};
   }
   return ojson{{"schema_version", 1},
                {"kind", "kvsweep-recommend"},

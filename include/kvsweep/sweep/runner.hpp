@@ -82,6 +82,10 @@ class ProgressSink {
 ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes,
                                    const config::Config& config);
 
+/// The context size (-c) every cell gets: server.ctx, or the probes' needs (at least 4096), rounded up
+/// to 256. Runner::context_size() and the dry run's plan both say this number.
+int planned_context_size(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes);
+
 struct RunOptions {
   std::optional<Shard> shard;
   Filter filter;
