@@ -14,6 +14,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/core/log.hpp"
+#include "kvsweep/core/redact.hpp"
 #include "kvsweep/core/version.hpp"
 #include "kvsweep/process/child.hpp"
 
@@ -87,10 +88,10 @@ int main(int argc, char** argv) {
   try {
     return commands.run();
   } catch (const core::FatalError& e) {
-    std::fprintf(stderr, "kvsweep: error: %s\n", e.what());
+    std::fprintf(stderr, "kvsweep: error: %s\n", core::redact(e.what()).c_str());
     return core::exit_code::error;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kvsweep: internal error: %s\n", e.what());
+    std::fprintf(stderr, "kvsweep: internal error: %s\n", core::redact(e.what()).c_str());
     return core::exit_code::error;
   }
 }

@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "kvsweep/core/redact.hpp"
 #include "kvsweep/report/format.hpp"
 
 namespace kvsweep::cli {
@@ -35,6 +36,8 @@ void StderrProgress::cell_started(std::size_t index, std::size_t count, const sw
   m_running.push_back({index, cell.label(), slot});
   if (m_quiet) return;
   if (m_terminal) redraw();
+  else if (!m_attach_url.empty())
+    std::fprintf(stderr, "[cell %zu/%zu] %s: attaching to %s\n", index + 1, count, cell.label().c_str(), m_attach_url.c_str());
   else if (slot < 0) std::fprintf(stderr, "[cell %zu/%zu] %s: starting server\n", index + 1, count, cell.label().c_str());
   else std::fprintf(stderr, "[cell %zu/%zu] %s: starting server in slot %d\n", index + 1, count, cell.label().c_str(), slot);
 }
@@ -71,14 +74,15 @@ void StderrProgress::cell_done(const sweep::CellResult& r) {
   const std::string settled = r.items_settled > 0 ? ", " + std::to_string(r.items_settled) + " settled" : "";
   std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed%s)\n", index + 1, m_cells, r.cell.label().c_str(),
                std::string(server::to_string(r.outcome)).c_str(), r.items_ok, r.items_failed, settled.c_str());
-  if (r.outcome != server::CellOutcome::ok && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
+  if (r.outcome != server::CellOutcome::ok && !r.message.empty())
+    std::fprintf(stderr, "%s\n", core::redact(r.message).c_str());
   if (m_terminal && !m_running.empty() && m_running.front().slot >= 0) redraw();
 }
 
 void StderrProgress::note(const std::string& message) {
   std::lock_guard lock(m_mutex);
   if (m_terminal) std::fprintf(stderr, "\r\033[K");
-  std::fprintf(stderr, "note: %s\n", message.c_str());
+  std::fprintf(stderr, "note: %s\n", core::redact(message).c_str());
 }
 
 void StderrProgress::redraw() {
@@ -106,7 +110,7 @@ std::string summary_table(const sweep::RunResult& result) {
   // The settled column only when an adaptive sweep skipped items.
   const bool settled = std::any_of(result.cells.begin(), result.cells.end(), [](const auto& r) { return r.items_settled > 0; });
   out << std::left << std::setw(32) << "cell" << std::setw(17) << "outcome" << std::right << std::setw(6) << "ok"
-      << std::setw(8) << "failed" << std::setw(9) << "skipped";
+      << std::setw(8) << "failed" << std::setw(10) << "recorded";
   if (settled) out << std::setw(9) << "settled";
   out << std::setw(9) << "KV MiB" << std::setw(9) << "rot K/V" << std::setw(11) << "path" << std::setw(9) << "ready s";
   if (slots) out << std::setw(6) << "slot";
@@ -114,7 +118,7 @@ std::string summary_table(const sweep::RunResult& result) {
   for (const auto& r : result.cells) {
     std::string label = r.cell.label() + (r.cell.support ? " + " : r.cell.is_reference ? " *" : "");
     out << std::left << std::setw(32) << label << std::setw(17) << server::to_string(r.outcome) << std::right << std::setw(6) << r.items_ok
-        << std::setw(8) << r.items_failed << std::setw(9) << r.items_skipped;
+        << std::setw(8) << r.items_failed << std::setw(10) << r.items_skipped;
     if (settled) out << std::setw(9) << r.items_settled;
     out << std::setw(9) << std::fixed << std::setprecision(2);
     if (r.effective.found) out << r.effective.total_mib;
@@ -126,8 +130,10 @@ std::string summary_table(const sweep::RunResult& result) {
     out << "\n";
   }
   const bool support = std::any_of(result.cells.begin(), result.cells.end(), [](const auto& r) { return r.cell.support; });
-  out << (support ? "(* reference cell; + the reference cell, run here only for comparisons: another shard owns it) wall "
-                  : "(* reference cell) wall ")
+  // "recorded": ok before this run (a resume); "settled": not run, an adaptive verdict made them moot.
+  out << (support ? "(* reference cell; + the reference cell, run here only for comparisons: another shard owns it; "
+                    "recorded: ok in an earlier run) wall "
+                  : "(* reference cell; recorded: ok in an earlier run) wall ")
       << std::fixed << std::setprecision(1) << result.wall_s << " s"
       << (result.interrupted ? ", interrupted" : "") << "\n";
   // A pair whose attention is converted to f16 (or may run on the CPU) costs speed the table does not show.

@@ -264,15 +264,18 @@ void register_corpus(CLI::App& app, Commands& commands) {
         throw core::FatalError("corpus random-bodies: " + problem);
       }
       const std::string text = corpus::generate_random_bodies(o);
+      const std::size_t tokens = corpus::estimate_spm_tokens(text);
       if (opts->out.empty()) {
         std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fprintf(stderr, "%zu bytes, %d functions, ~%zu tokens (llama SPM estimate; run --dry-run counts with the "
+                     "model's tokenizer)\n", text.size(), o.functions, tokens);
       } else {
         std::ofstream f(opts->out, std::ios::binary);
         f << text;
         f.close();
         if (!f) throw core::FatalError("cannot write " + opts->out);
-        std::fprintf(stderr, "wrote %s: %zu bytes, %d functions, sha256 %s\n", opts->out.c_str(), text.size(),
-                     o.functions, core::sha256_hex(text).c_str());
+        std::fprintf(stderr, "wrote %s: %zu bytes, %d functions, ~%zu tokens (llama SPM estimate), sha256 %s\n",
+                     opts->out.c_str(), text.size(), o.functions, tokens, core::sha256_hex(text).c_str());
       }
       return core::exit_code::ok;
     };

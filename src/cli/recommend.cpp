@@ -7,6 +7,7 @@
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
+#include "kvsweep/report/metric_names.hpp"
 #include "kvsweep/report/recommend.hpp"
 
 namespace kvsweep::cli {
@@ -19,6 +20,7 @@ struct RecommendOpts {
   int context = 0;
   double vram_gib = 0;
   double alpha = 0.05;
+  double max_slowdown = 0;  // 0: not set
   std::string format = "md";
 };
 
@@ -41,12 +43,20 @@ std::pair<std::string, double> parse_margin(const std::string& spec) {
 
 int recommend_command(const RecommendOpts& o) {
   report::RecommendOptions options;
-  for (const auto& spec : o.margins) options.margins.insert(parse_margin(spec));
   if (o.context > 0) options.context = o.context;
   if (o.vram_gib > 0) options.vram_gib = o.vram_gib;
   options.alpha = o.alpha;
+  if (o.max_slowdown > 0) options.max_slowdown = o.max_slowdown;
   auto data = report::RunData::load(o.run_dir);
   if (!data) throw core::FatalError(o.run_dir + ": " + data.error().message + " (is it a kvsweep run directory?)");
+  std::vector<report::ProbeMetrics> declared;
+  for (const auto& p : data->probes()) declared.emplace_back(p.name, p.metrics);
+  for (const auto& spec : o.margins) {
+    const auto margin = parse_margin(spec);
+    // A misspelt metric would be ignored and its default margin used without a word.
+    report::check_metric_name("--margin", spec, margin.first, declared, o.run_dir, report::AcceptedRoles::quality_only);
+    options.margins.insert(margin);
+  }
   const report::Recommendation rec = report::recommend(*data, options);
   if (o.format == "json") {
     std::cout << report::recommend_json(*data, rec).dump(2) << "\n";
@@ -76,6 +86,12 @@ void register_recommend(CLI::App& app, Commands& commands) {
                   "GiB: recommend only a pair whose model + KV (at --context) + compute buffers, as the server "
                   "logged them, fit on every GPU device it used (a run without a GPU: all its buffers together)")
       ->check(CLI::PositiveNumber);
+  sub->add_option("--max-slowdown", o->max_slowdown,
+                  "R in (0, 1]: recommend only a pair whose prompt processing (pp) and generation (tg) speeds are "
+                  "each at least R times the reference's, e.g. 0.9 = at most 10% slower (llama-bench's pp/tg at "
+                  "every depth when the run has the speed probe, else the server's prefill and decode rates; a "
+                  "pair with no speed measured is dropped)")
+      ->check(CLI::Range(1e-6, 1.0));
   sub->add_option("--alpha", o->alpha, "Each bound is one-sided 1 - alpha")->check(CLI::Range(1e-6, 0.5));
   sub->add_option("--format", o->format, "md (default) or json")->check(CLI::IsMember({"md", "json"}));
   sub->callback([&commands, o] { commands.action = [o] { return recommend_command(*o); }; });

@@ -1,4 +1,5 @@
 // `kvsweep report` and `kvsweep compare`: read a run, write its report files, gate on a baseline.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -10,8 +11,11 @@
 #include "kvsweep/report/compare.hpp"
 #include "kvsweep/report/compare_writers.hpp"
 #include "kvsweep/report/markdown.hpp"
+#include "kvsweep/report/metric_names.hpp"
 #include "kvsweep/report/figures.hpp"
+#include "kvsweep/report/format.hpp"
 #include "kvsweep/report/published.hpp"
+#include "kvsweep/report/summary_document.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::cli {
@@ -48,7 +52,8 @@ int report_command(const ReportOpts& o) {
     }
     std::cout.flush();
   }
-  std::fprintf(stderr, "kvsweep report: wrote %zu files to %s%s\n", files.size(), out_dir.c_str(),
+  std::fprintf(stderr, "kvsweep report: wrote %zu file%s to %s%s\n", files.size(), files.size() == 1 ? "" : "s",
+               out_dir.c_str(),
                formats.contains(report::Format::html) ? (" (open " + (out_dir / "index.html").string() + ")").c_str()
                                                       : "");
   return core::exit_code::ok;
@@ -62,11 +67,36 @@ struct CompareOpts {
   double alpha = 0.05;
   bool all = false;
   bool fail_inconclusive = false;
+  bool allow_diff = false;
   std::string format = "md";
   std::string published;
   std::string metric;
   std::string grid;
 };
+
+/// The published setup against the run's own (read from its directory): the answer's length (the run
+/// probe's calibration range of the published metric, e.g. recall's 0..lines) and the context.
+std::vector<std::string> unlike_published_setup(const report::Published& published, const std::string& run_dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(run_dir, ec)) return out;
+  auto data = report::RunData::load(run_dir);
+  if (!data) return out;
+  for (const auto& p : data->probes()) {
+    if (p.kind != published.probe && p.name != published.probe) continue;
+    if (published.lines > 0 && p.calibration_metric == published.metric &&
+        static_cast<int>(p.calibration_hi) != published.lines)
+      out.push_back("probe " + p.name + " asks for " + report::shortest(p.calibration_hi) + " lines per answer (" +
+                    published.metric + " 0–" + report::shortest(p.calibration_hi) + "), the published numbers for " +
+                    std::to_string(published.lines) + ": the two are on other scales");
+  }
+  const double n_ctx = data->manifest().value("n_ctx", 0.0);
+  if (published.context_tokens > 0 && n_ctx > 0 &&
+      std::fabs(n_ctx - published.context_tokens) > 0.1 * published.context_tokens)
+    out.push_back("this run's context is " + report::shortest(n_ctx) + " tokens, the published runs' about " +
+                  report::shortest(published.context_tokens) + ": recall depends on how far back the answer sits");
+  return out;
+}
 
 // Informational: the published numbers beside the run's; exit 0 whatever they say.
 int published_command(const CompareOpts& o) {
@@ -79,10 +109,28 @@ int published_command(const CompareOpts& o) {
   options.grid = o.grid;
   auto comparison = report::compare_published(*current, *published, options);
   if (!comparison) throw core::FatalError(comparison.error().message);
+  for (auto& w : unlike_published_setup(*published, o.run_dir)) comparison->warnings.push_back(std::move(w));
   for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
   std::cout << report::write_published_comparison(*comparison);
   std::cout.flush();
   return core::exit_code::ok;
+}
+
+/// Every --tolerance names a quality metric one of the two runs declares (a typo would be ignored).
+void check_tolerance_names(const std::vector<std::string>& specs, const nlohmann::json& current,
+                           const nlohmann::json& baseline, const std::string& where) {
+  std::vector<report::ProbeMetrics> declared;
+  for (const auto* doc : {&current, &baseline}) {
+    auto read = report::read_summary_document(*doc, where);
+    if (!read) return;  // compare_summaries says what is wrong with it
+    for (const auto& p : read->probes) declared.emplace_back(p.name, p.metrics);
+  }
+  for (const auto& spec : specs) {
+    auto t = report::parse_tolerance(spec);
+    if (t && t->first != "*")
+      report::check_metric_name("--tolerance", spec, t->first, declared, where + " or the baseline",
+                                report::AcceptedRoles::quality_only);
+  }
 }
 
 int compare_command(const CompareOpts& o) {
@@ -94,6 +142,7 @@ int compare_command(const CompareOpts& o) {
   report::CompareOptions options;
   options.alpha = o.alpha;
   options.fail_inconclusive = o.fail_inconclusive;
+  options.allow_diff = o.allow_diff;
   for (const auto& spec : o.tolerances) {
     auto t = report::parse_tolerance(spec);
     if (!t) throw core::FatalError(t.error().message);
@@ -110,6 +159,7 @@ int compare_command(const CompareOpts& o) {
   if (!current) throw core::FatalError(current.error().message);
   auto baseline = report::load_summary(o.baseline, generator);
   if (!baseline) throw core::FatalError("--baseline " + baseline.error().message);
+  check_tolerance_names(o.tolerances, *current, *baseline, o.run_dir);
   auto comparison = report::compare_summaries(*current, *baseline, options);
   if (!comparison) throw core::FatalError(comparison.error().message);
   for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
@@ -159,6 +209,10 @@ void register_report(CLI::App& app, Commands& commands) {
   auto* fail_inconclusive = cmp->add_flag("--fail-inconclusive", copts->fail_inconclusive,
                                           "An inconclusive check (too few items for its test to ever be "
                                           "significant) fails the gate: exit 1, a JUnit failure");
+  auto* allow_diff = cmp->add_flag("--allow-diff", copts->allow_diff,
+                                   "The runs hold different items (the config changed on purpose): compare the items "
+                                   "both hold; cells without common items are 'not comparable', never regressions "
+                                   "(without it such runs are refused, exit 2)");
   auto* format = cmp->add_option("--format", copts->format, "md (a table for people) or json (every check, for tools)")
                      ->check(CLI::IsMember({"md", "json"}))
                      ->capture_default_str();
@@ -171,6 +225,7 @@ void register_report(CLI::App& app, Commands& commands) {
                         ->excludes(alpha)
                         ->excludes(all)
                         ->excludes(fail_inconclusive)
+                        ->excludes(allow_diff)
                         ->excludes(format);
   cmp->add_option("--metric", copts->metric, "With --published: the run's metric to compare (default: the file's)")
       ->needs(published);

@@ -7,8 +7,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "kvsweep/cli/attach_check.hpp"
 #include "kvsweep/cli/commands.hpp"
+#include "kvsweep/cli/dry_run.hpp"
 #include "kvsweep/cli/progress.hpp"
+#include "kvsweep/cli/run_checks.hpp"
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/clock.hpp"
@@ -16,12 +19,15 @@
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/model/copy_model_info.hpp"
+#include "kvsweep/core/redact.hpp"
 #include "kvsweep/model/model_file.hpp"
 #include "kvsweep/probe/embedder.hpp"
+#include "kvsweep/probe/probe.hpp"
 #include "kvsweep/process/child.hpp"
 #include "kvsweep/server/external.hpp"
 #include "kvsweep/server/llama_server.hpp"
 #include "kvsweep/server/ollama.hpp"
+#include "kvsweep/sweep/filter_check.hpp"
 #include "kvsweep/sweep/runner.hpp"
 
 namespace kvsweep::cli {
@@ -126,11 +132,7 @@ int run_command(const RunOpts& o) {
   if (resume && run_dir.empty()) throw core::FatalError("--resume needs the run directory (--resume DIR or -o DIR)");
   // What the run being resumed says of itself: its config file, hash and shard.
   std::optional<nlohmann::json> previous;
-  if (resume) {
-    auto manifest = sweep::RunStore::read_manifest(run_dir);
-    if (manifest) previous = std::move(*manifest);
-    else if (config_path.empty()) throw core::FatalError("--resume " + run_dir + ": " + manifest.error().message);
-  }
+  if (resume) previous = manifest_to_resume(run_dir, !config_path.empty());
   if (previous && config_path.empty()) {
     config_path = previous->value("config_file", "");
     if (config_path.empty()) throw core::FatalError(run_dir + "/manifest.json names no config_file; pass CONFIG");
@@ -169,16 +171,8 @@ int run_command(const RunOpts& o) {
   }
   if (!o.only.empty()) {
     ropts.filter = sweep::parse_filter(o.only);
-    // A variant term naming no variant would silently select nothing.
-    std::vector<std::string> variant_names;
-    for (const auto& v : cfg.variants) variant_names.push_back(v.name);
-    for (const auto& [key, value] : ropts.filter.terms) {
-      if (key != "variant" || std::ranges::find(variant_names, value) != variant_names.end()) continue;
-      throw core::FatalError("--only variant=" + value + ": " +
-                             (variant_names.empty() ? cfg.file.string() + " has no variants"
-                                            : "no such variant in " + cfg.file.string() +
-                                                  config::did_you_mean_or_list(value, variant_names)));
-    }
+    // A term naming nothing, or terms that select nothing, would run nothing and exit 0.
+    sweep::check_filter(ropts.filter, cfg, names);
   }
   apply_adaptive_flags(o, previous, cfg);
   ropts.parallel_cells = o.parallel_cells > 0 ? o.parallel_cells : cfg.sweep.parallel_cells;
@@ -199,46 +193,6 @@ int run_command(const RunOpts& o) {
   for (const auto& p : probes) needs_embedder = needs_embedder || p->needs_embedder();
   if (needs_embedder && !cfg.embedder)
     throw core::FatalError(cfg.file.string() + ": embedder: missing; a probe (telephone) needs an embedding model");
-
-  if (o.dry_run) {
-    auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
-    std::erase_if(cells, [&](const sweep::Cell& c) { return !ropts.filter.matches_cell(c); });
-    std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
-    if (ropts.shard) std::printf(", shard %d/%d", ropts.shard->index, ropts.shard->count);
-    std::printf("\ncells (%zu, in run order):\n", cells.size());
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      std::printf("  %2zu. %s%s\n", i + 1, cells[i].label().c_str(),
-                  cells[i].support        ? "  (reference, support: owned by another shard, run for comparisons)"
-                  : cells[i].is_reference ? "  (reference)"
-                                          : "");
-    std::printf("probes:\n");
-    std::size_t per_cell = 0;
-    for (const auto& p : probes) {
-      if (!ropts.filter.matches_probe(p->name())) continue;
-      auto items = p->items();
-      per_cell += items.size();
-      std::printf("  %s (%s): %zu items:", p->name().c_str(), p->kind().c_str(), items.size());
-      for (std::size_t i = 0; i < items.size() && i < 8; ++i) std::printf(" %s", items[i].key.c_str());
-      std::printf("%s\n", items.size() > 8 ? " …" : "");
-    }
-    std::printf("total: %zu items\n", per_cell * cells.size());
-    if (cfg.sweep.adaptive.enabled) {
-      const auto& a = cfg.sweep.adaptive;
-      std::printf("adaptive: at most that many; each cell but the reference stops once its verdicts are settled "
-                  "(from %d items, alpha %g, futility %g, item order seed %llu)\n",
-                  a.min_items, a.alpha, a.futility, static_cast<unsigned long long>(a.seed));
-    }
-    if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
-      std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
-      for (int slot = 0; slot < ropts.parallel_cells; ++slot) {
-        std::printf("  slot %d:", slot);
-        for (const auto& [k, v] : config::expand_slot_env(ropts.slot_env, slot))
-          std::printf(" %s=%s", k.c_str(), config::is_secret_env_name(k) ? "<redacted>" : v.c_str());
-        std::printf("\n");
-      }
-    }
-    return core::exit_code::ok;
-  }
 
   // Bad input before anything starts: a model llama-server cannot load would fail every cell.
   if (cfg.server.backend == "llama-server") {
@@ -263,6 +217,8 @@ int run_command(const RunOpts& o) {
                    cells_external ? cfg.server.api_key_env : "", cells_external ? cfg.server.url_user : "",
                    cells_external ? cfg.server.url_password : ""},
       server::LlamaServerOptions{});
+  // A dead URL fails once here, not once per cell after each ready timeout.
+  check_attached_servers(cfg);
   for (std::size_t i = 0; i < cfg.variants.size(); ++i) {
     const auto& v = cfg.variants[i];
     if (v.binary.empty()) continue;
@@ -272,6 +228,9 @@ int run_command(const RunOpts& o) {
                              "' not found (a path, or a name on KVSWEEP_LLAMA_BIN or PATH)");
     ropts.variant_binaries[v.name] = found;
   }
+
+  // The dry run after the checks: a missing model, binary or server fails it as it would fail the run.
+  if (o.dry_run) return print_dry_run(cfg, probes, ropts, *backend);
 
   if (run_dir.empty()) run_dir = default_run_dir(cfg);
   auto store = resume ? sweep::RunStore::open(run_dir) : sweep::RunStore::create(run_dir);
@@ -283,6 +242,7 @@ int run_command(const RunOpts& o) {
         throw core::FatalError("--resume " + run_dir + ": the config changed since the run started (hash " + old_hash +
                                " → " + config::config_hash(cfg) + "); start a new run instead");
     }
+    ropts.models = checked_models(cfg, previous, run_dir);
     if (store->repaired_bytes() > 0)
       spdlog::warn("records.jsonl ended in a torn line ({} bytes); cut it off, the item will run again",
                    store->repaired_bytes());
@@ -290,6 +250,7 @@ int run_command(const RunOpts& o) {
   if (spdlog::get_level() < spdlog::level::warn) std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
 
   StderrProgress progress(::isatty(2) == 1, spdlog::get_level() >= spdlog::level::warn);
+  if (cells_external) progress.attach_to(cfg.server.url);
   sweep::Runner runner(cfg, probes, *backend, *store, progress, cancel_flag(), ropts);
 
   // The embedder is an instrument: started once per run, the same for every cell.
@@ -327,7 +288,7 @@ int run_command(const RunOpts& o) {
 
   auto result = runner.run();
   if (embed_instance) embed_instance->stop();
-  std::printf("%s", summary_table(result).c_str());
+  std::printf("%s", core::redact(summary_table(result)).c_str());
   std::printf("run directory: %s\n", run_dir.c_str());
   if (!result.store_error.empty()) {
     std::fprintf(stderr,
@@ -363,6 +324,9 @@ int run_command(const RunOpts& o) {
 
 void register_run(CLI::App& app, Commands& commands) {
   auto* sub = app.add_subcommand("run", "Run a sweep: one server per cell, every probe item recorded");
+  std::string kinds;
+  for (const auto& k : probe::probe_kinds()) kinds += (kinds.empty() ? "" : ", ") + k;
+  sub->footer("Probe kinds (probes[].kind): " + kinds + "; their keys are in README.md and configs/example.jsonc.");
   auto o = std::make_shared<RunOpts>();
   sub->add_option("config", o->config, "Config file (JSON, comments allowed); see configs/example.jsonc");
   sub->add_option("-o,--output", o->out, "Run directory (default: <output_dir>/<name>-<timestamp>)");

@@ -1,6 +1,7 @@
 #include "kvsweep/config/config.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "kvsweep/core/cache_types.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/fnv1a.hpp"
+#include "kvsweep/core/redact.hpp"
 #include "kvsweep/http/credentials.hpp"
 
 namespace kvsweep::config {
@@ -31,6 +33,10 @@ void check_cache_type(const std::string& t, const Site& site) {
 }
 
 namespace {
+
+constexpr long long kMaxContext = (1LL << 31) - 256;  // rounded up to 256, it still fits -c's int
+constexpr double kWeekSeconds = 7 * 24 * 3600.0;
+constexpr int kMaxNesting = 64;
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -94,6 +100,32 @@ void check_symmetric(const GridConfig& grid, const Site& g) {
     g.child("reference").fail(why(grid.reference.substr(0, slash), grid.reference.substr(slash + 1)));
 }
 
+/// A server URL with its userinfo split off, checked whole before anything starts: scheme
+/// http(s), a host, a numeric port.
+http::SplitUrl checked_url(const std::string& text, const Site& site) {
+  if (text.empty()) return {};
+  http::SplitUrl url = http::split_userinfo(text);
+  if (const std::string problem = http::url_problem(url.url); !problem.empty())
+    site.fail(problem + ", got \"" + core::redact(text) + "\" (expected e.g. \"http://127.0.0.1:8080\")");
+  return url;
+}
+
+/// What of `c` must never be written (core/redact.hpp): secret flag values in every args list,
+/// URL passwords, and the keys the api_key_env names hold.
+void register_secrets(const Config& c) {
+  core::add_secrets_from_args(c.server.args);
+  for (const auto& v : c.variants) core::add_secrets_from_args(v.args);
+  core::add_secret(c.server.url_password);
+  std::vector<std::string> key_envs = {c.server.api_key_env};
+  if (c.embedder) {
+    core::add_secrets_from_args(c.embedder->args);
+    core::add_secret(c.embedder->url_password);
+    key_envs.push_back(c.embedder->api_key_env);
+  }
+  for (const auto& name : key_envs)
+    if (const char* key = name.empty() ? nullptr : std::getenv(name.c_str())) core::add_secret(key);
+}
+
 }  // namespace
 
 bool uses_ollama(const ServerConfig& server) {
@@ -129,16 +161,14 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     c.server.binary = get_string(sj, "binary", c.server.backend == "ollama" ? "ollama" : c.server.binary, s);
     c.server.args = get_strings(sj, "args", {}, s);
     c.server.env = get_env(sj, "env", s);
-    c.server.ctx = static_cast<int>(get_int(sj, "ctx", 0, s));
-    if (c.server.ctx < 0) s.child("ctx").fail("must be >= 0");
-    c.server.ready_timeout_s = get_number(sj, "ready_timeout_s", c.server.ready_timeout_s, s);
-    c.server.request_timeout_s = get_number(sj, "request_timeout_s", c.server.request_timeout_s, s);
-    c.server.stop_grace_s = get_number(sj, "stop_grace_s", c.server.stop_grace_s, s);
-    for (auto [key, val] : {std::pair{"ready_timeout_s", c.server.ready_timeout_s},
-                            std::pair{"request_timeout_s", c.server.request_timeout_s}}) {
-      if (val <= 0) s.child(key).fail("must be > 0 seconds");
-    }
-    auto url = http::split_userinfo(get_string(sj, "url", "", s));
+    // Ranges are those the values are used in: -c takes an int (rounded up to 256), timeouts
+    // become milliseconds; a week bounds any wait kvsweep should make.
+    c.server.ctx = static_cast<int>(get_int_in(sj, "ctx", 0, 0, kMaxContext, s));
+    c.server.ready_timeout_s = get_number_in(sj, "ready_timeout_s", c.server.ready_timeout_s, 0, kWeekSeconds, s, Bound::open);
+    c.server.request_timeout_s =
+        get_number_in(sj, "request_timeout_s", c.server.request_timeout_s, 0, kWeekSeconds, s, Bound::open);
+    c.server.stop_grace_s = get_number_in(sj, "stop_grace_s", c.server.stop_grace_s, 0, kWeekSeconds, s);
+    auto url = checked_url(get_string(sj, "url", "", s), s.child("url"));
     c.server.url = url.url;
     c.server.url_user = url.user;
     c.server.url_password = url.password;
@@ -235,7 +265,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
     if (emb.pooling != "mean" && emb.pooling != "last" && emb.pooling != "cls")
       e.child("pooling").fail("expected mean, last or cls, got \"" + emb.pooling + "\"");
     emb.args = get_strings(ej, "args", {}, e);
-    auto url = http::split_userinfo(get_string(ej, "url", "", e));
+    auto url = checked_url(get_string(ej, "url", "", e), e.child("url"));
     emb.url = url.url;
     emb.url_user = url.user;
     emb.url_password = url.password;
@@ -275,17 +305,29 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
       sw.child("parallel_cells").fail("needs backend \"llama-server\" (an Ollama or external server is one server, "
                                       "not one per cell)");
   }
+  register_secrets(c);
   return c;
 }
 
 Config load(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw core::FatalError(file.string() + ": is a directory, not a config file; give the JSON file itself "
+                           "(e.g. configs/demo.json)");
   std::ifstream in(file);
   if (!in) throw core::FatalError(file.string() + ": cannot open config file");
   std::stringstream ss;
   ss << in.rdbuf();
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(ss.str(), nullptr, true, /*ignore_comments=*/true);
+    // Nesting is bounded: a document nested 100,000 deep would exhaust the stack when copied.
+    const auto bounded = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+      if (depth > kMaxNesting)
+        throw core::FatalError(file.string() + ": nested deeper than " + std::to_string(kMaxNesting) +
+                               " levels; a kvsweep config needs a handful");
+      return true;
+    };
+    doc = nlohmann::json::parse(ss.str(), bounded, true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the offset of the error; turn it into a line number.
     std::string text = ss.str();

@@ -61,8 +61,7 @@ std::vector<VariantConfig> read_variants(const nlohmann::json& doc, const Server
     v.args = get_strings(j, "args", {}, s);
     check_server_args(v.args, s.child("args"));
     v.env = get_env(j, "env", s);
-    v.ctx = static_cast<int>(get_int(j, "ctx", 0, s));
-    if (v.ctx < 0) s.child("ctx").fail("must be >= 0 (0: server.ctx)");
+    v.ctx = static_cast<int>(get_int_in(j, "ctx", 0, 0, (1LL << 31) - 256, s));  // 0: server.ctx
     v.binary = get_string(j, "binary", "", s);
     if (server.backend == "ollama") {
       if (!v.args.empty())

@@ -13,6 +13,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::unsupported: return "unsupported";
     case ErrorKind::invalid: return "invalid";
     case ErrorKind::exceeds_context: return "exceeds_context";
+    case ErrorKind::oversize: return "oversize";
     case ErrorKind::cancelled: return "cancelled";
     case ErrorKind::internal: return "internal";
   }

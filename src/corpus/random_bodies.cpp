@@ -1,5 +1,7 @@
 #include "kvsweep/corpus/random_bodies.hpp"
 
+#include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <string_view>
 #include <utility>
@@ -53,6 +55,19 @@ std::string random_bodies_command(const RandomBodiesOptions& o) {
            " --literal-tail " + std::to_string(c.literal_tail);
   }
   return cmd;
+}
+
+std::size_t estimate_spm_tokens(std::string_view text) {
+  // Literal characters: those between the quotes of each `name = "…"` line.
+  std::size_t literal = 0;
+  for (std::size_t at = text.find(" = \""); at != std::string_view::npos; at = text.find(" = \"", at + 1)) {
+    const std::size_t open = at + 4;
+    const std::size_t close = text.find('"', open);
+    if (close == std::string_view::npos) break;
+    literal += close - open;
+  }
+  const double other = static_cast<double>(text.size() - literal);
+  return static_cast<std::size_t>(std::llround(0.631 * other + 0.809 * static_cast<double>(literal)));
 }
 
 std::string check_random_bodies(const RandomBodiesOptions& o) {

@@ -2,15 +2,12 @@
 
 #include <httplib.h>
 
+#include <cstdio>
+
 #include "kvsweep/http/trace.hpp"
+#include "kvsweep/http/watchdog.hpp"
 
 namespace kvsweep::http {
-
-struct Client::Impl {
-  explicit Impl(const std::string& url) : cli(url), server(without_credentials(url)) {}
-  httplib::Client cli;
-  std::string server;  // for the trace
-};
 
 namespace {
 
@@ -20,8 +17,76 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", s);
+  return buf;
+}
+
+/// What one request came to: its status and body (a plain answer, or a failed stream's error
+/// body), and how it ended when it did not end well.
+struct Exchange {
+  bool ok = false;
+  httplib::Error error = httplib::Error::Success;
+  int status = 0;
+  std::string body;
+  bool stopped = false;   // the caller's on_bytes said stop
+  bool expired = false;   // the whole-request deadline passed
+  bool oversize = false;  // more bytes than the request's limit
+  double seconds = 0;
+};
+
+}  // namespace
+
+struct Client::Impl {
+  explicit Impl(const std::string& url) : cli(url), server(without_credentials(url)), watchdog([this] { cli.stop(); }) {}
+  httplib::Client cli;
+  std::string server;  // for the trace
+  Watchdog watchdog;   // after cli: stopped (joined) before cli goes
+
+  /// Sends `req`, reading at most `limit` bytes of answer within `deadline` in all. A 2xx body
+  /// goes to `on_bytes` when given (a stream), else into the result; a non-2xx body is kept
+  /// (its first 64 KiB) for the error message.
+  Exchange send(httplib::Request& req, std::chrono::milliseconds deadline, std::size_t limit,
+                const std::function<bool(std::string_view)>* on_bytes) {
+    Exchange x;
+    std::size_t received = 0;
+    req.response_handler = [&](const httplib::Response& r) {
+      x.status = r.status;
+      return true;
+    };
+    req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
+      received += n;
+      if (received > limit) {
+        x.oversize = true;
+        return false;
+      }
+      if (x.status < 200 || x.status >= 300 || !on_bytes) {
+        if (on_bytes && x.body.size() >= 65536) return true;
+        x.body.append(data, n);
+        return true;
+      }
+      if (!(*on_bytes)(std::string_view(data, n))) {
+        x.stopped = true;
+        return false;
+      }
+      return true;
+    };
+    const auto t0 = Clock::now();
+    watchdog.arm(t0 + deadline);
+    httplib::Response res;
+    x.ok = cli.send(req, res, x.error);
+    x.expired = watchdog.disarm();
+    x.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (x.ok) x.status = res.status;
+    return x;
+  }
+};
+
+namespace {
+
 /// One plain (non-streamed) request in the trace, when tracing is on.
-void trace_plain(const std::string& server, const char* method, const std::string& path, const httplib::Result& res,
+void trace_plain(const std::string& server, const char* method, const std::string& path, const Exchange& x,
                  Clock::time_point t0, bool fresh, std::size_t request_bytes = 0) {
   if (!trace_enabled()) return;
   TraceEntry e;
@@ -31,11 +96,11 @@ void trace_plain(const std::string& server, const char* method, const std::strin
   e.path = path;
   e.fresh = fresh;
   e.ms = ms_since(t0);
-  if (res) {
-    e.status = res->status;
-    e.server_ms = server_ms_of(res->body);
+  if (x.ok) {
+    e.status = x.status;
+    e.server_ms = server_ms_of(x.body);
   } else {
-    e.error = httplib::to_string(res.error());
+    e.error = x.expired ? "Deadline" : x.oversize ? "Oversize" : httplib::to_string(x.error);
   }
   trace(e);
 }
@@ -47,13 +112,37 @@ core::Error from_httplib(httplib::Error e, const std::string& what) {
       return {core::ErrorKind::connect, what + ": connection refused or failed", 0};
     case E::ConnectionTimeout:
       return {core::ErrorKind::connect, what + ": connect timed out", 0};
-    case E::Read:
-      // A read timeout and a peer that closed mid-answer both land here; the
-      // caller tells them apart by checking whether the server is still alive.
-      return {core::ErrorKind::timeout, what + ": no (complete) answer: " + httplib::to_string(e), 0};
     default:
       return {core::ErrorKind::connect, what + ": " + httplib::to_string(e), 0};
   }
+}
+
+/// Why an exchange that did not complete failed.
+core::Error exchange_error(const Exchange& x, const std::string& what, std::chrono::milliseconds deadline,
+                           std::size_t limit) {
+  if (x.expired)
+    return {core::ErrorKind::timeout,
+            what + ": no complete answer within " + seconds_text(std::chrono::duration<double>(deadline).count()) +
+                " s (server.request_timeout_s bounds the whole request); stopped waiting",
+            0};
+  if (x.oversize)
+    return {core::ErrorKind::oversize,
+            what + ": the answer passed " + std::to_string(limit) +
+                " bytes, more than this request can need (its bound: max tokens and prompt); stopped reading",
+            0};
+  if (x.error == httplib::Error::Read)
+    // The server closed the connection (or reset it) before the answer was whole, well before the
+    // deadline. The caller tells a dead server from a live one that cut its answer.
+    return {core::ErrorKind::timeout,
+            what + ": the answer was cut: the connection closed after " + seconds_text(x.seconds) +
+                " s, before the answer was complete",
+            0};
+  return from_httplib(x.error, what);
+}
+
+/// httplib's own read timeout: past the deadline, so that the watchdog is what ends a slow answer.
+std::chrono::microseconds idle_timeout(std::chrono::milliseconds deadline) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(deadline + std::chrono::seconds(1));
 }
 
 }  // namespace
@@ -68,7 +157,7 @@ Client::Client(std::string base_url, Timeouts timeouts)
   // Client (plain, streamed, health polls, the embedder, Ollama) goes out on a socket made here.
   c.set_tcp_nodelay(true);
   c.set_connection_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeouts.connect));
-  c.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeouts.read));
+  c.set_read_timeout(idle_timeout(timeouts.read));
   c.set_write_timeout(std::chrono::seconds(60));
 }
 
@@ -85,26 +174,39 @@ void Client::set_basic_auth(const std::string& user, const std::string& password
 
 void Client::set_read_timeout(std::chrono::milliseconds read) {
   m_timeouts.read = read;
-  m_impl->cli.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(read));
+  m_impl->cli.set_read_timeout(idle_timeout(read));
 }
 
-core::Expected<Response> Client::get(const std::string& path) {
+core::Expected<Response> Client::get(const std::string& path, std::size_t limit) {
   const bool fresh = m_impl->cli.is_socket_open() == 0;
   const auto t0 = Clock::now();
-  auto res = m_impl->cli.Get(path);
-  trace_plain(m_impl->server, "GET", path, res, t0, fresh);
-  if (!res) return std::unexpected(from_httplib(res.error(), "GET " + m_base_url + path));
-  return Response{res->status, res->body};
+  httplib::Request req;
+  req.method = "GET";
+  req.path = path;
+  const Exchange x = m_impl->send(req, m_timeouts.read, limit, nullptr);
+  trace_plain(m_impl->server, "GET", path, x, t0, fresh);
+  if (!x.ok) {
+    if (x.expired || x.oversize) m_impl->cli.stop();  // never reuse a connection left mid-answer
+    return std::unexpected(exchange_error(x, "GET " + m_base_url + path, m_timeouts.read, limit));
+  }
+  return Response{x.status, x.body};
 }
 
-core::Expected<Response> Client::post_json(const std::string& path, const nlohmann::json& body) {
+core::Expected<Response> Client::post_json(const std::string& path, const nlohmann::json& body, std::size_t limit) {
   const bool fresh = m_impl->cli.is_socket_open() == 0;
   const auto t0 = Clock::now();
-  const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  auto res = m_impl->cli.Post(path, text, "application/json");
-  trace_plain(m_impl->server, "POST", path, res, t0, fresh, text.size());
-  if (!res) return std::unexpected(from_httplib(res.error(), "POST " + m_base_url + path));
-  return Response{res->status, res->body};
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.headers.emplace("Content-Type", "application/json");
+  req.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const Exchange x = m_impl->send(req, m_timeouts.read, limit, nullptr);
+  trace_plain(m_impl->server, "POST", path, x, t0, fresh, req.body.size());
+  if (!x.ok) {
+    if (x.expired || x.oversize) m_impl->cli.stop();
+    return std::unexpected(exchange_error(x, "POST " + m_base_url + path, m_timeouts.read, limit));
+  }
+  return Response{x.status, x.body};
 }
 
 namespace {
@@ -124,16 +226,18 @@ core::Expected<nlohmann::json> to_json_result(core::Expected<Response> r, const 
 }
 }  // namespace
 
-core::Expected<nlohmann::json> Client::post_for_json(const std::string& path, const nlohmann::json& body) {
-  return to_json_result(post_json(path, body), "POST " + path);
+core::Expected<nlohmann::json> Client::post_for_json(const std::string& path, const nlohmann::json& body,
+                                                     std::size_t limit) {
+  return to_json_result(post_json(path, body, limit), "POST " + path);
 }
 
-core::Expected<nlohmann::json> Client::get_json(const std::string& path) {
-  return to_json_result(get(path), "GET " + path);
+core::Expected<nlohmann::json> Client::get_json(const std::string& path, std::size_t limit) {
+  return to_json_result(get(path, limit), "GET " + path);
 }
 
 core::Expected<Client::StreamResult> Client::post_stream(const std::string& path, const nlohmann::json& body,
-                                                         const std::function<bool(std::string_view)>& on_bytes) {
+                                                         const std::function<bool(std::string_view)>& on_bytes,
+                                                         std::size_t limit) {
   const bool fresh = m_impl->cli.is_socket_open() == 0;
   const auto t0 = Clock::now();
   const bool tracing = trace_enabled();
@@ -144,31 +248,14 @@ core::Expected<Client::StreamResult> Client::post_stream(const std::string& path
   req.headers.emplace("Content-Type", "application/json");
   req.headers.emplace("Accept", "text/event-stream");
   req.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  int status = 0;
-  std::string error_body;
-  bool stopped = false;
-  req.response_handler = [&](const httplib::Response& r) {
-    status = r.status;
-    return true;
-  };
-  req.content_receiver = [&](const char* data, std::size_t n, std::uint64_t, std::uint64_t) {
-    if (status < 200 || status >= 300) {
-      if (error_body.size() < 65536) error_body.append(data, n);
-      return true;
-    }
+  const std::function<bool(std::string_view)> forward = [&](std::string_view bytes) {
     if (tracing) {
-      tail.append(data, n);
+      tail.append(bytes);
       if (tail.size() > 32768) tail.erase(0, tail.size() - 16384);
     }
-    if (!on_bytes(std::string_view(data, n))) {
-      stopped = true;
-      return false;
-    }
-    return true;
+    return on_bytes(bytes);
   };
-  httplib::Response res;
-  httplib::Error err = httplib::Error::Success;
-  const bool ok = m_impl->cli.send(req, res, err);
+  const Exchange x = m_impl->send(req, m_timeouts.read, limit, &forward);
   // Never reuse a streamed connection: after a cancel the server may still be writing to it,
   // and after a complete stream a reused keep-alive socket was seen to fail the next request
   // (a /tokenize right after a stream got a Read error once in 24 answers). A fresh connection
@@ -179,24 +266,20 @@ core::Expected<Client::StreamResult> Client::post_stream(const std::string& path
     e.method = "POST";
     e.server = m_impl->server;
     e.path = path;
-    e.status = ok || stopped ? status : 0;
+    e.status = x.ok || x.stopped ? x.status : 0;
     e.stream = true;
-    e.cancelled = stopped;
+    e.cancelled = x.stopped;
     e.fresh = fresh;
     e.ms = ms_since(t0);
     e.request_bytes = req.body.size();
     e.server_ms = server_ms_of_stream(tail);
-    if (!ok && !stopped) e.error = httplib::to_string(err);
+    if (!x.ok && !x.stopped) e.error = x.expired ? "Deadline" : x.oversize ? "Oversize" : httplib::to_string(x.error);
     trace(e);
   }
-  if (stopped) return StreamResult{status, true};
-  if (!ok) return std::unexpected(from_httplib(err, "POST " + m_base_url + path));
-  status = res.status;
-  if (status < 200 || status >= 300) {
-    if (error_body.empty()) error_body = res.body;
-    return std::unexpected(status_error("POST " + path, status, error_body));
-  }
-  return StreamResult{status, false};
+  if (x.stopped) return StreamResult{x.status, true};
+  if (!x.ok) return std::unexpected(exchange_error(x, "POST " + m_base_url + path, m_timeouts.read, limit));
+  if (x.status < 200 || x.status >= 300) return std::unexpected(status_error("POST " + path, x.status, x.body));
+  return StreamResult{x.status, false};
 }
 
 std::string error_message(const std::string& body) {

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/core/redact.hpp"
+
 namespace kvsweep::http {
 
 namespace {
@@ -53,7 +55,7 @@ void trace(const TraceEntry& e) {
   };
   if (e.cancelled) line["cancelled"] = true;
   if (!e.error.empty()) line["error"] = e.error;
-  const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string text = core::redact(line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) + "\n";
   std::lock_guard lock(s.mutex);
   std::fwrite(text.data(), 1, text.size(), s.file);
   std::fflush(s.file);

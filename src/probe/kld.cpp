@@ -13,6 +13,7 @@
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/corpus/random_bodies.hpp"
 #include "kvsweep/probe/random_bodies_config.hpp"
+#include "kvsweep/probe/tool_text.hpp"
 
 namespace kvsweep::probe {
 
@@ -22,17 +23,7 @@ using nlohmann::json;
 
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-std::string safe_name(std::string_view s) {
-  std::string out;
-  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
-  return out;
-}
-
-std::string join(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + a;
-  return out;
-}
+std::string join(const std::vector<std::string>& argv) { return command_line(argv); }
 
 /// Where the probe's corpus comes from: a file, or the random-bodies generator.
 struct CorpusSpec {
@@ -50,6 +41,7 @@ class KldProbe final : public Probe {
   std::string kind() const override { return "kld"; }
   std::string name() const override { return m_name; }
   bool compares_with_reference() const override { return true; }  // scored against the reference's logits
+  bool runs_tool() const override { return true; }
 
   std::vector<Item> items() const override {
     json spec = {{"ctx", m_ctx}, {"chunks", m_chunks}};
@@ -76,8 +68,8 @@ class KldProbe final : public Probe {
   }
   bool deterministic() const override { return true; }  // llama-perplexity over a fixed text
 
-  // llama-perplexity loads the model itself; the llama-server the runner started for this cell
-  // stays idle meanwhile (it costs memory, not time, and keeps the runner's cell lifecycle uniform).
+  // llama-perplexity loads the model itself; the runner has stopped the cell's llama-server by now
+  // (runs_tool), so the model is in memory once.
   core::Expected<ItemResult> run(const Item&, Context& ctx) override {
     const CellInfo& cell = ctx.cell;
     auto binary = resolve_binary();

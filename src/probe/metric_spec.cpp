@@ -12,6 +12,10 @@ MetricSpec diagnostic(std::string name, MetricKind kind, Direction direction) {
   return {std::move(name), direction, kind, MetricRole::diagnostic};
 }
 
+MetricSpec cost(std::string name, Direction direction, MetricKind kind) {
+  return {std::move(name), direction, kind, MetricRole::cost};
+}
+
 std::string_view to_string(Direction direction) {
   switch (direction) {
     case Direction::higher_better: return "higher";
@@ -31,7 +35,12 @@ std::string_view to_string(MetricKind kind) {
 }
 
 std::string_view to_string(MetricRole role) {
-  return role == MetricRole::quality ? "quality" : "diagnostic";
+  switch (role) {
+    case MetricRole::quality: return "quality";
+    case MetricRole::diagnostic: return "diagnostic";
+    case MetricRole::cost: return "cost";
+  }
+  return "diagnostic";
 }
 
 std::optional<Direction> parse_direction(std::string_view text) {
@@ -49,7 +58,7 @@ std::optional<MetricKind> parse_metric_kind(std::string_view text) {
 }
 
 std::optional<MetricRole> parse_metric_role(std::string_view text) {
-  for (auto r : {MetricRole::quality, MetricRole::diagnostic}) {
+  for (auto r : {MetricRole::quality, MetricRole::diagnostic, MetricRole::cost}) {
     if (to_string(r) == text) return r;
   }
   return std::nullopt;
@@ -87,7 +96,7 @@ core::Expected<MetricSpec> metric_spec_from_json(const nlohmann::json& j, std::s
   const auto kind = parse_metric_kind(word("kind"));
   if (!kind) return bad("kind", "binary, count, continuous");
   const auto role = parse_metric_role(word("role"));
-  if (!role) return bad("role", "quality, diagnostic");
+  if (!role) return bad("role", "quality, diagnostic, cost");
   spec.direction = *direction;
   spec.kind = *kind;
   spec.role = *role;

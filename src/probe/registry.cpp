@@ -6,6 +6,7 @@
 #include "kvsweep/probe/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/recall.hpp"
+#include "kvsweep/probe/speed.hpp"
 #include "kvsweep/probe/telephone.hpp"
 #include "kvsweep/probe/toolcall.hpp"
 
@@ -25,6 +26,7 @@ const std::vector<Entry>& registry() {
       {"telephone", &make_telephone_probe},
       {"recall", &make_recall_probe},
       {"toolcall", &make_toolcall_probe},
+      {"speed", &make_speed_probe},
   };
   return entries;
 }

@@ -49,6 +49,22 @@ ExitStatus from_wait_status(int status) {
   return s;
 }
 
+/// The group's guard (a fork of the child before its exec, so in its process group): waits for
+/// end-of-file on `fd`, which comes when kvsweep has ended, then kills the whole group, itself
+/// included. A group stopped by kvsweep takes the guard with it. Async-signal-safe calls only.
+[[noreturn]] void guard_group(int fd) {
+  if (fd != 3) ::dup2(fd, 3);
+  ::close_range(4, ~0U, 0);  // no other pipe's write end, no exec-status pipe: kvsweep's alone
+  ::signal(SIGTERM, SIG_IGN);  // a graceful stop is for the server; the guard stays until the end
+  ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  char c;
+  while (::read(3, &c, 1) < 0 && errno == EINTR) {
+  }
+  ::kill(0, SIGKILL);
+  ::_exit(0);
+}
+
 }  // namespace
 
 std::string ExitStatus::describe() const {
@@ -63,12 +79,15 @@ void kill_all_children(int sig) noexcept {
   }
 }
 
-Child::Child(Child&& other) noexcept : m_pid(std::exchange(other.m_pid, -1)), m_status(other.m_status) {}
+Child::Child(Child&& other) noexcept
+    : m_pid(std::exchange(other.m_pid, -1)), m_guard_fd(std::exchange(other.m_guard_fd, -1)), m_status(other.m_status) {}
 
 Child& Child::operator=(Child&& other) noexcept {
   if (this != &other) {
     if (m_pid > 0 && !m_status) stop(std::chrono::milliseconds(0));
+    release_guard();
     m_pid = std::exchange(other.m_pid, -1);
+    m_guard_fd = std::exchange(other.m_guard_fd, -1);
     m_status = other.m_status;
   }
   return *this;
@@ -76,6 +95,12 @@ Child& Child::operator=(Child&& other) noexcept {
 
 Child::~Child() {
   if (m_pid > 0 && !m_status) stop(std::chrono::milliseconds(0));
+  release_guard();
+}
+
+void Child::release_guard() {
+  // Only once the group is dead: closing it earlier would have the guard kill a live server.
+  if (m_guard_fd >= 0) ::close(std::exchange(m_guard_fd, -1));
 }
 
 std::string which(const std::string& program) {
@@ -150,12 +175,20 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
     if (log_fd >= 0) ::close(log_fd);
     return core::fail(core::ErrorKind::process, std::string("pipe: ") + std::strerror(errno));
   }
+  // The group's guard reads the other end of this pipe; only kvsweep holds the write end, so it
+  // reads end-of-file exactly when kvsweep is gone, however it ended (kill -9 included).
+  int guard_pipe[2];
+  if (::pipe2(guard_pipe, O_CLOEXEC) != 0) {
+    if (log_fd >= 0) ::close(log_fd);
+    ::close(err_pipe[0]);
+    ::close(err_pipe[1]);
+    return core::fail(core::ErrorKind::process, std::string("pipe: ") + std::strerror(errno));
+  }
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     if (log_fd >= 0) ::close(log_fd);
-    ::close(err_pipe[0]);
-    ::close(err_pipe[1]);
+    for (int fd : {err_pipe[0], err_pipe[1], guard_pipe[0], guard_pipe[1]}) ::close(fd);
     return core::fail(core::ErrorKind::process, std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
@@ -177,6 +210,9 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
     // Descriptors another thread opened without O_CLOEXEC (a parallel cell's HTTP sockets)
     // must not live on in this child: a server holding a socket of another would keep it open.
     ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    // PR_SET_PDEATHSIG reaches this process only: what a wrapper script starts would outlive a
+    // kvsweep killed with SIGKILL. The guard, a second process in the group, kills the group then.
+    if (::fork() == 0) guard_group(guard_pipe[0]);
     ::execve(exe.c_str(), argv.data(), envp.data());
     int e = errno;
     [[maybe_unused]] auto n = ::write(err_pipe[1], &e, sizeof e);
@@ -185,17 +221,21 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
   ::setpgid(pid, pid);  // also from the parent, so the group exists before we signal it
   if (log_fd >= 0) ::close(log_fd);
   ::close(err_pipe[1]);
+  ::close(guard_pipe[0]);
   int child_errno = 0;
   ssize_t n = ::read(err_pipe[0], &child_errno, sizeof child_errno);
   ::close(err_pipe[0]);
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
     int status = 0;
     ::waitpid(pid, &status, 0);
+    ::kill(-pid, SIGKILL);  // the guard
+    ::close(guard_pipe[1]);
     return core::fail(core::ErrorKind::process, "cannot exec '" + exe + "': " + std::strerror(child_errno));
   }
   register_child(pid);
   Child c;
   c.m_pid = pid;
+  c.m_guard_fd = guard_pipe[1];
   return c;
 }
 
@@ -205,9 +245,10 @@ std::optional<ExitStatus> Child::poll() {
   pid_t r = ::waitpid(m_pid, &status, WNOHANG);
   if (r == m_pid) {
     m_status = from_wait_status(status);
-    // The leader is gone; make sure nothing else of its group lingers.
+    // The leader is gone; make sure nothing else of its group lingers (the guard included).
     ::kill(-m_pid, SIGKILL);
     unregister_child(m_pid);
+    release_guard();
   }
   return m_status;
 }
@@ -233,6 +274,7 @@ ExitStatus Child::stop(std::chrono::milliseconds grace) {
   ::waitpid(m_pid, &status, 0);
   m_status = from_wait_status(status);
   unregister_child(m_pid);
+  release_guard();
   return *m_status;
 }
 

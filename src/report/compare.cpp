@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "kvsweep/core/exit_codes.hpp"
+#include "kvsweep/report/compare_differences.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/run_data.hpp"
 #include "kvsweep/report/summary.hpp"
@@ -84,6 +85,7 @@ std::string_view to_string(Verdict verdict) {
     case Verdict::inconclusive: return "inconclusive";
     case Verdict::improved: return "improved";
     case Verdict::no_data: return "no data";
+    case Verdict::not_comparable: return "not comparable";
   }
   return "ok";
 }
@@ -109,6 +111,16 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
   cmp.baseline_name = baseline.run_name;
   cmp.alpha = options.alpha;
   cmp.fail_inconclusive = options.fail_inconclusive;
+  const RunDifferences differences = run_differences(current, baseline);
+  cmp.differences = differences.sentences;
+  if (differences.items_differ && !options.allow_diff) {
+    std::string what;
+    for (const auto& s : differences.sentences) what += "\n  " + s;
+    return core::fail(core::ErrorKind::invalid,
+                      "the run and the baseline do not hold the same items, so a missing value would read as a "
+                      "regression:" + what + "\ncompare the common items anyway with --allow-diff (cells "
+                      "without common items are then 'not comparable'), or make a baseline from the same config");
+  }
 
   // What differs in the context is worth saying; it is not an error (that is what compare is for).
   const std::pair<const char*, std::string SummaryDocument::*> server_fields[] = {
@@ -207,6 +219,15 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
       }
       c.identical_items = same && !x.empty();
       c.n_common = x.size();
+      if (x.empty() && !xs.empty()) {
+        // Both runs answered this cell, on other items: a difference of configs, not of quality.
+        c.baseline_mean = c.current_mean = c.delta = c.p = c.p_holm = c.min_p = c.tolerance = kNaN;
+        c.verdict = Verdict::not_comparable;
+        c.reason = "no common items: the baseline has " + std::to_string(ys.size()) + " values, this run " +
+                   std::to_string(xs.size()) + ", on other items";
+        cmp.checks.push_back(std::move(c));
+        continue;
+      }
       if (x.empty()) {
         no_current_values(c, ys, r.outcome + ", " + std::to_string(r.items_failed) + " items failed");
         if (ys.empty()) {

@@ -57,7 +57,10 @@ std::string inconclusive_summary(const Comparison& comparison) {
 }
 
 std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
+  // What differs between the runs comes first: it explains every row below.
   std::string out;
+  for (const auto& d : comparison.differences) out += "Note: " + d + ".\n";
+  if (!comparison.differences.empty()) out += "\n";
   Table t;
   t.header = {"cell", "probe", "metric", "n", "baseline", "run", "Δ", "tolerance", "test", "p (Holm)", "verdict"};
   t.numeric = {false, false, false, true, true, true, true, true, false, true, false};
@@ -67,7 +70,7 @@ std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
     const int dec = std::max(decimals_for(both), 3);
     t.rows.push_back({c.cell, c.probe, c.metric + " " + better_arrow(c.higher_is_better), std::to_string(c.n_common),
                       fixed(c.baseline_mean, dec), fixed(c.current_mean, dec), signed_fixed(c.delta, dec),
-                      fixed(c.tolerance, dec), c.test.empty() ? "exact" : c.test, format_p(c.p_holm), verdict_text(c)});
+                      fixed(c.tolerance, dec), !c.test.empty() ? c.test : c.n_common > 0 ? "exact" : "—", format_p(c.p_holm), verdict_text(c)});
   }
   if (!t.rows.empty()) out += render_markdown(t) + "\n";
 
@@ -83,11 +86,17 @@ std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
   Table per;
   per.header = {"probe", "checks", "ok", "regression", "inconclusive", "improved", "no data"};
   per.numeric = {false, true, true, true, true, true, true};
+  const std::size_t not_comparable = comparison.count(Verdict::not_comparable);
+  if (not_comparable > 0) {
+    per.header.emplace_back("not comparable");
+    per.numeric.push_back(true);
+  }
   for (const auto& probe : order) {
     auto& pc = counts[probe];
     per.rows.push_back({probe, std::to_string(pc.checks), std::to_string(pc.by[Verdict::ok]),
                         std::to_string(pc.by[Verdict::regression]), std::to_string(pc.by[Verdict::inconclusive]),
                         std::to_string(pc.by[Verdict::improved]), std::to_string(pc.by[Verdict::no_data])});
+    if (not_comparable > 0) per.rows.back().push_back(std::to_string(pc.by[Verdict::not_comparable]));
   }
   out += render_markdown(per);
 
@@ -95,7 +104,8 @@ std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
          counted(comparison.count(Verdict::regression), "regression", "regressions") + ", " +
          std::to_string(comparison.count(Verdict::inconclusive)) + " inconclusive, " +
          counted(comparison.count(Verdict::improved), "improvement", "improvements") + ", " +
-         counted(comparison.count(Verdict::no_data), "without data", "without data") + " (" +
+         counted(comparison.count(Verdict::no_data), "without data", "without data") +
+         (not_comparable > 0 ? ", " + std::to_string(not_comparable) + " not comparable (no common items)" : "") + " (" +
          counted(comparison.diagnostics, "diagnostic metric", "diagnostic metrics") + " not gated).\n";
   if (const std::string why = inconclusive_summary(comparison); !why.empty()) {
     out += why + (comparison.fail_inconclusive ? " (--fail-inconclusive: these fail the gate).\n" : ".\n");
@@ -139,7 +149,8 @@ std::string write_compare_json(const Comparison& comparison) {
     if (!c.variant.empty()) checks.back()["variant"] = c.variant;
   }
   ojson counts = ojson::object();
-  for (auto v : {Verdict::ok, Verdict::regression, Verdict::inconclusive, Verdict::improved, Verdict::no_data}) {
+  for (auto v : {Verdict::ok, Verdict::regression, Verdict::inconclusive, Verdict::improved, Verdict::no_data,
+                 Verdict::not_comparable}) {
     counts[std::string(to_string(v))] = comparison.count(v);
   }
   ojson doc{{"schema_version", kReportSchemaVersion},
@@ -153,6 +164,7 @@ std::string write_compare_json(const Comparison& comparison) {
             {"diagnostics_not_gated", comparison.diagnostics},
             {"counts", std::move(counts)},
             {"inconclusive_summary", inconclusive_summary(comparison)},
+            {"differences", comparison.differences},
             {"warnings", comparison.warnings},
             {"checks", std::move(checks)}};
   return doc.dump(2) + "\n";
@@ -164,7 +176,8 @@ std::string write_junit(const Comparison& comparison) {
   for (const auto& c : comparison.checks) {
     if (comparison.fails(c)) {
       ++failures;
-    } else if (c.verdict == Verdict::no_data || c.verdict == Verdict::inconclusive) {
+    } else if (c.verdict == Verdict::no_data || c.verdict == Verdict::inconclusive ||
+               c.verdict == Verdict::not_comparable) {
       ++skipped;
     }
   }
@@ -185,7 +198,8 @@ std::string write_junit(const Comparison& comparison) {
       out += ">\n      <failure type=\"" + std::string(regression ? "regression" : "inconclusive") + "\" message=\"" +
              xml_escape(what + (regression ? " regressed" : " is inconclusive: " + c.reason)) + "\">" +
              xml_escape(c.reason) + "</failure>\n    </testcase>\n";
-    } else if (c.verdict == Verdict::no_data || c.verdict == Verdict::inconclusive) {
+    } else if (c.verdict == Verdict::no_data || c.verdict == Verdict::inconclusive ||
+               c.verdict == Verdict::not_comparable) {
       const std::string message = c.verdict == Verdict::inconclusive ? "inconclusive: " + c.reason : c.reason;
       out += ">\n      <skipped message=\"" + xml_escape(message) + "\"/>\n    </testcase>\n";
     } else {

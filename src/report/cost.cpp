@@ -1,5 +1,6 @@
 #include "kvsweep/report/cost.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -33,12 +34,55 @@ nlohmann::json manifest_cell(const RunData& data, const CellDef& cell) {
   return nlohmann::json::object();
 }
 
-Rate rate_of(const std::vector<double>& per_item, const SummaryOptions& options) {
+/// llama-bench's speeds in one ok record of the speed probe (its item's spec says depth and sizes).
+std::optional<BenchSpeed> bench_speed(const nlohmann::json& record) {
+  const nlohmann::json spec = record.value("spec", nlohmann::json::object());
+  const nlohmann::json metrics = record.value("metrics", nlohmann::json::object());
+  if (!spec.is_object() || !spec.contains("depth")) return std::nullopt;
+  BenchSpeed b;
+  b.depth = spec.value("depth", 0);
+  b.pp = spec.value("pp", 0);
+  b.tg = spec.value("tg", 0);
+  b.pp_tok_s = num(metrics, "pp_tok_s");
+  b.pp_sd = num(metrics, "pp_tok_s_sd");
+  b.tg_tok_s = num(metrics, "tg_tok_s");
+  b.tg_sd = num(metrics, "tg_tok_s_sd");
+  return b;
+}
+
+/// One item's share of a rate: its tokens and ms, the requests they came from, and the depth they started at.
+struct Sample {
+  double tokens = 0, ms = 0, requests = 1, depth = 0;
+};
+
+/// The items of one cell that measure a rate (and how many ok items with tokens were too small).
+struct Samples {
+  std::vector<Sample> counted;
+  std::size_t skipped = 0;
+};
+
+Rate rate_of(const Samples& samples, const SummaryOptions& options) {
   Rate r;
-  r.n = per_item.size();
-  r.median = stats::median(per_item);
-  r.ci = stats::bootstrap_ci(per_item, {stats::Statistic::median, options.bootstrap_iterations, options.confidence,
-                                        options.bootstrap_seed});
+  r.skipped = samples.skipped;
+  r.n = samples.counted.size();
+  std::vector<double> tokens, ms;
+  double weighted_depth = 0.0;
+  for (const auto& s : samples.counted) {
+    r.tokens += s.tokens;
+    r.ms += s.ms;
+    r.requests += s.requests;
+    weighted_depth += s.depth * s.tokens;
+    tokens.push_back(s.tokens);
+    ms.push_back(s.ms);
+  }
+  r.tok_s = r.ms > 0 ? r.tokens / r.ms * 1000.0 : kNaN;
+  r.depth = r.tokens > 0 ? weighted_depth / r.tokens : kNaN;
+  if (r.n >= kMinItemsForBound) {
+    // tokens per ms, then × 1000: the same rounding as tok_s, so equal items give a CI equal to it.
+    const auto per_ms = stats::bootstrap_ratio_ci(tokens, ms, {stats::Statistic::mean, options.bootstrap_iterations,
+                                                              options.confidence, options.bootstrap_seed});
+    r.ci = stats::ConfidenceInterval{per_ms.lower * 1000.0, per_ms.upper * 1000.0};
+  }
   return r;
 }
 
@@ -48,33 +92,95 @@ std::string bytes(double v) { return std::isfinite(v) ? fixed(v, v >= 100 ? 0 : 
 
 std::string rate_text(const Rate& r) {
   if (r.n == 0) return "—";
-  return fixed(r.median, 1) + " [" + fixed(r.ci.lower, 1) + ", " + fixed(r.ci.upper, 1) + "]";
+  return fixed(r.tok_s, 1) + (r.ci ? " [" + fixed(r.ci->lower, 1) + ", " + fixed(r.ci->upper, 1) + "]" : "");
+}
+
+/// "1 req × 10240 @ d0": how much the rate rests on, and where in the context it was measured.
+std::string basis_text(const Rate& r) {
+  if (r.n == 0) return r.skipped > 0 ? "none large enough" : "—";
+  return fixed(r.requests, 0) + " req × " + fixed(r.tokens / r.requests, 0) + " @ d" + fixed(r.depth, 0);
+}
+
+std::string bench_text(double tok_s, double sd) {
+  return std::isfinite(tok_s) ? fixed(tok_s, 1) + " ± " + fixed(sd, 1) : "—";
+}
+
+/// The same llama-bench test: depth and sizes (two speed probes may measure pp and tg apart).
+bool same_test(const BenchSpeed& a, const BenchSpeed& b) { return a.depth == b.depth && a.pp == b.pp && a.tg == b.tg; }
+
+const BenchSpeed* bench_at(const CellCost& c, const BenchSpeed& test) {
+  for (const auto& b : c.bench) {
+    if (same_test(b, test)) return &b;
+  }
+  return nullptr;
+}
+
+/// The depths (and test sizes) any cell's speed probe ran at, in order: the table's llama-bench columns.
+std::vector<BenchSpeed> bench_columns(const CostTable& costs) {
+  std::vector<BenchSpeed> out;
+  for (const auto& c : costs.cells) {
+    for (const auto& b : c.bench) {
+      const bool known = std::any_of(out.begin(), out.end(), [&](const BenchSpeed& o) { return same_test(o, b); });
+      if (!known) out.push_back(b);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const BenchSpeed& a, const BenchSpeed& b) { return a.depth < b.depth; });
+  return out;
+}
+
+/// The column headers of the llama-bench speeds: "pp512 @ d0", "tg128 @ d0", … as llama-bench names its tests.
+std::vector<std::string> bench_headers(const std::vector<BenchSpeed>& columns) {
+  std::vector<std::string> out;
+  for (const auto& b : columns) {
+    const std::string at = b.depth > 0 ? " @ d" + std::to_string(b.depth) : "";
+    if (b.pp > 0) out.push_back("pp" + std::to_string(b.pp) + at + " tok/s");
+    if (b.tg > 0) out.push_back("tg" + std::to_string(b.tg) + at + " tok/s");
+  }
+  return out;
 }
 
 std::string times(double x) { return std::isfinite(x) ? fixed(x, 2) + "×" : "—"; }
 
 struct Row {
-  std::string cell, k, v, kv, mib, prompt, prompt_x, decode, decode_x;
+  std::string cell, k, v, kv, mib, prompt, prompt_basis, prompt_x, decode, decode_basis, decode_x;
+  std::vector<std::string> bench;  // one per bench_headers column
 };
 
 std::vector<Row> rows(const RunData& data, const CostTable& costs) {
+  const std::vector<BenchSpeed> columns = bench_columns(costs);
   std::vector<Row> out;
   for (const auto& c : costs.cells) {
     const CellDef& cell = data.cells()[c.cell];
-    out.push_back({cell.group() + " " + cell.type_k + "/" + cell.type_v + (cell.is_reference ? " (ref)" : ""),
-                   bytes(c.k_bytes_per_token), bytes(c.v_bytes_per_token), bytes(c.kv_bytes_per_token),
-                   std::isfinite(c.kv_mib_at_context) ? fixed(c.kv_mib_at_context, 1) : "—", rate_text(c.prompt),
-                   times(c.prompt_x), rate_text(c.decode), times(c.decode_x)});
+    Row row{cell.group() + " " + cell.type_k + "/" + cell.type_v + (cell.is_reference ? " (ref)" : ""),
+            bytes(c.k_bytes_per_token), bytes(c.v_bytes_per_token), bytes(c.kv_bytes_per_token),
+            std::isfinite(c.kv_mib_at_context) ? fixed(c.kv_mib_at_context, 1) : "—", rate_text(c.prompt),
+            basis_text(c.prompt), times(c.prompt_x), rate_text(c.decode), basis_text(c.decode), times(c.decode_x), {}};
+    for (const auto& col : columns) {
+      const BenchSpeed* b = bench_at(c, col);
+      if (col.pp > 0) row.bench.push_back(b ? bench_text(b->pp_tok_s, b->pp_sd) : "—");
+      if (col.tg > 0) row.bench.push_back(b ? bench_text(b->tg_tok_s, b->tg_sd) : "—");
+    }
+    out.push_back(std::move(row));
   }
   return out;
 }
 
 std::string method(const CostTable& costs) {
-  return "KV bytes per token are the server's allocated K and V buffers (MiB from its log) ÷ the cell's -c; "
-         "memory is that × " + std::to_string(costs.context) +
-         " tokens. Speeds are tokens/s per item (prompt: only the tokens the server evaluated, prompt_n, not "
-         "those served from the prefix cache; decode: predicted_n ÷ predicted_ms), the median over items "
-         "[95% bootstrap CI of the median], and × is the median relative to the reference cell's.";
+  std::string text =
+      "KV bytes per token are the server's allocated K and V buffers (MiB from its log) ÷ the cell's -c; "
+      "memory is that × " + std::to_string(costs.context) +
+      " tokens. Prefill and decode are token-weighted as llama-bench measures them: Σ tokens ÷ Σ ms over the "
+      "items whose requests evaluated at least " + fixed(kMinPrefillTokens, 0) +
+      " prompt tokens each (prompt_n: the tokens the server evaluated, not those served from the prefix cache) or "
+      "generated at least " + fixed(kMinDecodeTokens, 0) +
+      " tokens each; \"req × tokens @ dN\" says how many requests of how many tokens that rests on and the mean "
+      "depth (tokens already in the context) they started at. [95% bootstrap CI over items] from " +
+      std::to_string(kMinItemsForBound) + " items on; — where no item was large enough. × is relative to the "
+      "reference cell's.";
+  if (!bench_columns(costs).empty())
+    text += " ppN/tgN @ dD are llama-bench's (the speed probe, run with the cell's K/V types and server settings "
+            "while its server was stopped): mean ± sd over its repetitions.";
+  return text;
 }
 
 }  // namespace
@@ -91,20 +197,35 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
   const int run_ctx = data.manifest().value("n_ctx", 0);
   table.context = context.value_or(run_ctx);
 
-  // Per-item rates from the records that count.
-  std::map<std::size_t, std::vector<double>> prompt, decode;
+  // The items that measure a rate, from the records that count; the speed probe's records.
+  std::map<std::size_t, Samples> prompt, decode;
+  std::map<std::size_t, std::vector<BenchSpeed>> bench;
   for (std::size_t i = 0; i < data.records().size(); ++i) {
     if (!data.counts(i)) continue;
     const auto& r = data.records()[i];
-    if (r.value("status", "") != "ok" || !r.contains("timings") || !r["timings"].is_object()) continue;
+    if (r.value("status", "") != "ok") continue;
     const auto& c = r["cell"];
     auto cell = data.find_cell(RunData::group_of(c), c.value("type_k", ""), c.value("type_v", ""));
     if (!cell) continue;
+    if (r.value("kind", "") == "speed") {
+      if (auto b = bench_speed(r)) bench[*cell].push_back(*b);
+      continue;
+    }
+    if (!r.contains("timings") || !r["timings"].is_object()) continue;
     const auto& t = r["timings"];
-    const double pn = num(t, "prompt_n"), pms = num(t, "prompt_ms");
+    // Records written before `requests` existed hold one request's timings or a sum: read them as one.
+    const double requests = std::max(1.0, std::isfinite(num(t, "requests")) ? num(t, "requests") : 1.0);
+    const double pn = num(t, "prompt_n"), pms = num(t, "prompt_ms"), cached = num(t, "cache_n");
     const double dn = num(t, "predicted_n"), dms = num(t, "predicted_ms");
-    if (pn > 0 && pms > 0) prompt[*cell].push_back(pn / pms * 1000.0);
-    if (dn > 0 && dms > 0) decode[*cell].push_back(dn / dms * 1000.0);
+    const double start = std::isfinite(cached) ? cached / requests : 0.0;
+    if (pn > 0 && pms > 0) {
+      if (pn / requests >= kMinPrefillTokens) prompt[*cell].counted.push_back({pn, pms, requests, start});
+      else ++prompt[*cell].skipped;
+    }
+    if (dn > 0 && dms > 0) {
+      if (dn / requests >= kMinDecodeTokens) decode[*cell].counted.push_back({dn, dms, requests, start + pn / requests});
+      else ++decode[*cell].skipped;
+    }
   }
 
   for (std::size_t index : data.grid_order()) {
@@ -124,25 +245,44 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
     c.kv_mib_at_context = c.kv_bytes_per_token * table.context / kMiB;
     c.prompt = rate_of(prompt[index], options);
     c.decode = rate_of(decode[index], options);
+    c.bench = bench[index];
+    std::sort(c.bench.begin(), c.bench.end(), [](const BenchSpeed& a, const BenchSpeed& b) { return a.depth < b.depth; });
     table.cells.push_back(c);
   }
   for (auto& c : table.cells) {
     const auto ref = data.reference(data.cells()[c.cell].group());
     const CellCost* r = ref ? table.find(*ref) : nullptr;
-    c.prompt_x = r ? ratio(c.prompt.median, r->prompt.median) : kNaN;
-    c.decode_x = r ? ratio(c.decode.median, r->decode.median) : kNaN;
+    c.prompt_x = r ? ratio(c.prompt.tok_s, r->prompt.tok_s) : kNaN;
+    c.decode_x = r ? ratio(c.decode.tok_s, r->decode.tok_s) : kNaN;
+    double pp_worst = kNaN, tg_worst = kNaN;
+    for (auto& b : c.bench) {
+      const BenchSpeed* rb = r ? bench_at(*r, b) : nullptr;
+      b.pp_x = rb ? ratio(b.pp_tok_s, rb->pp_tok_s) : kNaN;
+      b.tg_x = rb ? ratio(b.tg_tok_s, rb->tg_tok_s) : kNaN;
+      if (std::isfinite(b.pp_x)) pp_worst = std::isfinite(pp_worst) ? std::min(pp_worst, b.pp_x) : b.pp_x;
+      if (std::isfinite(b.tg_x)) tg_worst = std::isfinite(tg_worst) ? std::min(tg_worst, b.tg_x) : b.tg_x;
+    }
+    c.pp_x_worst = std::isfinite(pp_worst) ? pp_worst : c.prompt_x;
+    c.tg_x_worst = std::isfinite(tg_worst) ? tg_worst : c.decode_x;
   }
   return table;
 }
 
 std::string cost_markdown(const RunData& data, const CostTable& costs) {
   std::string out = "## Cost\n\n" + method(costs) + "\n\n";
+  const std::vector<std::string> bench = bench_headers(bench_columns(costs));
   out += "| cell | K B/token | V B/token | KV B/token | KV MiB @ " + std::to_string(costs.context) +
-         " | prompt tok/s | × | decode tok/s | × |\n";
-  out += "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+         " | prefill tok/s | prefill on | × | decode tok/s | decode on | × |";
+  for (const auto& h : bench) out += " " + h + " |";
+  out += "\n|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|";
+  for (std::size_t i = 0; i < bench.size(); ++i) out += "---:|";
+  out += "\n";
   for (const auto& r : rows(data, costs)) {
     out += "| " + md_cell(r.cell) + " | " + r.k + " | " + r.v + " | " + r.kv + " | " + r.mib + " | " + r.prompt +
-           " | " + r.prompt_x + " | " + r.decode + " | " + r.decode_x + " |\n";
+           " | " + r.prompt_basis + " | " + r.prompt_x + " | " + r.decode + " | " + r.decode_basis + " | " +
+           r.decode_x + " |";
+    for (const auto& b : r.bench) out += " " + b + " |";
+    out += "\n";
   }
   return out + path_memory_markdown(data, costs);
 }
@@ -151,11 +291,15 @@ std::string cost_html(const RunData& data, const CostTable& costs) {
   std::string out = "<section id=\"cost\">\n<h2>Cost</h2>\n<p>" + xml_escape(method(costs)) + "</p>\n";
   out += "<table>\n<thead><tr><th>cell</th><th>K B/token</th><th>V B/token</th><th>KV B/token</th><th>KV MiB @ " +
          std::to_string(costs.context) +
-         "</th><th>prompt tok/s</th><th>×</th><th>decode tok/s</th><th>×</th></tr></thead>\n<tbody>\n";
+         "</th><th>prefill tok/s</th><th>prefill on</th><th>×</th><th>decode tok/s</th><th>decode on</th><th>×</th>";
+  for (const auto& h : bench_headers(bench_columns(costs))) out += "<th>" + xml_escape(h) + "</th>";
+  out += "</tr></thead>\n<tbody>\n";
   for (const auto& r : rows(data, costs)) {
     out += "<tr><td>" + xml_escape(r.cell) + "</td><td>" + r.k + "</td><td>" + r.v + "</td><td>" + r.kv + "</td><td>" +
-           r.mib + "</td><td>" + r.prompt + "</td><td>" + r.prompt_x + "</td><td>" + r.decode + "</td><td>" +
-           r.decode_x + "</td></tr>\n";
+           r.mib + "</td><td>" + r.prompt + "</td><td>" + xml_escape(r.prompt_basis) + "</td><td>" + r.prompt_x +
+           "</td><td>" + r.decode + "</td><td>" + xml_escape(r.decode_basis) + "</td><td>" + r.decode_x + "</td>";
+    for (const auto& b : r.bench) out += "<td>" + b + "</td>";
+    out += "</tr>\n";
   }
   return out + "</tbody>\n</table>\n" + path_memory_html(data, costs) + "</section>\n";
 }
@@ -163,7 +307,22 @@ std::string cost_html(const RunData& data, const CostTable& costs) {
 nlohmann::ordered_json cost_json(const RunData& data, const CostTable& costs) {
   using ojson = nlohmann::ordered_json;
   const auto rate = [](const Rate& r) {
-    return ojson{{"n", r.n}, {"median", r.median}, {"ci95", ojson::array({r.ci.lower, r.ci.upper})}};
+    return ojson{{"n", r.n},
+                 {"requests", r.requests},
+                 {"tokens", r.tokens},
+                 {"ms", r.ms},
+                 {"tok_s", r.tok_s},
+                 {"ci95", r.ci ? ojson::array({r.ci->lower, r.ci->upper}) : ojson(nullptr)},
+                 {"depth", r.depth},
+                 {"skipped", r.skipped}};
+  };
+  const auto bench = [](const std::vector<BenchSpeed>& speeds) {
+    ojson out = ojson::array();
+    for (const auto& b : speeds) {
+      out.push_back({{"depth", b.depth}, {"pp", b.pp}, {"tg", b.tg}, {"pp_tok_s", b.pp_tok_s}, {"pp_sd", b.pp_sd},
+                     {"tg_tok_s", b.tg_tok_s}, {"tg_sd", b.tg_sd}, {"pp_x", b.pp_x}, {"tg_x", b.tg_x}});
+    }
+    return out;
   };
   ojson cells = ojson::array();
   for (const auto& c : costs.cells) {
@@ -176,7 +335,8 @@ nlohmann::ordered_json cost_json(const RunData& data, const CostTable& costs) {
                      {"prompt_tps", rate(c.prompt)},
                      {"prompt_x", c.prompt_x},
                      {"decode_tps", rate(c.decode)},
-                     {"decode_x", c.decode_x}});
+                     {"decode_x", c.decode_x},
+                     {"bench", bench(c.bench)}});
     add_path_memory_json(data, costs, c, cells.back());
   }
   return ojson{{"context", costs.context}, {"cells", std::move(cells)}};

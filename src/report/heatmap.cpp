@@ -3,11 +3,40 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvsweep/probe/margin.hpp"
+#include "kvsweep/report/colour_scale.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/svg.hpp"
 #include "kvsweep/stats/gradient.hpp"
 
 namespace kvsweep::report {
+
+namespace {
+
+/// The heatmap's colour scale: the metric's declaration, its declared range (binary 0–1, the probe's
+/// calibration range), the reference cell's mean and the metric's default margin as the least Δ.
+ColourScale scale_for(const RunData& data, const RunSummary& summary, const std::string& model,
+                      const std::string& probe, const std::string& metric, const std::vector<double>& means) {
+  const ProbeDef* def = data.probe(probe);
+  const probe::MetricSpec* found = def ? probe::find_metric(def->metrics, metric) : nullptr;
+  const probe::MetricSpec spec = found ? *found : probe::MetricSpec{metric};
+  std::optional<std::pair<double, double>> declared;
+  std::optional<probe::Probe::Calibration> calibration;
+  if (def && !def->calibration_metric.empty())
+    calibration = probe::Probe::Calibration{def->calibration_metric, def->calibration_lo, def->calibration_hi};
+  if (spec.is_binary()) declared = std::pair{0.0, 1.0};
+  else if (calibration && calibration->metric == metric) declared = std::pair{calibration->lo, calibration->hi};
+  std::optional<double> reference;
+  std::vector<double> reference_values;
+  if (auto ref = data.reference(model)) {
+    if (const MetricStats* m = summary.find(*ref, probe, metric); m && m->summary.n > 0) reference = m->summary.mean;
+    reference_values = data.values(*ref, probe, metric).values;
+  }
+  const double margin = probe::default_margin(spec, calibration, reference_values).value;
+  return heatmap_scale(spec, declared, reference, means, margin);
+}
+
+}  // namespace
 
 std::string heatmap_svg(const RunData& data, const RunSummary& summary, const std::string& model,
                         const std::string& probe, const std::string& metric) {
@@ -44,11 +73,7 @@ std::string heatmap_svg(const RunData& data, const RunSummary& summary, const st
   const double lo = means.empty() ? 0.0 : *std::min_element(means.begin(), means.end());
   const double hi = means.empty() ? 0.0 : *std::max_element(means.begin(), means.end());
   const int dec = decimals_for(means);
-  auto t_of = [&](double v) {
-    if (!(hi > lo)) return 0.5;  // a flat grid: one colour, mid-scale
-    const double t = (v - lo) / (hi - lo);
-    return higher_is_better ? t : 1.0 - t;
-  };
+  const ColourScale scale = scale_for(data, summary, model, probe, metric, means);
 
   std::size_t label_chars = 4;
   for (const auto& k : ks) label_chars = std::max(label_chars, k.size());
@@ -68,7 +93,8 @@ std::string heatmap_svg(const RunData& data, const RunSummary& summary, const st
   if (auto ref = data.reference(model)) ref_name = data.cells()[*ref].type_k + "/" + data.cells()[*ref].type_v;
   svg.text(16, 44,
            "mean of up to " + std::to_string(n_items) + " items per cell · " +
-               (higher_is_better ? "higher" : "lower") + " is better" +
+               (scale.basis == ColourScale::Basis::neutral ? std::string("diagnostic (no better side)")
+                                                          : std::string(higher_is_better ? "higher" : "lower") + " is better") +
                (ref_name.empty() ? std::string() : " · outlined: reference " + ref_name),
            11, "start", "#555555");
 
@@ -103,9 +129,8 @@ std::string heatmap_svg(const RunData& data, const RunSummary& summary, const st
         svg.text(cx, y + 24, "—", 14, "middle", "#555555");
         svg.text(cx, y + 40, c.outcome == "ok" ? "no values" : c.outcome, 10, "middle", "#555555");
       } else {
-        const double t = t_of(m->summary.mean);
-        const std::string ink = ink_on_viridis(t);
-        svg.rect(x, y, cell_w, cell_h, viridis(t), "#ffffff", 1);
+        const std::string ink = scale.ink(m->summary.mean);
+        svg.rect(x, y, cell_w, cell_h, scale.colour(m->summary.mean), "#ffffff", 1);
         svg.text(cx, y + 25, fixed(m->summary.mean, dec), 15, "middle", ink, "bold");
         std::string sub;
         if (c.is_reference) {
@@ -133,21 +158,23 @@ std::string heatmap_svg(const RunData& data, const RunSummary& summary, const st
   const std::string scale_id = "scale-" + slug(probe) + "-" + slug(metric) + "-" + slug(model);
   svg.raw("<defs><linearGradient id=\"" + scale_id + "\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">");
   for (int s = 0; s <= 8; ++s) {
-    svg.raw("<stop offset=\"" + coord(s / 8.0) + "\" stop-color=\"" + viridis(s / 8.0) + "\"/>");
+    svg.raw("<stop offset=\"" + coord(s / 8.0) + "\" stop-color=\"" + scale.colour_at(s / 8.0) + "\"/>");
   }
   svg.raw("</linearGradient></defs>\n");
   const bool flat = !(hi > lo);
   if (flat) {
     // One value everywhere: a single swatch, not a scale that suggests a range.
-    svg.rect(legend_x, bar_y, 14, 14, viridis(0.5), "#999999", 0.5);
+    svg.rect(legend_x, bar_y, 14, 14, scale.colour(lo), "#999999", 0.5);
     svg.text(legend_x + 20, bar_y + 11, means.empty() ? "no values" : "every cell", 11, "start");
     if (!means.empty()) svg.text(legend_x + 20, bar_y + 26, fixed(lo, dec), 11, "start");
   } else {
-    svg.text(legend_x, grid_top + 2, "better", 10, "start", "#333333", "bold");
+    const bool neutral = scale.basis == ColourScale::Basis::neutral;
+    const auto [top_label, bottom_label] = scale.end_labels(dec);
+    svg.text(legend_x, grid_top + 2, neutral ? "higher" : "better", 10, "start", "#333333", "bold");
     svg.rect(legend_x, bar_y, 14, bar_h, "url(#" + scale_id + ")", "#999999", 0.5);
-    svg.text(legend_x + 20, bar_y + 10, fixed(higher_is_better ? hi : lo, dec), 11, "start");
-    svg.text(legend_x + 20, bar_y + bar_h, fixed(higher_is_better ? lo : hi, dec), 11, "start");
-    svg.text(legend_x, bar_y + bar_h + 16, "worse", 10, "start", "#333333", "bold");
+    svg.text(legend_x + 20, bar_y + 10, top_label, 11, "start");
+    svg.text(legend_x + 20, bar_y + bar_h, bottom_label, 11, "start");
+    svg.text(legend_x, bar_y + bar_h + 16, neutral ? "lower" : "worse", 10, "start", "#333333", "bold");
   }
 
   // Footer: the gradient verdict and what the marks mean.
@@ -161,8 +188,8 @@ std::string heatmap_svg(const RunData& data, const RunSummary& summary, const st
               std::to_string(g->gradient.n) + " cells";
   }
   svg.text(16, foot, verdict, 11, "start", "#333333");
-  svg.text(16, foot + 17, "Δ = cell − reference on common items · * p < 0.05 after Holm (McNemar or Wilcoxon)", 11,
-           "start", "#555555");
+  svg.text(16, foot + 17, "Δ = cell − reference on common items · * p < 0.05 after Holm (McNemar or Wilcoxon) · " +
+           scale.caption(), 11, "start", "#555555");
   return svg.finish();
 }
 

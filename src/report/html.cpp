@@ -6,6 +6,7 @@
 #include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/markdown.hpp"
+#include "kvsweep/report/recommend_headline.hpp"
 #include "kvsweep/report/tables.hpp"
 #include "kvsweep/report/variant_effect.hpp"
 
@@ -59,6 +60,10 @@ std::string write_html(const RunData& data, const RunSummary& summary, std::span
   out += "<h1>kvsweep report: " + name + "</h1>\n";
   out += "<p class=\"context\">" + xml_escape(context_line(data)) + "</p>\n";
   out += "<p>" + xml_escape(method_note(data, summary)) + "</p>\n";
+  out += "<h2>Verdict</h2>\n<ul>\n";
+  for (const auto& [group, h] : verdicts(data))
+    out += "<li>" + xml_escape(group) + ": <strong>" + xml_escape(h.verdict) + "</strong>: " + xml_escape(h.sentence) + "</li>\n";
+  out += "</ul>\n<p>(<code>kvsweep recommend</code> gives each cell's verdicts and the margins.)</p>\n";
   out += "<p>Files: <a href=\"summary.json\">summary.json</a> · <a href=\"long.csv\">long.csv</a> · "
          "<a href=\"report.md\">report.md</a>";
   const auto metrics = grid_metrics(data, summary);

@@ -7,6 +7,7 @@
 #include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/format.hpp"
+#include "kvsweep/report/recommend_headline.hpp"
 #include "kvsweep/report/tables.hpp"
 #include "kvsweep/report/variant_effect.hpp"
 
@@ -52,6 +53,10 @@ std::string write_markdown(const RunData& data, const RunSummary& summary, std::
   out += "Run status: " + (status.empty() ? std::string("unknown") : status) + " · " +
          std::to_string(data.cells().size()) + " cells · " + std::to_string(data.records().size()) + " records.\n\n";
   out += method_note(data, summary) + "\n";
+  blank_line(out);
+  out += "## Verdict\n\n";
+  for (const auto& [group, h] : verdicts(data)) out += "- " + md_cell(group) + ": **" + h.verdict + "**: " + md_cell(h.sentence) + "\n";
+  out += "\n(`kvsweep recommend` gives each cell's verdicts and the margins.)\n";
 
   const auto metrics = grid_metrics(data, summary);
   const std::vector<VariantEffect> effects = variant_effects(data, summary);

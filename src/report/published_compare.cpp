@@ -73,6 +73,34 @@ CellCheck not_run(const PublishedCell& cell) {
   return c;
 }
 
+/// What makes the run's numbers unlike the published ones before any cell is set beside them: the
+/// grids' reference type (their first K and V types, e.g. bf16) missing from the run, and other item
+/// counts per cell.
+std::vector<std::string> unlike_published(const SummaryDocument& run, const Published& published,
+                                          const std::vector<std::string>& run_probes) {
+  std::vector<std::string> out;
+  std::set<std::string> run_k;
+  for (const SummaryCell& c : run.cells) run_k.insert(c.type_k);
+  std::set<std::string> said;
+  for (const auto& g : published.grids) {
+    if (g.k_types.empty() || g.v_types.empty() || run_k.empty()) continue;
+    const std::string ref = g.k_types.front() + "/" + g.v_types.front();
+    if (run_k.contains(g.k_types.front()) || !said.insert(ref).second) continue;
+    std::string types;
+    for (const auto& t : run_k) types += (types.empty() ? "" : ", ") + t;
+    out.push_back("the published grids are referenced to " + ref + " (their first row and column); this run has no " +
+                  g.k_types.front() + " cells (its K types: " + types + "), so those are \"not run\": put " +
+                  g.k_types.front() + " in the grid (and grid.reference) to compare like with like");
+  }
+  for (const auto& name : run_probes) {
+    const SummaryProbe* p = run.probe(name);
+    if (p == nullptr || published.items_per_cell == 0 || p->items == 0 || p->items == published.items_per_cell) continue;
+    out.push_back("probe " + name + " has " + std::to_string(p->items) + " items per cell, the published cells " +
+                  std::to_string(published.items_per_cell) + ": the means are of other items and their CIs of other widths");
+  }
+  return out;
+}
+
 }  // namespace
 
 bool inside_interval(double value, double lo, double hi, double slack) {
@@ -99,6 +127,14 @@ core::Expected<PublishedComparison> compare_published(const SummaryDocument& run
   PublishedComparison cmp;
   cmp.published = published;
   cmp.metric = options.metric.empty() ? published.metric : options.metric;
+  // The published numbers are of one metric: another one beside them would be a difference of units.
+  if (cmp.metric != published.metric && (!published.grids.empty() || published.deltas)) {
+    return core::fail(core::ErrorKind::invalid,
+                      "--metric " + cmp.metric + ": " + published.name + " publishes '" + published.metric + "'" +
+                          (published.grids.empty() ? std::string() : " (" + published.grids.front().title + ")") +
+                          ", not '" + cmp.metric + "'; compare the run's " + published.metric +
+                          " (leave --metric out)");
+  }
   cmp.run_name = run.run_name;
 
   std::vector<const PublishedGrid*> grids;
@@ -129,6 +165,8 @@ core::Expected<PublishedComparison> compare_published(const SummaryDocument& run
     cmp.warnings.push_back("the run has no probe named or of kind '" + published.probe + "' (its probes: " +
                            (names.empty() ? "none" : names) + "); every published number is \"not run\"");
   }
+
+  for (auto& w : unlike_published(run, published, cmp.run_probes)) cmp.warnings.push_back(std::move(w));
 
   RunIndex index;
   std::vector<RunModel> models;  // in result order, each once

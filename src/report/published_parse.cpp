@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -165,6 +166,25 @@ PublishedDeltas parse_deltas(const json& d, const config::Site& site) {
   return out;
 }
 
+/// The setup's facts a comparison checks (lines, context); the setup is prose for people otherwise, so
+/// whatever else it holds, or a value of another shape, is left alone.
+void read_setup(const json& doc, Published& p) {
+  const auto setup = doc.find("setup");
+  if (setup == doc.end() || !setup->is_object()) return;
+  if (const auto lines = setup->find("lines"); lines != setup->end() && lines->is_number_integer())
+    p.lines = lines->get<int>();
+  const auto ctx = setup->find("context_window");
+  if (ctx == setup->end()) return;
+  if (ctx->is_number()) {
+    p.context_tokens = ctx->get<double>();
+  } else if (ctx->is_string()) {
+    const std::string text = ctx->get<std::string>();
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() && v > 0) p.context_tokens = (*end == 'K' || *end == 'k') ? v * 1000 : v;
+  }
+}
+
 Published parse_document(const json& doc) {
   const config::Site root("", "");
   if (!doc.is_object()) root.fail("expected a JSON object");
@@ -195,6 +215,7 @@ Published parse_document(const json& doc) {
     if (items < 1 || items != std::floor(items)) root.child("items_per_cell").fail("expected a positive integer");
     p.items_per_cell = static_cast<std::size_t>(items);
   }
+  read_setup(doc, p);
   if (doc.contains("summaries")) {
     p.summaries = config::get_objects<PublishedSummaryRow>(doc["summaries"], "rows", root.child("summaries"),
                                                            parse_summary_row, config::Need::one_or_more);

@@ -240,10 +240,26 @@ std::vector<std::size_t> pareto_frontier(const std::vector<double>& cost, const 
   return out;
 }
 
+namespace {
+
+/// Why --max-slowdown drops a cell whose costs are `cost` ("tg 0.82× < 0.90×"), empty when it keeps it.
+std::string slower_than(const CellCost* cost, double min_ratio) {
+  if (cost == nullptr) return "speed unknown";
+  std::string why;
+  for (const auto& [name, x] : {std::pair{"pp", cost->pp_x_worst}, std::pair{"tg", cost->tg_x_worst}}) {
+    if (!std::isfinite(x)) why += std::string(why.empty() ? "" : ", ") + name + " speed unknown";
+    else if (x < min_ratio) why += std::string(why.empty() ? "" : ", ") + name + " " + fixed(x, 2) + "× < " + fixed(min_ratio, 2) + "×";
+  }
+  return why;
+}
+
+}  // namespace
+
 Recommendation recommend(const RunData& data, const RecommendOptions& options) {
   Recommendation rec;
   rec.alpha = options.alpha;
   rec.vram_gib = options.vram_gib;
+  rec.max_slowdown = options.max_slowdown;
   rec.costs = cell_costs(data, options.context, options.summary);
   for (const auto& model : data.groups()) {
     ModelRecommendation mr;
@@ -296,6 +312,8 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
       cv.score = std::isinf(score) && score > 0 ? kNaN : score;  // no metric with a bound
       if (!cv.missing_probes.empty()) cv.score = kNaN;           // not comparable with cells that ran them
       cv.eligible = !cv.metrics.empty() && cv.missing_probes.empty() && cv.inferior == 0 && cv.unknown == 0;
+      if (options.max_slowdown) cv.too_slow = slower_than(cost, *options.max_slowdown);
+      if (!cv.too_slow.empty()) cv.eligible = false;
       mr.cells.push_back(std::move(cv));
     }
 

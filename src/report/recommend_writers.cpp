@@ -7,6 +7,7 @@
 #include "kvsweep/report/cost.hpp"
 #include "kvsweep/report/cost_memory.hpp"
 #include "kvsweep/report/format.hpp"
+#include "kvsweep/report/recommend_headline.hpp"
 #include "kvsweep/stats/precision.hpp"
 
 namespace kvsweep::report {
@@ -54,6 +55,34 @@ nlohmann::ordered_json over_vram_json(const RunData& data, const ModelRecommenda
   return out;
 }
 
+std::string tok_s(double rate, double x) {
+  return fixed(rate, 1) + " tok/s" + (std::isfinite(x) ? " (" + fixed(x, 2) + "×)" : "");
+}
+
+/// The recommended cell's speed: llama-bench's pp/tg at each depth when the run has them, and the
+/// prefill and decode the server reported, each with its ratio to the reference.
+std::string speed_sentence(const CellCost& cost) {
+  std::string out;
+  for (const auto& b : cost.bench) {
+    const std::string at = " @ d" + std::to_string(b.depth);
+    if (std::isfinite(b.pp_tok_s)) out += "pp" + std::to_string(b.pp) + at + " " + tok_s(b.pp_tok_s, b.pp_x) + ", ";
+    if (std::isfinite(b.tg_tok_s)) out += "tg" + std::to_string(b.tg) + at + " " + tok_s(b.tg_tok_s, b.tg_x) + ", ";
+  }
+  out += "prefill " +
+         (cost.prompt.n ? tok_s(cost.prompt.tok_s, cost.prompt_x)
+                        : "— (no request of " + fixed(kMinPrefillTokens, 0) + "+ prompt tokens)") +
+         ", decode " +
+         (cost.decode.n ? tok_s(cost.decode.tok_s, cost.decode_x)
+                        : "— (no answer of " + fixed(kMinDecodeTokens, 0) + "+ tokens)");
+  return out;
+}
+
+std::string speed_x(const CellCost* cost) {
+  if (cost == nullptr) return "—";
+  const auto x = [](double v) { return std::isfinite(v) ? fixed(v, 2) + "×" : "—"; };
+  return x(cost->pp_x_worst) + " / " + x(cost->tg_x_worst);
+}
+
 }  // namespace
 
 std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
@@ -65,7 +94,13 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
          "for paired 0/1 metrics (Newcombe 1998, method 10), the paired t bound for counts and continuous "
          "metrics (Student 1908). Default margins: 0.05 for 0/1 rates, 5% of a count's range (its declared "
          "range, else the reference's largest value), 0.02 for continuous metrics; --margin METRIC=V overrides. "
-         "Every quality metric is gated.\n";
+         "Every quality metric is gated.";
+  if (rec.max_slowdown) {
+    out += " --max-slowdown " + fixed(*rec.max_slowdown, 2) + ": a cell whose pp or tg (llama-bench's at its worst "
+           "depth when the run has the speed probe, else the server's prefill and decode) is below " +
+           fixed(*rec.max_slowdown, 2) + " × the reference's is not recommended.";
+  }
+  out += "\n";
   for (const auto& mr : rec.models) {
     out += "\n## " + md_cell(mr.model) + "\n\n";
     if (!mr.reference) {
@@ -89,16 +124,21 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
           out += " (" + fixed(cost->kv_bytes_per_token / ref_cost->kv_bytes_per_token, 2) + "× the reference's " +
                  fixed(ref_cost->kv_mib_at_context, 1) + " MiB)";
         }
-        out += "; prompt " + (cost->prompt.n ? fixed(cost->prompt.median, 1) + " tok/s (" + fixed(cost->prompt_x, 2) + "×)" : "—") +
-               ", decode " + (cost->decode.n ? fixed(cost->decode.median, 1) + " tok/s (" + fixed(cost->decode_x, 2) + "×)" : "—") + ".";
+        out += "; " + speed_sentence(*cost) + ".";
         out += path_memory_sentence(c, *cost, rec);
       }
       out += "\n";
     } else {
-      out += std::string(mr.over_vram.empty() ? "**No cell is non-inferior on every gated metric**"
-                                              : "**No cell that fits --vram is non-inferior on every gated metric**") +
-             ": keep the reference -ctk " + ref.type_k + " -ctv " + ref.type_v +
-             ", or run more items where verdicts are unknown (below).\n";
+      const auto slow = std::count_if(mr.cells.begin(), mr.cells.end(), [](const CellVerdict& v) {
+        return !v.too_slow.empty() && !v.metrics.empty() && v.missing_probes.empty() && v.inferior == 0 && v.unknown == 0;
+      });
+      const RecommendHeadline h = recommend_headline(data, mr);
+      out += "**" + h.verdict + "**: " + md_cell(h.sentence);
+      if (slow > 0)
+        out += " (" + std::to_string(slow) + " non-inferior cell" + (slow > 1 ? "s are" : " is") +
+               " slower than --max-slowdown allows)";
+      if (!mr.over_vram.empty()) out += " (non-inferior cells too large for --vram are listed below)";
+      out += "\n";
     }
     if (!mr.over_vram.empty()) {
       out += "\nLeft out by --vram " + shortest(*rec.vram_gib) + " GiB (non-inferior, but too large):";
@@ -108,14 +148,15 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
     }
 
     out += "\n| cell | KV B/token | KV MiB @ " + std::to_string(rec.costs.context) +
-           " | non-inferior | inferior | unknown | missing probes | worst bound ÷ margin | frontier |\n";
-    out += "|---|---:|---:|---:|---:|---:|---|---:|---|\n";
+           " | non-inferior | inferior | unknown | missing probes | worst bound ÷ margin | pp × / tg × | frontier |\n";
+    out += "|---|---:|---:|---:|---:|---:|---|---:|---|---|\n";
     const auto on_frontier = [&](std::size_t cell) {
       return std::find(mr.frontier.begin(), mr.frontier.end(), cell) != mr.frontier.end() ? "yes" : "";
     };
     if (ref_cost) {
       out += "| " + ref.types() + " (ref) | " + kib(ref_cost->kv_bytes_per_token) + " | " +
-             fixed(ref_cost->kv_mib_at_context, 1) + " | — | — | — | | 0 | " + on_frontier(*mr.reference) + " |\n";
+             fixed(ref_cost->kv_mib_at_context, 1) + " | — | — | — | | 0 | 1.00× / 1.00× | " +
+             on_frontier(*mr.reference) + " |\n";
     }
     for (const auto& cv : mr.cells) {
       const CellCost* cost = rec.costs.find(cv.cell);
@@ -125,6 +166,7 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
              " | " + kib(cv.kv_bytes_per_token) + " | " + (cost ? fixed(cost->kv_mib_at_context, 1) : "—") + " | " +
              std::to_string(cv.non_inferior) + " | " + std::to_string(cv.inferior) + " | " +
              std::to_string(cv.unknown) + " | " + md_cell(missing) + " | " + fixed(cv.score, 2) + " | " +
+             speed_x(cost) + (cv.too_slow.empty() ? "" : " (too slow: " + cv.too_slow + ")") + " | " +
              on_frontier(cv.cell) + " |\n";
     }
 
@@ -208,6 +250,7 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                        {"type_v", data.cells()[cv.cell].type_v},
                        {"kv_bytes_per_token", cv.kv_bytes_per_token},
                        {"eligible", cv.eligible},
+                       {"too_slow", cv.too_slow.empty() ? ojson(nullptr) : ojson(cv.too_slow)},
                        {"score", cv.score},
                        {"missing_probes", cv.missing_probes},
                        {"metrics", std::move(metrics)}});
@@ -226,11 +269,14 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                       {"k_vs_v", std::move(k_vs_v)}});
     if (!variant.empty()) models.back()["variant"] = variant;
     if (rec.vram_gib) models.back()["over_vram"] = over_vram_json(data, mr);
+    const RecommendHeadline h = recommend_headline(data, mr);
+    models.back()["headline"] = {{"verdict", h.verdict}, {"sentence", h.sentence}};
   }
   ojson out{{"schema_version", 1},
             {"kind", "kvsweep-recommend"},
             {"run", data.name()},
             {"alpha", rec.alpha},
+            {"max_slowdown", rec.max_slowdown ? ojson(*rec.max_slowdown) : ojson(nullptr)},
             {"cost", cost_json(data, rec.costs)},
             {"models", std::move(models)}};
   if (rec.vram_gib) out["vram_gib"] = *rec.vram_gib;

@@ -150,7 +150,10 @@ SummaryDocument read_document(const json& doc, const Site& root) {
     const json& context = doc["context"];
     const Site at = root.child("context");
     if (!context.is_object()) at.fail("expected an object, got " + config::shown(context));
-    if (context.contains("run")) out.run_name = text(context["run"], "name", at.child("run"));
+    if (context.contains("run")) {
+      out.run_name = text(context["run"], "name", at.child("run"));
+      out.config_hash = text(context["run"], "config_hash", at.child("run"));
+    }
     if (context.contains("server")) {
       out.server_version = text(context["server"], "version", at.child("server"));
       out.server_build_commit = text(context["server"], "build_commit", at.child("server"));

@@ -57,6 +57,7 @@ std::string better_arrow(bool higher_is_better) { return higher_is_better ? "↑
 
 std::string better_arrow(const MetricDef& metric) {
   if (metric.direction == probe::Direction::none) return "(diagnostic)";
+  if (metric.role == probe::MetricRole::cost) return better_arrow(metric.higher_is_better()) + " (cost)";
   return better_arrow(metric.higher_is_better()) + (metric.is_quality() ? "" : " (diagnostic)");
 }
 

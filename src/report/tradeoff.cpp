@@ -71,7 +71,8 @@ std::string tradeoff_svg(const RunData& data, const RunSummary& summary, const s
   svg.text(16, 26, title, 16, "start", "#111111", "bold");
   svg.text(16, 44,
            std::string(higher ? "higher" : "lower") +
-               " is better · x: KV buffer at the run's -c · dashed: frontier · square: reference · ring: recommended",
+               " is better · x: KV buffer at the run's -c · dashed: frontier · square: reference · " +
+               (recommended ? "ring: recommended" : "no cell recommended (kvsweep recommend says why)"),
            11, "start", "#555555");
   const double y_step = nice_step(y_max - y_min, 6);
   for (double y = std::ceil(y_min / y_step) * y_step; y <= y_max + 1e-9; y += y_step) {

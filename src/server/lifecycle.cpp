@@ -7,6 +7,8 @@
 #include <sstream>
 #include <thread>
 
+#include "kvsweep/core/redact.hpp"
+
 namespace kvsweep::server {
 
 namespace {
@@ -127,6 +129,7 @@ std::expected<std::string, StartFailure> api_key_from_env(const std::string& env
     return std::unexpected(StartFailure{CellOutcome::load_failed,
                                         "environment variable " + env_name + " (server.api_key_env) is not set", "", {}});
   }
+  core::add_secret(key);  // written nowhere, whatever echoes it
   return std::string(key);
 }
 
@@ -173,7 +176,7 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
     }
     {
       std::ofstream log(spec.log_path, std::ios::app);
-      log << "# kvsweep: launching: " << flavour.launch_line(launch) << "\n";
+      log << "# kvsweep: launching: " << core::redact(flavour.launch_line(launch)) << "\n";
     }
     log_offset = file_size_or_zero(spec.log_path);
     auto spawned = m_launcher.launch(launch);
@@ -183,7 +186,8 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
     info["port"] = port;
     flavour.describe_launch(launch, info);
   }
-  const http::Credentials credentials = attach ? attach->credentials : http::Credentials{};
+  // A launched server started with --api-key (server.args) wants that key from us too.
+  const http::Credentials credentials = attach ? attach->credentials : http::credentials_from_args(spec.extra_args);
   auto client = std::make_shared<http::Client>(base_url, http::Timeouts{Ms(2000), spec.request_timeout});
   credentials.apply(*client);
   auto instance = std::make_unique<ManagedInstance>(std::move(child), client, spec, log_offset);

@@ -1,12 +1,17 @@
 #include "kvsweep/server/llama_api.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "kvsweep/http/sse.hpp"
 
 namespace kvsweep::server {
 
 nlohmann::json to_json(const Timings& t) {
   return {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"prompt_ms", t.prompt_ms},
-          {"predicted_n", t.predicted_n}, {"predicted_ms", t.predicted_ms}};
+          {"predicted_n", t.predicted_n}, {"predicted_ms", t.predicted_ms}, {"requests", t.requests}};
 }
 
 const std::vector<std::string>& completion_response_fields() {
@@ -48,17 +53,60 @@ nlohmann::json completion_body(const CompletionRequest& r) {
   return body;
 }
 
+std::size_t answer_limit(const CompletionRequest& r, std::size_t body_bytes, std::size_t answers) {
+  if (r.n_predict <= 0) return http::kDefaultResponseLimit;  // no bound of its own
+  // Generous: a streamed token with its timings is ~0.5 KiB, each top logprob ~0.1 KiB; the final
+  // answer may echo the prompt (escaped) and the generation settings.
+  const std::size_t per_token = 1024 + static_cast<std::size_t>(std::max(r.n_probs, 0)) * 256;
+  return (std::size_t{1} << 20) + 8 * body_bytes + answers * static_cast<std::size_t>(r.n_predict) * per_token;
+}
+
 namespace {
 
-Timings parse_timings(const nlohmann::json& j) {
+/// A count or a time the server reports: a finite, non-negative number (a count: an integer
+/// that fits an int). Anything else is an answer kvsweep cannot trust.
+template <class T>
+core::Expected<T> timing_field(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return T{};
+  const bool count = std::is_integral_v<T>;
+  if (!it->is_number() || (count && !it->is_number_integer() && !it->is_number_unsigned()))
+    return core::fail(core::ErrorKind::parse, std::string("timings.") + key + " is " + it->dump() + ", not a " +
+                                                  (count ? "count" : "time in ms"));
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0 || (count && v > std::numeric_limits<int>::max()))
+    return core::fail(core::ErrorKind::parse, std::string("timings.") + key + " is " + it->dump() + ": impossible");
+  return it->get<T>();
+}
+
+core::Expected<Timings> parse_timings(const nlohmann::json& j) {
   Timings t;
   if (!j.is_object()) return t;
-  t.prompt_n = j.value("prompt_n", 0);
-  t.cache_n = j.value("cache_n", 0);
-  t.prompt_ms = j.value("prompt_ms", 0.0);
-  t.predicted_n = j.value("predicted_n", 0);
-  t.predicted_ms = j.value("predicted_ms", 0.0);
+  auto prompt_n = timing_field<int>(j, "prompt_n");
+  auto cache_n = timing_field<int>(j, "cache_n");
+  auto prompt_ms = timing_field<double>(j, "prompt_ms");
+  auto predicted_n = timing_field<int>(j, "predicted_n");
+  auto predicted_ms = timing_field<double>(j, "predicted_ms");
+  for (const core::Error* e : {prompt_n ? nullptr : &prompt_n.error(), cache_n ? nullptr : &cache_n.error(),
+                               prompt_ms ? nullptr : &prompt_ms.error(), predicted_n ? nullptr : &predicted_n.error(),
+                               predicted_ms ? nullptr : &predicted_ms.error()})
+    if (e) return std::unexpected(*e);
+  t.prompt_n = *prompt_n;
+  t.cache_n = *cache_n;
+  t.prompt_ms = *prompt_ms;
+  t.predicted_n = *predicted_n;
+  t.predicted_ms = *predicted_ms;
+  t.requests = 1;
   return t;
+}
+
+/// An answer that says it generated more tokens than the request allowed did not come from it.
+core::Expected<CompletionResponse> within_bound(core::Expected<CompletionResponse> r, const CompletionRequest& request) {
+  if (r && request.n_predict > 0 && r->timings.predicted_n > request.n_predict)
+    return core::fail(core::ErrorKind::parse, "timings.predicted_n is " + std::to_string(r->timings.predicted_n) +
+                                                  ", more than the request's " + std::to_string(request.n_predict) +
+                                                  " tokens: impossible");
+  return r;
 }
 
 std::vector<TokenLogprob> parse_probs(const nlohmann::json& arr) {
@@ -102,7 +150,11 @@ core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, 
         r.tokens = body["tokens"].get<std::vector<std::int32_t>>();
       if (body.contains("completion_probabilities")) r.probs = parse_probs(body["completion_probabilities"]);
     }
-    if (body.contains("timings")) r.timings = parse_timings(body["timings"]);
+    if (body.contains("timings")) {
+      auto timings = parse_timings(body["timings"]);
+      if (!timings) return std::unexpected(timings.error());
+      r.timings = *timings;
+    }
     if (r.tokens.empty() && !r.probs.empty()) {
       for (const auto& p : r.probs) r.tokens.push_back(p.id);
     }
@@ -148,7 +200,11 @@ core::Expected<void> CompletionStream::add(std::string_view data) {
       }
       if (j.value("stop", false)) r.stop_type = j.value("stop_type", "none");
     }
-    if (j.contains("timings")) r.timings = parse_timings(j["timings"]);
+    if (j.contains("timings")) {
+      auto timings = parse_timings(j["timings"]);
+      if (!timings) return std::unexpected(timings.error());
+      r.timings = *timings;
+    }
     return {};
   } catch (const std::exception& e) {
     return core::fail(core::ErrorKind::parse, std::string("unexpected stream chunk: ") + e.what());
@@ -176,7 +232,9 @@ core::Expected<CompletionResponse> complete_streamed(http::Client& client, const
     }
     return true;
   };
-  auto result = client.post_stream(chat ? "/v1/chat/completions" : "/completion", completion_body(request), on_bytes);
+  const nlohmann::json body = completion_body(request);
+  auto result = client.post_stream(chat ? "/v1/chat/completions" : "/completion", body, on_bytes,
+                                   answer_limit(request, body.dump().size(), 1));
   if (!failure) return std::unexpected(failure.error());
   if (!result) return std::unexpected(result.error());
   for (const std::string& event : sse.finish()) {
@@ -195,10 +253,12 @@ core::Expected<CompletionResponse> complete_streamed(http::Client& client, const
 
 core::Expected<CompletionResponse> LlamaApi::complete(const CompletionRequest& request) {
   bool chat = !request.messages.empty();
-  if (request.stop_when) return complete_streamed(*m_client, request, chat);
-  auto body = m_client->post_for_json(chat ? "/v1/chat/completions" : "/completion", completion_body(request));
+  if (request.stop_when) return within_bound(complete_streamed(*m_client, request, chat), request);
+  const nlohmann::json sent = completion_body(request);
+  auto body = m_client->post_for_json(chat ? "/v1/chat/completions" : "/completion", sent,
+                                      answer_limit(request, sent.dump().size(), 1));
   if (!body) return std::unexpected(body.error());
-  return parse_completion(*body, chat);
+  return within_bound(parse_completion(*body, chat), request);
 }
 
 core::Expected<std::vector<CompletionResponse>> LlamaApi::complete_each(
@@ -208,7 +268,7 @@ core::Expected<std::vector<CompletionResponse>> LlamaApi::complete_each(
   first.tokens = prompts.front();
   nlohmann::json body = completion_body(first);
   body["prompt"] = prompts;  // an array of token arrays: one task per prompt, one answer each
-  auto answer = m_client->post_for_json("/completion", body);
+  auto answer = m_client->post_for_json("/completion", body, answer_limit(request, body.dump().size(), prompts.size()));
   if (!answer) return std::unexpected(answer.error());
   const std::string what = "/completion with " + std::to_string(prompts.size()) + " prompts: ";
   if (!answer->is_array() || answer->size() != prompts.size())
@@ -221,7 +281,7 @@ core::Expected<std::vector<CompletionResponse>> LlamaApi::complete_each(
     const auto& one = (*answer)[i];
     if (one.is_object() && one.contains("index") && one["index"] != i)
       return core::fail(core::ErrorKind::parse, what + "answer " + std::to_string(i) + " says index " + one["index"].dump());
-    auto parsed = parse_completion(one, false);
+    auto parsed = within_bound(parse_completion(one, false), request);
     if (!parsed) return std::unexpected(parsed.error());
     out[i] = std::move(*parsed);
   }

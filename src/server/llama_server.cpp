@@ -6,6 +6,23 @@
 
 namespace kvsweep::server {
 
+namespace {
+
+/// /props is provenance: a few KiB (the chat template is the largest part).
+constexpr std::size_t kPropsLimit = std::size_t{4} << 20;
+
+nlohmann::json text_or_unknown(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "unknown";
+  return j[key];
+}
+
+nlohmann::json count_or_unknown(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return "unknown";
+  return j[key];
+}
+
+}  // namespace
+
 std::vector<std::string> llama_server_argv(const LlamaServerOptions& options, const CellSpec& spec, int port) {
   std::vector<std::string> argv = {
       spec.binary.empty() ? options.binary : spec.binary, "-m", spec.model_path, "--host", "127.0.0.1", "--port", std::to_string(port),
@@ -31,13 +48,14 @@ process::LaunchSpec LlamaServerFlavour::launch_spec(const CellSpec& spec, int po
 
 std::expected<void, ReadyFailure> LlamaServerFlavour::after_ready(ReadyContext& context) const {
   // Provenance only: a server without /props is still usable.
-  if (auto props = context.client.get_json("/props")) {
-    context.info["build_info"] = props->value("build_info", "");
+  // Read leniently: a field of another type (or /props not an object) is recorded "unknown".
+  if (auto props = context.client.get_json("/props", kPropsLimit)) {
+    context.info["build_info"] = text_or_unknown(*props, "build_info");
     if (context.attached) return {};
-    context.info["model_path"] = props->value("model_path", "");
-    if (props->contains("default_generation_settings"))
-      context.info["n_ctx"] = (*props)["default_generation_settings"].value("n_ctx", 0);
-    context.info["total_slots"] = props->value("total_slots", 0);
+    context.info["model_path"] = text_or_unknown(*props, "model_path");
+    if (props->is_object() && props->contains("default_generation_settings"))
+      context.info["n_ctx"] = count_or_unknown((*props)["default_generation_settings"], "n_ctx");
+    context.info["total_slots"] = count_or_unknown(*props, "total_slots");
   }
   return {};
 }

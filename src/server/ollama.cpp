@@ -131,6 +131,7 @@ core::Expected<CompletionResponse> parse_ollama_completion(const nlohmann::json&
     r.timings.prompt_ms = ns_to_ms(body, "prompt_eval_duration");
     r.timings.predicted_n = body.value("eval_count", 0);
     r.timings.predicted_ms = ns_to_ms(body, "eval_duration");
+    r.timings.requests = 1;
     if (body.contains("logprobs")) r.probs = parse_logprobs(body["logprobs"]);
     return r;
   } catch (const std::exception& e) {

@@ -65,6 +65,17 @@ Summary summarize(std::span<const double> values) {
   return s;
 }
 
+namespace {
+
+/// The (1 - confidence)/2 and (1 + confidence)/2 quantiles of the resampled statistics.
+ConfidenceInterval percentile_interval(std::vector<double>& stats, double confidence) {
+  std::sort(stats.begin(), stats.end());
+  const double alpha = 1.0 - confidence;
+  return {quantile_sorted(stats, alpha / 2.0), quantile_sorted(stats, 1.0 - alpha / 2.0)};
+}
+
+}  // namespace
+
 ConfidenceInterval bootstrap_ci(std::span<const double> values, const BootstrapOptions& options) {
   if (values.empty() || options.iterations == 0 || !(options.confidence > 0.0 && options.confidence < 1.0)) {
     return {kNaN, kNaN};
@@ -78,9 +89,30 @@ ConfidenceInterval bootstrap_ci(std::span<const double> values, const BootstrapO
     for (std::size_t k = 0; k < n; ++k) resample[k] = values[rng.below(n)];
     stats.push_back(statistic_of(resample, options.statistic));
   }
-  std::sort(stats.begin(), stats.end());
-  const double alpha = 1.0 - options.confidence;
-  return {quantile_sorted(stats, alpha / 2.0), quantile_sorted(stats, 1.0 - alpha / 2.0)};
+  return percentile_interval(stats, options.confidence);
+}
+
+ConfidenceInterval bootstrap_ratio_ci(std::span<const double> numerator, std::span<const double> denominator,
+                                      const BootstrapOptions& options) {
+  const std::size_t n = numerator.size();
+  if (n == 0 || denominator.size() != n || options.iterations == 0 ||
+      !(options.confidence > 0.0 && options.confidence < 1.0)) {
+    return {kNaN, kNaN};
+  }
+  SplitMix64 rng(options.seed);
+  std::vector<double> stats;
+  stats.reserve(options.iterations);
+  for (std::size_t it = 0; it < options.iterations; ++it) {
+    double num = 0.0, den = 0.0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = rng.below(n);
+      num += numerator[i];
+      den += denominator[i];
+    }
+    if (den != 0.0) stats.push_back(num / den);
+  }
+  if (stats.empty()) return {kNaN, kNaN};
+  return percentile_interval(stats, options.confidence);
 }
 
 }  // namespace kvsweep::stats

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kvsweep/core/clock.hpp"
+#include "kvsweep/sweep/cell_journal.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::sweep {
@@ -26,8 +27,14 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
   summary.runs = inputs.size();
   std::vector<nlohmann::json> manifests;
   for (const auto& dir : inputs) {
+    if (auto pid = RunStore::lock_holder(dir))
+      return core::fail(core::ErrorKind::invalid, dir.string() + " is still running (kvsweep pid " + *pid +
+                                                      " holds its lock); merge it once that run has ended");
     auto m = RunStore::read_manifest(dir);
     if (!m) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (" + m.error().message + ")");
+    // Cells a crash kept out of the manifest are in the shard's journal.
+    if (auto journal = RunStore::read_cells(dir); !journal.empty())
+      (*m)["cells"] = rebuild_cells(m->value("cells", nlohmann::json::array()), journal);
     manifests.push_back(*m);
   }
   const std::string hash = manifests[0].value("config_hash", "");

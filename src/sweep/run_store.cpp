@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "kvsweep/core/redact.hpp"
+
 namespace kvsweep::sweep {
 
 namespace {
@@ -33,7 +35,16 @@ std::size_t parse_lines(const std::string& data, std::vector<nlohmann::json>& ou
     std::string_view line(data.data() + pos, nl - pos);
     if (!line.empty()) {
       try {
-        out.push_back(nlohmann::json::parse(line));
+        auto record = nlohmann::json::parse(line);
+        // Whole and JSON, but not a record: corruption (an edit, another file's lines), never a torn tail.
+        if (!record.is_object() || !record.contains("cell") || !record["cell"].is_object()) {
+          error = "line " + std::to_string(line_no) + " is not a record (a JSON object with a \"cell\" object), it is " +
+                  (record.is_object() ? std::string("an object without one") : "the " + std::string(record.type_name()) +
+                                                                                  " " + record.dump().substr(0, 40)) +
+                  "; fix or remove that line";
+          break;
+        }
+        out.push_back(std::move(record));
       } catch (const std::exception& e) {
         // A bad line in the middle is corruption, not a torn tail: stop and report.
         if (nl + 1 < data.size()) {
@@ -49,6 +60,15 @@ std::size_t parse_lines(const std::string& data, std::vector<nlohmann::json>& ou
   return valid;
 }
 
+/// The pid a lock file holds ("unknown" when empty).
+std::string pid_in(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string pid(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  return pid.empty() ? "unknown" : pid;
+}
+
 /// Holds `dir`'s lock (flock on .kvsweep.lock, which holds the owner's pid) for as long as the
 /// returned descriptor stays open; the kernel drops it when the process ends, even by a crash.
 core::Expected<int> lock_run_dir(const std::filesystem::path& dir) {
@@ -57,14 +77,11 @@ core::Expected<int> lock_run_dir(const std::filesystem::path& dir) {
   if (fd < 0) return core::fail(core::ErrorKind::io, "cannot open " + path.string() + ": " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    char buf[32] = {};
-    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-    std::string pid(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    const std::string pid = pid_in(fd);
     ::close(fd);
     if (err == EWOULDBLOCK)
-      return core::fail(core::ErrorKind::invalid, dir.string() + " is in use by another kvsweep (pid " +
-                                                      (pid.empty() ? "unknown" : pid) + "); wait for it or stop it");
+      return core::fail(core::ErrorKind::invalid, dir.string() + " is in use by another kvsweep (pid " + pid +
+                                                      "); wait for it or stop it");
     return core::fail(core::ErrorKind::io, "cannot lock " + path.string() + ": " + std::strerror(err));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
@@ -72,6 +89,35 @@ core::Expected<int> lock_run_dir(const std::filesystem::path& dir) {
     // The lock holds without the pid; a second run then says "pid unknown".
   }
   return fd;
+}
+
+/// Writes all of `text` to `fd`; false (errno set) when a write fails.
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+/// Appends `line` to `fd` (opened O_APPEND) and fsyncs. A write or fsync that fails (a full
+/// disk) may leave part of the line: it is cut off, so the file stays whole lines and the next
+/// append (after space is freed) starts on a fresh one.
+core::Expected<void> append_line(int fd, const std::filesystem::path& path, const std::string& line) {
+  const off_t before = ::lseek(fd, 0, SEEK_END);
+  auto fail = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    const bool cut = before >= 0 && ::ftruncate(fd, before) == 0;
+    return core::fail(core::ErrorKind::io, what + " " + path.string() + ": " + reason +
+                                               (cut ? "" : " (a partial line may remain; resume repairs it)"));
+  };
+  if (!write_all(fd, line)) return fail("cannot append to");
+  if (::fsync(fd) != 0) return fail("cannot fsync");
+  return {};
 }
 
 }  // namespace
@@ -96,12 +142,14 @@ std::string triple_key_of(const nlohmann::json& r) {
 }
 
 RunStore::RunStore(RunStore&& o) noexcept
-    : m_dir(std::move(o.m_dir)), m_fd(std::exchange(o.m_fd, -1)), m_lock_fd(std::exchange(o.m_lock_fd, -1)), m_records(std::move(o.m_records)),
+    : m_dir(std::move(o.m_dir)), m_fd(std::exchange(o.m_fd, -1)), m_lock_fd(std::exchange(o.m_lock_fd, -1)),
+      m_cells_fd(std::exchange(o.m_cells_fd, -1)), m_records(std::move(o.m_records)),
       m_ok(std::move(o.m_ok)), m_repaired(o.m_repaired) {}
 
 RunStore::~RunStore() {
   if (m_fd >= 0) ::close(m_fd);
   if (m_lock_fd >= 0) ::close(m_lock_fd);
+  if (m_cells_fd >= 0) ::close(m_cells_fd);
 }
 
 core::Expected<std::vector<nlohmann::json>> RunStore::read_records(const std::filesystem::path& dir) {
@@ -124,6 +172,18 @@ core::Expected<nlohmann::json> RunStore::read_manifest(const std::filesystem::pa
   } catch (const std::exception& e) {
     return core::fail(core::ErrorKind::parse, (dir / "manifest.json").string() + ": " + e.what());
   }
+}
+
+std::optional<std::string> RunStore::lock_holder(const std::filesystem::path& dir) {
+  const auto path = dir / ".kvsweep.lock";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> holder;
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) holder = pid_in(fd);
+  }
+  ::close(fd);  // drops the shared lock, if taken
+  return holder;
 }
 
 core::Expected<RunStore> RunStore::create(const std::filesystem::path& dir) { return open_impl(dir, true); }
@@ -183,29 +243,10 @@ core::Expected<void> RunStore::append(const nlohmann::json& record) {
     return core::fail(core::ErrorKind::invalid, "refusing a duplicate ok record for " + record["cell"].dump() + " " +
                                                     record.value("probe", "") + " " + record.value("item", ""));
   }
-  std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  const off_t before = ::lseek(m_fd, 0, SEEK_END);
-  // A write or fsync that fails (a full disk) may leave part of the line: cut it off, so the
-  // file stays whole lines and the next append (after space is freed) starts on a fresh one.
-  auto fail = [&](const std::string& what) {
-    const std::string reason = std::strerror(errno);
-    const bool cut = before >= 0 && ::ftruncate(m_fd, before) == 0;
-    return core::fail(core::ErrorKind::io, what + " " + (m_dir / "records.jsonl").string() + ": " + reason +
-                                               (cut ? "" : " (a partial line may remain; resume repairs it)"));
-  };
-  const char* p = line.data();
-  std::size_t left = line.size();
-  while (left > 0) {
-    ssize_t n = ::write(m_fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot append to");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(m_fd) != 0) return fail("cannot fsync");
-  m_records.push_back(record);
+  nlohmann::json clean = core::redact_json(record);  // what the file holds is what the store remembers
+  std::string line = clean.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (auto written = append_line(m_fd, m_dir / "records.jsonl", line); !written) return written;
+  m_records.push_back(std::move(clean));
   if (ok) m_ok.insert(key);
   return {};
 }
@@ -215,30 +256,63 @@ core::Expected<void> write_file_atomic(const std::filesystem::path& path, const 
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   auto tmp = path;
   tmp += ".tmp";
+  // Messages name the file the caller asked for; the temp file only says how it failed.
+  auto fail = [&](const std::string& reason) {
+    const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
+    return core::fail(core::ErrorKind::io, "cannot write " + path.string() + ": " + reason + " (writing " +
+                                               tmp.filename().string() + " in " + dir +
+                                               " first; check that the directory is writable and has space)");
+  };
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return core::fail(core::ErrorKind::io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return core::fail(core::ErrorKind::io, "cannot write " + tmp.string() + ": " + std::strerror(errno));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  if (fd < 0) return fail(std::strerror(errno));
+  const std::string clean = core::redact(text);  // every file of a run directory is written here or appended above
+  if (!write_all(fd, clean) || ::fsync(fd) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return fail(reason);
   }
-  ::fsync(fd);
   ::close(fd);
   std::filesystem::rename(tmp, path, ec);
-  if (ec) return core::fail(core::ErrorKind::io, "cannot rename " + tmp.string() + ": " + ec.message());
+  if (ec) return fail(ec.message());
   return {};
+}
+
+core::Expected<void> RunStore::append_cell(const nlohmann::json& cell) {
+  std::lock_guard lock(m_mutex);
+  const auto path = m_dir / "cells.jsonl";
+  if (m_cells_fd < 0) {
+    m_cells_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (m_cells_fd < 0) return core::fail(core::ErrorKind::io, "cannot open " + path.string() + ": " + std::strerror(errno));
+    // A torn last line (a crash mid-write) must not swallow the first new one.
+    const off_t size = ::lseek(m_cells_fd, 0, SEEK_END);
+    char last = '\n';
+    if (size > 0 && ::pread(m_cells_fd, &last, 1, size - 1) == 1 && last != '\n') {
+      if (auto fixed = append_line(m_cells_fd, path, "\n"); !fixed) return fixed;
+    }
+  }
+  return append_line(m_cells_fd, path,
+                     core::redact_json(cell).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+std::vector<nlohmann::json> RunStore::read_cells(const std::filesystem::path& dir) {
+  std::vector<nlohmann::json> out;
+  auto data = slurp(dir / "cells.jsonl");
+  if (!data) return out;
+  std::size_t pos = 0;
+  while (pos < data->size()) {
+    std::size_t nl = data->find('\n', pos);
+    if (nl == std::string::npos) break;  // a torn last line
+    auto j = nlohmann::json::parse(std::string_view(*data).substr(pos, nl - pos), nullptr, false);
+    if (j.is_object()) out.push_back(std::move(j));
+    pos = nl + 1;
+  }
+  return out;
 }
 
 core::Expected<void> RunStore::write_manifest(const nlohmann::json& manifest) {
   std::lock_guard lock(m_mutex);  // one writer of manifest.json.tmp at a time
-  return write_file_atomic(m_dir / "manifest.json", manifest.dump(2) + "\n");
+  return write_file_atomic(m_dir / "manifest.json", core::redact_json(manifest).dump(2) + "\n");
 }
 
 }  // namespace kvsweep::sweep

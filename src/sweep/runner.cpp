@@ -33,14 +33,16 @@ void Runner::set_embedder(probe::Embedder* embedder, nlohmann::json description)
   m_embedder_description = std::move(description);
 }
 
-int Runner::context_size() const {
-  int ctx = m_config.server.ctx;
+int planned_context_size(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes) {
+  int ctx = config.server.ctx;
   if (ctx == 0) {
     ctx = 4096;
-    for (const auto& p : m_probes) ctx = std::max(ctx, p->min_context());
+    for (const auto& p : probes) ctx = std::max(ctx, p->min_context());
   }
   return (ctx + 255) / 256 * 256;
 }
+
+int Runner::context_size() const { return planned_context_size(m_config, m_probes); }
 
 int Runner::context_size(const Cell& cell) const {
   const config::VariantConfig* variant = config::find_variant(m_config, cell.variant);
@@ -110,15 +112,15 @@ RunResult Runner::run() {
     }
   }
   result.interrupted = m_cancel.load();
+  bool all_done = !stopping();
+  update_manifest(results, all_done ? "complete" : m_unfit.load() ? "stopped" : "interrupted");
   {
     std::lock_guard lock(m_mutex);
-    result.store_error = m_store_error;
+    result.store_error = !m_store_error.empty() ? m_store_error : m_manifest_error;
     result.context_error = m_context_error;
   }
   result.cells = results;
   result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
-  bool all_done = !stopping();
-  update_manifest(results, all_done ? "complete" : m_unfit.load() ? "stopped" : "interrupted");
   // The paths the manifest decided across cells (fallback? needs the reference cell's graph splits).
   for (auto& r : result.cells) {
     for (const auto& c : m_manifest.value("cells", nlohmann::json::array())) {

@@ -49,6 +49,9 @@ probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec
   info.server_args = spec.extra_args;
   info.run_dir = m_store.dir();
   info.log_path = spec.log_path;
+  // The build the cell's server came from, so that a probe's tool (llama-bench) is taken from beside it.
+  if (m_config.server.backend == "llama-server")
+    info.server_binary = spec.binary.empty() ? m_backend.describe().value("binary", "") : spec.binary;
   info.env = spec.env;  // cell_spec put the slot's entries last
   return info;
 }
@@ -101,7 +104,12 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
 
   const probe::CellInfo info = cell_info(cell, spec);
   r.outcome = server::CellOutcome::ok;
+  lifecycle_event(r, "server_ready", {{"ready_s", r.ready_s}});
+  // Probes that talk to the server first; tool probes (llama-perplexity, llama-bench load the model
+  // themselves) after the server has stopped, so the model is never in memory twice.
+  const auto runs_tool = [](const PendingItems& t) { return t.probe->runs_tool(); };
   for (auto& t : todo) {
+    if (runs_tool(t)) continue;
     std::vector<nlohmann::json> reference = reference_records(cell, *t.probe);
     bool exceeded = false;  // an item of this probe did not fit the context
     // The probe's items that did not fit; when none of its items ran ok, the grid cannot fit it.
@@ -121,16 +129,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
       // An interrupted item is not recorded: resume runs it again.
       if (stopping()) break;
       if (res) {
-        auto rec = make_record(cell, *t.probe, item, "ok", wall, r.restarts + 1);
-        rec["response"] = res->response;
-        rec["metrics"] = res->metrics;
-        rec["timings"] = server::to_json(res->timings);
-        r.items_wall_s += wall;
-        r.server_ms += res->timings.prompt_ms + res->timings.predicted_ms;
-        if (!append_or_stop(rec)) break;
-        ++r.items_ok;
-        if (t.gate) t.gate->add(item.key, res->metrics);
-        m_progress.item_done(cell, t.probe->name(), item.key, "ok", wall);
+        if (!record_ok(cell, t, item, *res, wall, r)) break;
         continue;
       }
       const core::Error& err = res.error();
@@ -148,6 +147,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
                           "; restarting it once");
           ++r.restarts;
           instance->stop();
+          lifecycle_event(r, "server_restarted", {{"after", how}});
           instance = start();
           if (!instance) {
             r.outcome = server::CellOutcome::crashed;
@@ -174,16 +174,11 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         ++r.items_failed;
         m_progress.item_done(cell, t.probe->name(), item.key, "timeout", wall);
         r.outcome = server::CellOutcome::wedged;
-        r.message = "no answer within " + std::to_string(m_config.server.request_timeout_s) + " s (" + err.message +
-                    "); server killed";
+        r.message = t.probe->name() + "/" + item.key + ": " + err.message + "; the server was stopped (wedged)";
         instance->stop();
         return r;
       }
-      auto rec = make_record(cell, *t.probe, item, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
-      rec["error"] = err.message;
-      if (err.http_status) rec["http_status"] = err.http_status;
-      if (!append_or_stop(rec)) break;
-      ++r.items_failed;
+      if (!record_failure(cell, t, item, err, wall, r)) break;
       if (err.kind == core::ErrorKind::exceeds_context) {
         const config::VariantConfig* variant = config::find_variant(m_config, cell.variant);
         note_shortfall(unfit, ContextShortfall{t.probe->name(), t.probe->kind(), tokens_needed(err), spec.n_ctx,
@@ -196,7 +191,6 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
         m_progress.note(cell.label() + ": " + what);
         r.message += (r.message.empty() ? "" : "\n") + what;
       }
-      m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
     }
     if (stopping()) break;
     if (unfit && r.items_ok == ok_before) note_shortfall(r.shortfall, *unfit);
@@ -204,6 +198,32 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   auto s0 = std::chrono::steady_clock::now();
   instance->stop();
   r.stop_s = core::seconds_between(s0, std::chrono::steady_clock::now());
+  lifecycle_event(r, "server_stopped", {{"stop_s", r.stop_s}});
+
+  // The tool probes, with no server of this cell alive: a failure is the item's, never the server's.
+  std::vector<std::string> tools;
+  for (const auto& t : todo)
+    if (runs_tool(t)) tools.push_back(t.probe->name());
+  if (!tools.empty() && !stopping()) lifecycle_event(r, "tool_probes", {{"probes", tools}});
+  for (auto& t : todo) {
+    if (!runs_tool(t) || stopping()) continue;
+    std::vector<nlohmann::json> reference = reference_records(cell, *t.probe);
+    for (std::size_t k = 0; k < t.items.size() && !stopping(); ++k) {
+      if (t.gate && t.gate->settled()) {
+        settle(cell, t, k, r);
+        break;
+      }
+      probe::Context ctx{instance->api(), info, m_embedder, &reference};
+      auto t0 = std::chrono::steady_clock::now();
+      auto res = run_item(*t.probe, t.items[k], ctx);
+      double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
+      if (stopping()) break;
+      const bool recorded = res ? record_ok(cell, t, t.items[k], *res, wall, r)
+                                : record_failure(cell, t, t.items[k], res.error(), wall, r);
+      if (!recorded) break;
+    }
+  }
+  if (!tools.empty() && !stopping()) lifecycle_event(r, "tool_probes_done", {{"probes", tools}});
   // Interrupted, or the store could not write: the cell's missing items run again on resume.
   if (stopping()) r.outcome = server::CellOutcome::pending;
   else if (unverified && r.outcome == server::CellOutcome::ok) r.outcome = server::CellOutcome::kv_unverified;
@@ -211,6 +231,38 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
   if (server::ran(r.outcome) && r.items_ok + r.items_skipped == 0 && r.items_failed > 0)
     r.outcome = server::CellOutcome::items_failed;
   return r;
+}
+
+bool Runner::record_ok(const Cell& cell, PendingItems& t, const probe::Item& item, const probe::ItemResult& res,
+                       double wall, CellResult& r) {
+  auto rec = make_record(cell, *t.probe, item, "ok", wall, r.restarts + 1);
+  rec["response"] = res.response;
+  rec["metrics"] = res.metrics;
+  rec["timings"] = server::to_json(res.timings);
+  r.items_wall_s += wall;
+  r.server_ms += res.timings.prompt_ms + res.timings.predicted_ms;
+  if (!append_or_stop(rec)) return false;
+  ++r.items_ok;
+  if (t.gate) t.gate->add(item.key, res.metrics);
+  m_progress.item_done(cell, t.probe->name(), item.key, "ok", wall);
+  return true;
+}
+
+bool Runner::record_failure(const Cell& cell, const PendingItems& t, const probe::Item& item, const core::Error& err,
+                            double wall, CellResult& r) {
+  auto rec = make_record(cell, *t.probe, item, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
+  rec["error"] = err.message;
+  if (err.http_status) rec["http_status"] = err.http_status;
+  if (!append_or_stop(rec)) return false;
+  ++r.items_failed;
+  m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
+  return true;
+}
+
+void Runner::lifecycle_event(CellResult& r, const std::string& event, nlohmann::json details) const {
+  details["event"] = event;
+  details["at"] = core::iso8601_ms(std::chrono::system_clock::now());
+  r.lifecycle.push_back(std::move(details));
 }
 
 }  // namespace kvsweep::sweep

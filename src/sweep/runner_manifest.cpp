@@ -10,6 +10,8 @@
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/core/version.hpp"
 #include "kvsweep/sweep/attention_paths.hpp"
+#include "kvsweep/sweep/cell_journal.hpp"
+#include "kvsweep/sweep/model_hashes.hpp"
 
 namespace kvsweep::sweep {
 
@@ -37,6 +39,7 @@ nlohmann::json cell_result_json(const CellResult& r) {
     j["started_at"] = r.started_at;
     j["finished_at"] = r.finished_at;
   }
+  if (!r.lifecycle.empty()) j["lifecycle"] = r.lifecycle;
   if (r.slot >= 0) {
     j["slot"] = r.slot;
     j["slot_env"] = config::env_for_record(r.slot_env);
@@ -48,7 +51,10 @@ nlohmann::json cell_result_json(const CellResult& r) {
 
 // Provenance first, so even a run that dies at once says what it was.
 void Runner::open_manifest() {
-  if (auto old = RunStore::read_manifest(m_store.dir())) m_manifest = *old;
+  if (auto old = RunStore::read_manifest(m_store.dir()); old && old->is_object()) m_manifest = *old;
+  // A manifest that lost cells (a crash between the journal and the manifest's rename) gets them back.
+  if (auto journal = RunStore::read_cells(m_store.dir()); !journal.empty())
+    m_manifest["cells"] = rebuild_cells(m_manifest.value("cells", nlohmann::json::array()), journal);
   m_manifest["schema_version"] = kSchemaVersion;
   m_manifest["kind"] = "kvsweep-run";
   m_manifest["name"] = m_config.name;
@@ -68,32 +74,18 @@ void Runner::open_manifest() {
   if (!m_manifest.contains("started_at")) m_manifest["started_at"] = core::iso8601(std::chrono::system_clock::now());
   m_manifest["n_ctx"] = context_size();
   if (m_options.shard) m_manifest["shard"] = {{"index", m_options.shard->index}, {"count", m_options.shard->count}};
-  nlohmann::json models = nlohmann::json::array();
-  for (const auto& m : m_config.models) {
-    nlohmann::json mj = {{"name", m.name}, {"path", m.path}};
-    std::error_code ec;
-    if (m_config.server.backend == "llama-server" && std::filesystem::is_regular_file(m.path, ec)) {
-      mj["size"] = std::filesystem::file_size(m.path, ec);
-      // Reuse the hash of an earlier invocation when the file is unchanged.
-      bool reused = false;
-      for (const auto& old : m_manifest.value("models", nlohmann::json::array())) {
-        if (old.value("path", "") == m.path && old.value("size", 0ULL) == mj["size"].get<std::uintmax_t>() &&
-            old.contains("sha256")) {
-          mj["sha256"] = old["sha256"];
-          reused = true;
-        }
-      }
-      if (!reused) {
-        if (auto h = core::sha256_file(m.path)) mj["sha256"] = *h;
-      }
-    }
-    // What the CLI read from the file (kvsweep's copy model: the report holds its reference to the ceiling).
-    if (const auto facts = m_options.model_facts.find(m.name); facts != m_options.model_facts.end()) {
-      for (auto it = facts->second.begin(); it != facts->second.end(); ++it) mj[it.key()] = it.value();
-    }
-    models.push_back(mj);
+  // Hashed by the caller (which refuses a resume whose models changed), else here.
+  if (m_options.models.empty()) {
+    if (auto hashed = hash_models(m_config)) m_options.models = std::move(*hashed);
+    else spdlog::warn("{}", hashed.error().message);
   }
-  m_manifest["models"] = models;
+  m_manifest["models"] = models_json(m_options.models);
+  // What the CLI read from the file (kvsweep's copy model: the report holds its reference to the ceiling).
+  for (auto& mj : m_manifest["models"]) {
+    const auto facts = m_options.model_facts.find(mj.value("name", ""));
+    if (facts == m_options.model_facts.end()) continue;
+    for (auto it = facts->second.begin(); it != facts->second.end(); ++it) mj[it.key()] = it.value();
+  }
   nlohmann::json probes = nlohmann::json::array();
   for (const auto& p : m_probes) probes.push_back(probe::manifest_entry(*p));
   m_manifest["probes"] = probes;
@@ -106,26 +98,27 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
   for (const auto& r : results) {
     if (r.outcome == server::CellOutcome::pending) continue;
     nlohmann::json j = cell_result_json(r);
-    bool replaced = false;
-    for (auto& c : cells) {
-      if (cell_key(c) == cell_key(j)) {
-        // A resumed cell that only skipped items keeps its earlier outcome.
-        if (r.outcome == server::CellOutcome::skipped) {
-          replaced = true;
-          break;
-        }
-        c = j;
-        replaced = true;
-      }
+    // The journal first: a crash before the manifest's rename loses nothing a resume cannot rebuild.
+    if (m_journaled.insert(cell_key(j)).second) {
+      if (auto journaled = m_store.append_cell(j); !journaled) stop_for_store(journaled.error().message);
     }
-    if (!replaced && r.outcome != server::CellOutcome::skipped) cells.push_back(j);
+    fold_cell(cells, j);
   }
   resolve_attention_paths(cells);
   m_manifest["cells"] = cells;
   m_manifest["status"] = status;
   m_manifest["updated_at"] = core::iso8601(std::chrono::system_clock::now());
   if (status != "running") m_manifest["finished_at"] = m_manifest["updated_at"];
-  if (auto w = m_store.write_manifest(m_manifest); !w) spdlog::error("{}", w.error().message);
+  if (auto w = m_store.write_manifest(m_manifest); !w) stop_for_store(w.error().message);
+}
+
+void Runner::stop_for_store(const std::string& message) {
+  // Like a record that cannot be written: the run stops, and resume finishes it.
+  if (m_manifest_error.empty()) {
+    m_manifest_error = message;
+    spdlog::error("{}; stopping the run", message);
+  }
+  m_store_failed = true;
 }
 
 nlohmann::json Runner::make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item,

@@ -13,6 +13,12 @@
 //   FAULT-NONJSON  HTTP 200 whose body is not JSON
 //   FAULT-CUT      HTTP 200 whose body stops halfway and the connection closes
 //   FAULT-STALL    nothing is sent for FAKE_STALL_MS (default 30000) ms
+//   FAULT-TRICKLE  HTTP 200 whose body comes one byte per 100 ms, without end
+//   FAULT-ENDLESS  HTTP 200 whose chunked body never ends (64 KiB per 10 ms)
+//   FAULT-ECHOAUTH HTTP 500 whose message echoes the request's Authorization header and a Basic
+//                  credential of its own (a proxy that logs what it got)
+//   FAULT-TIMINGS  HTTP 200 whose timings are impossible (negative prompt_ms, predicted_n 2^63-1)
+// FAKE_PROPS, when set, is the body GET /props answers (e.g. {"build_info": null}).
 // Every /completion prompt is logged to stderr as `fake: completion "<prompt>"`.
 // FAKE_NO_KV_LINE=1 leaves the KV cache line out of the log (a server that ignored -ctk silently).
 
@@ -71,7 +77,8 @@ int main(int argc, char** argv) {
     res.set_content(R"({"status":"ok"})", "application/json");
   });
   server.Get("/props", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(R"({"build_info":"fake","model_path":"fake.gguf","total_slots":1})", "application/json");
+    const char* props = std::getenv("FAKE_PROPS");
+    res.set_content(props ? props : R"({"build_info":"fake","model_path":"fake.gguf","total_slots":1})", "application/json");
   });
   server.Post("/completion", [&](const httplib::Request& req, httplib::Response& res) {
     const auto body = nlohmann::json::parse(req.body, nullptr, false);
@@ -96,6 +103,27 @@ int main(int argc, char** argv) {
         sink.write(text.data(), text.size() / 2);
         return true;
       });
+    } else if (has("FAULT-TRICKLE")) {
+      res.set_chunked_content_provider("application/json", [](std::size_t, httplib::DataSink& sink) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        return sink.write("{", 1);  // false once the client has gone
+      });
+    } else if (has("FAULT-ENDLESS")) {
+      res.set_chunked_content_provider("application/json", [](std::size_t, httplib::DataSink& sink) {
+        static const std::string block(65536, ' ');
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return sink.write(block.data(), block.size());
+      });
+    } else if (has("FAULT-ECHOAUTH")) {
+      res.status = 500;
+      const std::string message = "fake: refused Authorization: " + req.get_header_value("Authorization") +
+                                  " (upstream said Authorization: Basic YWxpY2U6c2VjcmV0LXB3)";
+      res.set_content(nlohmann::json{{"error", {{"code", 500}, {"message", message}, {"type", "server_error"}}}}.dump(),
+                      "application/json");
+    } else if (has("FAULT-TIMINGS")) {
+      nlohmann::json impossible = answer;
+      impossible["timings"] = {{"prompt_n", 3}, {"predicted_n", 9223372036854775807LL}, {"prompt_ms", -5.0}, {"predicted_ms", 1.0}};
+      res.set_content(impossible.dump(), "application/json");
     } else if (has("FAULT-STALL")) {
       std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms));
       res.set_content(answer.dump(), "application/json");

@@ -21,7 +21,7 @@ TEST(Collisions, ASecondRunOnTheSameDirectoryIsRefusedWithTheFirstsPidAndABadMid
   cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 64}, {"prompts", prompts}}};
   auto run = dir / "run";
   kt::Background first({"run", kt::write_config(dir, cfg).string(), "-o", run.string()}, dir / "first.txt");
-  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 4; }, 60)) << first.output();
+  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 4; }, 180)) << first.output();
 
   auto second = kt::run_kvsweep({"run", "--resume", run.string()});
   EXPECT_EQ(second.exit_code, 2) << second.output;
@@ -29,7 +29,7 @@ TEST(Collisions, ASecondRunOnTheSameDirectoryIsRefusedWithTheFirstsPidAndABadMid
             std::string::npos)
       << second.output;
   ::kill(first.pid(), SIGINT);
-  ASSERT_EQ(first.wait(30), 130) << first.output();
+  ASSERT_EQ(first.wait(60), 130) << first.output();
 
   // Line 2 of the records is damaged: not a torn tail, so nothing may be repaired or skipped.
   std::ifstream in(run / "records.jsonl");

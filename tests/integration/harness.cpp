@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -47,7 +48,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& l
 }
 
 int wait_pid(pid_t pid, double timeout_s) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s * time_scale());
   int status = 0;
   while (true) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
@@ -63,6 +64,21 @@ int wait_pid(pid_t pid, double timeout_s) {
 }
 
 }  // namespace
+
+double time_scale() {
+  static const double scale = [] {
+    const char* e = std::getenv("KVSWEEP_TEST_TIME_SCALE");
+    if (e == nullptr || *e == '\0') return 1.0;
+    char* end = nullptr;
+    const double v = std::strtod(e, &end);
+    if (*end != '\0' || !(v >= 1.0))
+      throw std::runtime_error(std::string("KVSWEEP_TEST_TIME_SCALE=") + e + ": not a number >= 1 (try 3)");
+    return v;
+  }();
+  return scale;
+}
+
+int scaled_s(double seconds) { return static_cast<int>(std::ceil(seconds * time_scale())); }
 
 std::string llama_bin_dir() {
   if (const char* e = std::getenv("KVSWEEP_LLAMA_BIN"); e && *e) return e;
@@ -155,8 +171,8 @@ nlohmann::json base_config(const std::filesystem::path& model) {
        {{"backend", "llama-server"},
         {"args", {"-fa", "on", "-t", "1"}},
         {"ctx", 2048},
-        {"ready_timeout_s", 60},
-        {"request_timeout_s", 60},
+        {"ready_timeout_s", scaled_s(60)},
+        {"request_timeout_s", scaled_s(60)},
         {"stop_grace_s", 2}}},
       {"models", {{{"name", "tiny"}, {"path", model.string()}}}},
       {"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", "same-as-k"}, {"reference", "f16/f16"}, {"seed", 7}}},
@@ -224,7 +240,7 @@ std::vector<pid_t> pids_with_arg(const std::string& needle) {
 }
 
 bool wait_until(const std::function<bool()>& pred, double timeout_s) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s * time_scale());
   while (std::chrono::steady_clock::now() < deadline) {
     if (pred()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

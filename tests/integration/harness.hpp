@@ -37,7 +37,14 @@ class TempDir {
   std::filesystem::path m_path;
 };
 
-/// Runs kvsweep with `args` to completion.
+/// How much slower than an idle machine this run may be: KVSWEEP_TEST_TIME_SCALE (a number >= 1,
+/// default 1; scripts/test sets 3 for the sanitizer pass). Every wait of the harness (run_kvsweep,
+/// Background::wait, wait_until) is multiplied by it, and so is each timeout a test must outlast.
+double time_scale();
+/// `seconds` × time_scale(), rounded up: for timeouts written into a config.
+int scaled_s(double seconds);
+
+/// Runs kvsweep with `args` to completion (killed after timeout_s × time_scale()).
 Result run_kvsweep(const std::vector<std::string>& args, double timeout_s = 300);
 /// The same with `input` on stdin (stdin is /dev/null otherwise).
 Result run_kvsweep_with_input(const std::vector<std::string>& args, const std::string& input, double timeout_s = 300);
@@ -48,7 +55,8 @@ class Background {
   explicit Background(const std::vector<std::string>& args, std::filesystem::path log);
   ~Background();
   pid_t pid() const { return m_pid; }
-  /// Waits for exit; returns the shell-style exit code (128 + signal when killed).
+  /// Waits for exit (at most timeout_s × time_scale()); returns the shell-style exit code (128 +
+  /// signal when killed, -1 when it had to be killed for the timeout).
   int wait(double timeout_s = 300);
   std::string output() const;
 
@@ -74,7 +82,8 @@ std::size_t count_lines(const std::filesystem::path& file);
 
 /// PIDs of processes whose command line contains `needle` (scanning /proc).
 std::vector<pid_t> pids_with_arg(const std::string& needle);
-/// Waits until `pred` holds or the timeout passes; returns whether it held.
+/// Waits until `pred` holds or timeout_s × time_scale() passes; returns whether it held. The timeout
+/// is a bound for a machine under load, never a speed the test expects.
 bool wait_until(const std::function<bool()>& pred, double timeout_s);
 
 }  // namespace kvsweep::testing

@@ -19,10 +19,12 @@ TEST(HttpFaults, EachFaultIsItsItemsStatusAndResumeRerunsOnlyThoseItems) {
   kt::TempDir dir;
   std::filesystem::create_directory(dir / "faults");
   ::setenv("FAKE_FAULT_DIR", (dir / "faults").c_str(), 1);
-  ::setenv("FAKE_STALL_MS", "4000", 1);
+  // The stall outlasts the request timeout; both scale, so that an ok answer on a loaded machine
+  // never reads as a timeout.
+  ::setenv("FAKE_STALL_MS", std::to_string(4000 * kt::scaled_s(1)).c_str(), 1);
   auto cfg = kt::base_config(kt::tiny_model());
   cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
-  cfg["server"]["request_timeout_s"] = 1;
+  cfg["server"]["request_timeout_s"] = kt::scaled_s(1);
   cfg["server"]["stop_grace_s"] = 1;
   cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}};
   const std::vector<std::string> prompts = {"alpha", "FAULT-500 beta", "FAULT-NONJSON gamma", "FAULT-CUT delta",

@@ -43,7 +43,7 @@ TEST(Leaks, AnApiKeyAndUrlUserinfoReachTheServerButNoFileOfTheRun) {
   spec.n_ctx = 1024;
   spec.log_path = dir / "server.log";  // outside the run directory
   spec.extra_args = {"-t", "1", "--api-key", kKey};
-  spec.ready_timeout = std::chrono::seconds(60);
+  spec.ready_timeout = std::chrono::seconds(kt::scaled_s(60));
   spec.stop_grace = std::chrono::seconds(2);
   std::atomic<bool> cancel{false};
   auto server = backend.start(spec, cancel);
@@ -56,8 +56,8 @@ TEST(Leaks, AnApiKeyAndUrlUserinfoReachTheServerButNoFileOfTheRun) {
   cfg["server"] = {{"backend", "external"},
                    {"url", "http://kvuser:" + std::string(kPassword) + "@127.0.0.1:" + std::to_string(port)},
                    {"api_key_env", "KVSWEEP_LEAK_TEST_KEY"},
-                   {"ready_timeout_s", 20},
-                   {"request_timeout_s", 60}};
+                   {"ready_timeout_s", kt::scaled_s(60)},
+                   {"request_timeout_s", kt::scaled_s(60)}};
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   ::unsetenv("KVSWEEP_LEAK_TEST_KEY");

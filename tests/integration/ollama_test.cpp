@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -45,8 +46,8 @@ nlohmann::json ollama_config(const std::vector<std::string>& types) {
        {{"backend", "ollama"},
         {"binary", KVSWEEP_FAKE_OLLAMA},
         {"ctx", 2048},
-        {"ready_timeout_s", 30},
-        {"request_timeout_s", 30},
+        {"ready_timeout_s", kt::scaled_s(30)},
+        {"request_timeout_s", kt::scaled_s(30)},
         {"stop_grace_s", 2}}},
       {"models", {{{"name", "tiny"}, {"path", "tiny:latest"}}}},
       {"grid", {{"k", types}, {"v", "tied"}, {"reference", types.front() + "/" + types.front()}, {"order", "as-listed"}}},
@@ -224,20 +225,33 @@ TEST(Ollama, MissingTagIsLoadFailedForItsCellsAndTheSweepGoesOn) {
 
 TEST(Ollama, AttachModeLaunchesNothingAndRecordsTheKvTypeAsDeclared) {
   kt::TempDir dir;
-  int port = kvsweep::server::free_port();
-  FakeProcess fake(good_env(port, "q8_0"), dir / "fake.log");
-  std::string url = "http://127.0.0.1:" + std::to_string(port);
-  kvsweep::http::Client client(url, {std::chrono::milliseconds(200), std::chrono::milliseconds(1000)});
-  ASSERT_TRUE(kt::wait_until(
-      [&] {
-        auto v = client.get("/api/version");
-        return v && v->status == 200;
-      },
-      20))
-      << slurp(dir / "fake.log");
+  // A port free when picked can be taken by another test's server before the fake binds it: then
+  // the fake exits ("address already in use") and another port is tried.
+  std::unique_ptr<FakeProcess> fake;
+  std::string url;
+  for (int attempt = 0; attempt < 3 && url.empty(); ++attempt) {
+    const int port = kvsweep::server::free_port();
+    fake = std::make_unique<FakeProcess>(good_env(port, "q8_0"), dir / "fake.log");
+    const std::string candidate = "http://127.0.0.1:" + std::to_string(port);
+    kvsweep::http::Client client(candidate, {std::chrono::milliseconds(200), std::chrono::milliseconds(1000)});
+    bool exited = false;
+    const bool up = kt::wait_until(
+        [&] {
+          if (fake->wait_exit(0) != -1) return exited = true;
+          auto v = client.get("/api/version");
+          return v && v->status == 200;
+        },
+        60);
+    if (up && !exited) url = candidate;
+  }
+  ASSERT_FALSE(url.empty()) << slurp(dir / "fake.log");
 
   auto cfg = ollama_config({"q8_0"});
-  cfg["server"] = {{"backend", "external"}, {"api", "ollama"}, {"url", url}, {"ready_timeout_s", 10}, {"request_timeout_s", 30}};
+  cfg["server"] = {{"backend", "external"},
+                   {"api", "ollama"},
+                   {"url", url},
+                   {"ready_timeout_s", kt::scaled_s(30)},
+                   {"request_timeout_s", kt::scaled_s(30)}};
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -257,7 +271,7 @@ TEST(Ollama, AttachModeLaunchesNothingAndRecordsTheKvTypeAsDeclared) {
     EXPECT_GT(rec["timings"]["predicted_n"].get<int>(), 0);
   }
   // Nothing launched: the fake we started served the requests (one load for the whole cell).
-  EXPECT_EQ(fake.wait_exit(0), -1) << "the attached server must be left running";
+  EXPECT_EQ(fake->wait_exit(0), -1) << "the attached server must be left running";
   std::string log = slurp(dir / "fake.log");
   EXPECT_EQ(count(log, "llama_kv_cache: size"), 1u) << log;
   EXPECT_EQ(count(log, "POST \"/api/generate\""), 5u) << log;  // warm-up + 4 prompts
@@ -300,7 +314,7 @@ TEST(Ollama, FakeRefusesABrokenEnvironmentContract) {
     auto env = good_env(port, "f16");
     env.emplace_back(c.name, c.value);  // setenv in order: the later value wins
     FakeProcess fake(env, dir / "fake.log");
-    EXPECT_EQ(fake.wait_exit(10), 1) << c.name;
+    EXPECT_EQ(fake.wait_exit(60), 1) << c.name;
     EXPECT_NE(slurp(dir / "fake.log").find(c.message), std::string::npos) << slurp(dir / "fake.log");
   }
 }

@@ -21,8 +21,8 @@ std::unique_ptr<server::Instance> start_tiny(const kt::TempDir& dir) {
   spec.n_ctx = 2048;
   spec.log_path = dir / "server.log";
   spec.extra_args = {"-t", "1"};
-  spec.ready_timeout = std::chrono::seconds(60);
-  spec.request_timeout = std::chrono::seconds(60);
+  spec.ready_timeout = std::chrono::seconds(kt::scaled_s(60));
+  spec.request_timeout = std::chrono::seconds(kt::scaled_s(60));
   spec.stop_grace = std::chrono::seconds(2);
   std::atomic<bool> cancel{false};
   auto started = backend.start(spec, cancel);

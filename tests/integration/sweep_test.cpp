@@ -134,7 +134,7 @@ TEST(Sweep, ServerKilledMidCellIsRestartedOnceAndEveryItemRecordedOnce) {
   auto run = dir / "run";
   kt::Background bg({"run", kt::write_config(dir, cfg).string(), "-o", run.string()}, dir / "out.txt");
   // Once some items are recorded, kill -9 the server.
-  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 2; }, 60)) << bg.output();
+  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 2; }, 180)) << bg.output();
   auto pids = kt::pids_with_arg(kt::tiny_model().string());
   ASSERT_EQ(pids.size(), 1u);
   ::kill(pids[0], SIGKILL);
@@ -158,13 +158,11 @@ TEST(Sweep, SigintStopsPromptlyLeavesNoServerAndResumeCompletesWithoutDuplicates
   auto cfg_path = kt::write_config(dir, cfg);
   auto run = dir / "run";
   kt::Background bg({"run", cfg_path.string(), "-o", run.string()}, dir / "out.txt");
-  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 8; }, 60)) << bg.output();
+  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 8; }, 180)) << bg.output();
   ::kill(bg.pid(), SIGINT);
-  auto t0 = std::chrono::steady_clock::now();
-  EXPECT_EQ(bg.wait(30), 130) << bg.output();
-  double stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(stop_s, 10.0);  // not a speed goal: "promptly" means not after the whole sweep
-  EXPECT_TRUE(kt::wait_until([] { return kt::pids_with_arg(kt::tiny_model().string()).empty(); }, 5));
+  EXPECT_EQ(bg.wait(60), 130) << bg.output();
+  EXPECT_TRUE(kt::wait_until([] { return kt::pids_with_arg(kt::tiny_model().string()).empty(); }, 30));
+  // "Promptly" is behaviour, not a duration: it stopped with the sweep unfinished.
   auto partial = kt::read_records(run);  // parses: every line intact
   ASSERT_GE(partial.size(), 8u);
   ASSERT_LT(partial.size(), 54u);
@@ -185,14 +183,15 @@ TEST(Sweep, SigintStopsPromptlyLeavesNoServerAndResumeCompletesWithoutDuplicates
 TEST(Sweep, StoppedServerIsWedgedAfterTheTimeoutAndTheSweepGoesOn) {
   kt::TempDir dir;
   auto cfg = kt::base_config(kt::tiny_model());
-  cfg["server"]["request_timeout_s"] = 3;
+  // Short, since the stopped server's request must time out; scaled, since the other requests must not.
+  cfg["server"]["request_timeout_s"] = kt::scaled_s(3);
   cfg["grid"] = {{"k", {"f16", "q8_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}, {"order", "as-listed"}};
   nlohmann::json prompts = nlohmann::json::array();
   for (int i = 0; i < 6; ++i) prompts.push_back("Line " + std::to_string(i));
   cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 48}, {"prompts", prompts}}};
   auto run = dir / "run";
   kt::Background bg({"run", kt::write_config(dir, cfg).string(), "-o", run.string()}, dir / "out.txt");
-  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 1; }, 60)) << bg.output();
+  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 1; }, 180)) << bg.output();
   auto pids = kt::pids_with_arg(kt::tiny_model().string());
   ASSERT_EQ(pids.size(), 1u);
   ::kill(pids[0], SIGSTOP);
@@ -205,7 +204,7 @@ TEST(Sweep, StoppedServerIsWedgedAfterTheTimeoutAndTheSweepGoesOn) {
   int timeouts = 0;
   for (const auto& r : kt::read_records(run)) timeouts += r["status"] == "timeout";
   EXPECT_EQ(timeouts, 1);
-  EXPECT_TRUE(kt::wait_until([] { return kt::pids_with_arg(kt::tiny_model().string()).empty(); }, 5));
+  EXPECT_TRUE(kt::wait_until([] { return kt::pids_with_arg(kt::tiny_model().string()).empty(); }, 30));
 }
 
 TEST(Sweep, TornLastLineIsRepairedOnResume) {
@@ -244,12 +243,12 @@ TEST(Sweep, KillingKvsweepTakesItsServerWithIt) {
   cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 64}, {"prompts", prompts}}};
   auto run = dir / "run";
   kt::Background bg({"run", kt::write_config(dir, cfg).string(), "-o", run.string()}, dir / "out.txt");
-  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 1; }, 60)) << bg.output();
+  ASSERT_TRUE(kt::wait_until([&] { return kt::count_lines(run / "records.jsonl") >= 1; }, 180)) << bg.output();
   ASSERT_EQ(kt::pids_with_arg(kt::tiny_model().string()).size(), 1u);
   ::kill(bg.pid(), SIGKILL);
-  EXPECT_EQ(bg.wait(10), 137);
+  EXPECT_EQ(bg.wait(60), 137);
   // PR_SET_PDEATHSIG: the server dies with its parent.
-  EXPECT_TRUE(kt::wait_until([] { return kt::pids_with_arg(kt::tiny_model().string()).empty(); }, 5));
+  EXPECT_TRUE(kt::wait_until([] { return kt::pids_with_arg(kt::tiny_model().string()).empty(); }, 30));
 }
 
 TEST(Cli, BadConfigsFailBeforeAnythingStartsNamingFileAndKey) {

@@ -113,7 +113,7 @@ TEST(Variants, ErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(config_error(doc_with({{{"name", "small"}, {"args", {"-c", "1024"}}}})),
             "sweep.json: variants[0].args: '-c' is set by kvsweep per cell; use grid / ctx instead");
   EXPECT_EQ(config_error(doc_with({{{"name", "x"}, {"env", {{"A", 1}}}}})), "sweep.json: variants[0].env.A: expected a string");
-  EXPECT_EQ(config_error(doc_with({{{"name", "x"}, {"ctx", -1}}})), "sweep.json: variants[0].ctx: must be >= 0 (0: server.ctx)");
+  EXPECT_EQ(config_error(doc_with({{{"name", "x"}, {"ctx", -1}}})), "sweep.json: variants[0].ctx: must be between 0 and 2147483392, got -1");
   const std::string typo = config_error(doc_with({{{"name", "x"}, {"evn", {{"A", "1"}}}}}));
   EXPECT_NE(typo.find("sweep.json: variants[0]"), std::string::npos) << typo;
   EXPECT_NE(typo.find("'env'"), std::string::npos) << typo;

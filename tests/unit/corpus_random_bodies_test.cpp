@@ -156,3 +156,15 @@ TEST(ConfusableBodies, KnobsAreChecked) {
 
 }  // namespace
 }  // namespace kvsweep::corpus
+
+TEST(RandomBodies, TokenEstimateMatchesTheSpmTokenizersCount) {
+  // 16 functions at --value-len 24, seed 42: llama-server's /tokenize on the copy model (the llama SPM
+  // vocabulary, llama.cpp de3ff81) counted 12134 tokens in 16796 bytes; the estimate is a fit to such counts.
+  kvsweep::corpus::RandomBodiesOptions o;
+  o.functions = 16;
+  o.value_len = 24;
+  const std::string text = kvsweep::corpus::generate_random_bodies(o);
+  ASSERT_EQ(text.size(), 16796u);
+  const double estimate = static_cast<double>(kvsweep::corpus::estimate_spm_tokens(text));
+  EXPECT_NEAR(estimate, 12134.0, 0.01 * 12134.0);
+}

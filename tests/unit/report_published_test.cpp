@@ -266,18 +266,20 @@ TEST(Published, SummaryRowOfTheRunSitsBesideThePublishedOne) {
   EXPECT_NE(md.find("| this run | tiny · complete | 3 | 2.67 ± 1.53 /4 | 83.61 ± 26.96 | 53.33 – 105.00 | no |"), std::string::npos) << md;
 }
 
-TEST(Published, MetricOptionPicksTheRunMetric) {
+TEST(Published, TheMetricMustBeTheOneThePublishedGridsHold) {
+  // Another metric beside the published one would be a difference of units (issue 32: the run's
+  // `passed` beside the published `primary_matched` read as "Δ −19.00").
   auto p = parse_published(grid_document());
   ASSERT_TRUE(p);
-  auto cmp = compare_published(fixture_summary(), *p, {.metric = "match_reference", .grid = ""});
-  ASSERT_TRUE(cmp);
-  EXPECT_EQ(cmp->metric, "match_reference");
-  EXPECT_DOUBLE_EQ(cmp->grids[0].cells[1].run_mean, 0.75);
-  auto none = compare_published(fixture_summary(), *p, {.metric = "no_such_metric", .grid = ""});
-  ASSERT_TRUE(none);
-  ASSERT_EQ(none->warnings.size(), 1u);
-  EXPECT_NE(none->warnings[0].find("no metric 'no_such_metric'"), std::string::npos);
-  EXPECT_EQ(none->grids[0].count_not_run(), 4u);
+  auto same = compare_published(fixture_summary(), *p, {.metric = p->metric, .grid = ""});
+  ASSERT_TRUE(same) << same.error().message;
+  EXPECT_EQ(same->metric, p->metric);
+  auto other = compare_published(fixture_summary(), *p, {.metric = "match_reference", .grid = ""});
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().kind, core::ErrorKind::invalid);
+  EXPECT_NE(other.error().message.find("--metric match_reference: " + p->name + " publishes '" + p->metric + "'"),
+            std::string::npos)
+      << other.error().message;
 }
 
 TEST(Published, UnknownGridIsAnErrorAndAMissingProbeIsNotRun) {

@@ -23,11 +23,11 @@ json cell(const std::string& k, const std::string& v, double k_mib, double v_mib
 }
 
 json record(const std::string& k, const std::string& v, const std::string& probe, int item, json metrics,
-            double prompt_ms = 50, int prompt_n = 100) {
+            double prompt_ms = 50, int prompt_n = 400) {
   return {{"cell", {{"model", "m"}, {"type_k", k}, {"type_v", v}}}, {"probe", probe}, {"kind", probe},
           {"item", "i" + std::to_string(item)}, {"status", "ok"}, {"metrics", std::move(metrics)},
-          {"timings", {{"prompt_n", prompt_n}, {"cache_n", 0}, {"prompt_ms", prompt_ms}, {"predicted_n", 10},
-                       {"predicted_ms", 100}}}};
+          {"timings", {{"prompt_n", prompt_n}, {"cache_n", 0}, {"prompt_ms", prompt_ms}, {"predicted_n", 20},
+                       {"predicted_ms", 200}, {"requests", 1}}}};
 }
 
 /// f16/f16 reference; q8_0/q8_0 the same answers on 60 items; q4_0/q4_0 fails half the binary items;
@@ -164,7 +164,9 @@ TEST(Recommend, NoEligibleCellSaysSo) {
   const RunData data = literal_run();
   const Recommendation rec = recommend(data, options);
   EXPECT_FALSE(rec.models[0].recommended.has_value());
-  EXPECT_NE(recommend_markdown(data, rec).find("No cell is non-inferior on every gated metric"), std::string::npos);
+  // q8_0/q8_0 answered every item as the reference did: seen as no different, not proven at margin 0.
+  const std::string md = recommend_markdown(data, rec);
+  EXPECT_NE(md.find("**No difference seen, not enough items to prove it**: -ctk q8_0 -ctv q8_0"), std::string::npos) << md;
 }
 
 TEST(Recommend, AdaptiveCellsGetTheSequentialVerdictAndSaySo) {
@@ -286,17 +288,146 @@ TEST(Cost, BytesPerTokenMemoryAndSpeedRelativeToTheReference) {
   EXPECT_DOUBLE_EQ(ref->k_bytes_per_token, 512.0);  // 2 MiB / 4096
   EXPECT_DOUBLE_EQ(ref->kv_bytes_per_token, 1024.0);
   EXPECT_DOUBLE_EQ(ref->kv_mib_at_context, 128.0);
-  // 100 tokens in 50 ms on every item; the fully cached item is not counted.
+  // 400 tokens in 50 ms on every item; the fully cached item is not counted.
   EXPECT_EQ(ref->prompt.n, 120u);
-  EXPECT_DOUBLE_EQ(ref->prompt.median, 2000.0);
-  EXPECT_DOUBLE_EQ(ref->decode.median, 100.0);
+  EXPECT_DOUBLE_EQ(ref->prompt.tok_s, 8000.0);
+  EXPECT_DOUBLE_EQ(ref->decode.tok_s, 100.0);
+  ASSERT_TRUE(ref->prompt.ci.has_value());
+  EXPECT_DOUBLE_EQ(ref->prompt.ci->lower, 8000.0);
   const CellCost* q8 = costs.find(*data.find_cell("m", "q8_0", "q8_0"));
   EXPECT_DOUBLE_EQ(q8->kv_bytes_per_token, 544.0);
   EXPECT_DOUBLE_EQ(q8->prompt_x, 0.5);
   EXPECT_DOUBLE_EQ(q8->decode_x, 1.0);
-  EXPECT_NE(cost_markdown(data, costs).find("| m q8_0/q8_0 | 272 | 272 | 544 | 68.0 | 1000.0 [1000.0, 1000.0] | 0.50× |"),
+  // Without a speed probe, --max-slowdown reads the server's rates.
+  EXPECT_DOUBLE_EQ(q8->pp_x_worst, 0.5);
+  EXPECT_DOUBLE_EQ(q8->tg_x_worst, 1.0);
+  EXPECT_NE(cost_markdown(data, costs).find("| m q8_0/q8_0 | 272 | 272 | 544 | 68.0 | 4000.0 [4000.0, 4000.0] | "
+                                            "120 req × 400 @ d0 | 0.50× |"),
             std::string::npos)
       << cost_markdown(data, costs);
+}
+
+/// A recall-shaped cell: one long prefill of the corpus, then short follow-ups served from the prefix cache.
+RunData prefill_run(int items, bool with_speed) {
+  json manifest = {{"name", "p"},
+                   {"n_ctx", 16384},
+                   {"probes", {{{"name", "recall"}, {"kind", "recall"},
+                                {"metrics", {{{"name", "similarity"}, {"direction", "higher"}, {"kind", "continuous"},
+                                              {"role", "quality"}}}}}}},
+                   {"cells", {cell("f16", "f16", 2, 2), cell("q4_0", "f16", 0.5625, 2)}},
+                   {"config", {{"grid", {{"k", {"f16", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}}}}}};
+  std::vector<json> records;
+  for (const std::string k : {"f16", "q4_0"}) {
+    const double slow = k == "f16" ? 1.0 : 2.0;  // q4_0 decodes at half the speed
+    for (int i = 0; i < items; ++i) {
+      json r = record(k, "f16", "recall", i, {{"similarity", 0.5 + 0.01 * i}});  // the same in both cells
+      // Item 0 carries the corpus: 10000 tokens in 250 ms (40,000 tok/s); the rest 20 tokens in 10 ms.
+      r["timings"] = {{"prompt_n", i == 0 ? 10000 : 20}, {"cache_n", i == 0 ? 0 : 10000},
+                      {"prompt_ms", i == 0 ? 250.0 : 10.0}, {"predicted_n", 100},
+                      {"predicted_ms", 1000.0 * slow * (i == 0 ? 1.0 : 3.0)}, {"requests", 1}};
+      records.push_back(r);
+    }
+    if (with_speed) {
+      json s = {{"cell", {{"model", "m"}, {"type_k", k}, {"type_v", "f16"}}}, {"probe", "speed"}, {"kind", "speed"},
+                {"item", "d8192"}, {"status", "ok"}, {"spec", {{"depth", 8192}, {"pp", 512}, {"tg", 128}, {"repetitions", 3}}},
+                {"metrics", {{"pp_tok_s", 30000.0}, {"pp_tok_s_sd", 100.0}, {"tg_tok_s", 90.0 / slow}, {"tg_tok_s_sd", 1.0}}}};
+      records.push_back(s);
+    }
+  }
+  manifest["probes"].push_back({{"name", "speed"}, {"kind", "speed"},
+                                {"metrics", {{{"name", "pp_tok_s"}, {"direction", "higher"}, {"kind", "continuous"}, {"role", "cost"}},
+                                             {{"name", "pp_tok_s_sd"}, {"direction", "none"}, {"kind", "continuous"}, {"role", "diagnostic"}},
+                                             {{"name", "tg_tok_s"}, {"direction", "higher"}, {"kind", "continuous"}, {"role", "cost"}},
+                                             {{"name", "tg_tok_s_sd"}, {"direction", "none"}, {"kind", "continuous"}, {"role", "diagnostic"}}}}});
+  auto data = RunData::from(std::move(manifest), std::move(records));
+  EXPECT_TRUE(data.has_value());
+  return std::move(*data);
+}
+
+TEST(Cost, PrefillIsTheLongRequestsTokensOverTheirTimeNotTheMedianOfShortFollowUps) {
+  const RunData data = prefill_run(8, false);
+  const CostTable costs = cell_costs(data);
+  const CellCost* ref = costs.find(*data.reference("m"));
+  ASSERT_NE(ref, nullptr);
+  // Only the corpus prefill counts (the 7 follow-ups of 20 tokens would have said 2,000 tok/s).
+  EXPECT_EQ(ref->prompt.n, 1u);
+  EXPECT_EQ(ref->prompt.skipped, 7u);
+  EXPECT_DOUBLE_EQ(ref->prompt.tok_s, 40000.0);
+  EXPECT_DOUBLE_EQ(ref->prompt.depth, 0.0);
+  EXPECT_FALSE(ref->prompt.ci.has_value()) << "no bound from one item";
+  // Decode token-weighted: 800 tokens in 1000 + 7 × 3000 ms, at the depth after each prompt.
+  EXPECT_EQ(ref->decode.n, 8u);
+  EXPECT_DOUBLE_EQ(ref->decode.tok_s, 800.0 / 22000.0 * 1000.0);
+  EXPECT_DOUBLE_EQ(ref->decode.depth, (10000.0 + 7 * 10020.0) / 8);
+  ASSERT_TRUE(ref->decode.ci.has_value());
+  EXPECT_LE(ref->decode.ci->lower, ref->decode.tok_s);
+  EXPECT_GE(ref->decode.ci->upper, ref->decode.tok_s);
+  const std::string md = cost_markdown(data, costs);
+  // 2 + 2 MiB over the run's -c of 16384: 256 B/token.
+  EXPECT_NE(md.find("| m f16/f16 (ref) | 128 | 128 | 256 | 4.0 | 40000.0 | 1 req × 10000 @ d0 | 1.00× |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("1000000"), std::string::npos);
+}
+
+TEST(Cost, TooFewTokensGiveADashWithTheReasonNeverASentinel) {
+  const RunData data = literal_run();
+  // The literal run's items all decode 20 tokens; a one-token request (teacher forcing) reports ~0 ms.
+  std::vector<json> records;
+  for (int i = 0; i < 3; ++i) {
+    json r = record("f16", "f16", "complete", i, {{"match_reference", 1}}, 1.0, 10);
+    r["timings"]["predicted_n"] = 1;
+    r["timings"]["predicted_ms"] = 0.001;
+    records.push_back(r);
+  }
+  auto small = RunData::from(data.manifest(), std::move(records));
+  ASSERT_TRUE(small.has_value());
+  const CostTable costs = cell_costs(*small);
+  const CellCost* ref = costs.find(*small->reference("m"));
+  EXPECT_EQ(ref->prompt.n, 0u);
+  EXPECT_EQ(ref->decode.n, 0u);
+  EXPECT_TRUE(std::isnan(ref->decode.tok_s));
+  const std::string md = cost_markdown(*small, costs);
+  EXPECT_NE(md.find("| m f16/f16 (ref) | 512 | 512 | 1024 | 4.0 | — | none large enough | — | — | none large enough | — |"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("1000000"), std::string::npos);
+}
+
+TEST(Cost, LlamaBenchSpeedsSitBesideTheServersAtTheirDepth) {
+  const RunData data = prefill_run(4, true);
+  const CostTable costs = cell_costs(data);
+  const CellCost* q4 = costs.find(*data.find_cell("m", "q4_0", "f16"));
+  ASSERT_EQ(q4->bench.size(), 1u);
+  EXPECT_EQ(q4->bench[0].depth, 8192);
+  EXPECT_DOUBLE_EQ(q4->bench[0].tg_tok_s, 45.0);
+  EXPECT_DOUBLE_EQ(q4->bench[0].tg_x, 0.5);
+  EXPECT_DOUBLE_EQ(q4->bench[0].pp_x, 1.0);
+  EXPECT_DOUBLE_EQ(q4->tg_x_worst, 0.5);
+  const std::string md = cost_markdown(data, costs);
+  EXPECT_NE(md.find("| pp512 @ d8192 tok/s | tg128 @ d8192 tok/s |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 30000.0 ± 100.0 | 45.0 ± 1.0 |"), std::string::npos) << md;
+  const auto j = cost_json(data, costs);
+  EXPECT_EQ(j["cells"][1]["bench"][0]["tg_tok_s"], 45.0);
+}
+
+TEST(Recommend, MaxSlowdownDropsAPairSlowerThanRTimesTheReference) {
+  const RunData data = prefill_run(4, true);
+  RecommendOptions options;
+  const Recommendation plain = recommend(data, options);
+  ASSERT_TRUE(plain.models[0].recommended.has_value());
+  EXPECT_EQ(*plain.models[0].recommended, *data.find_cell("m", "q4_0", "f16"));
+  EXPECT_NE(recommend_markdown(data, plain).find("tg128 @ d8192 45.0 tok/s (0.50×)"), std::string::npos)
+      << recommend_markdown(data, plain);
+  options.max_slowdown = 0.9;
+  const Recommendation fast = recommend(data, options);
+  EXPECT_FALSE(fast.models[0].recommended.has_value());
+  EXPECT_EQ(verdict_of(fast.models[0], data, "q4_0", "f16").too_slow, "tg 0.50× < 0.90×");
+  const std::string md = recommend_markdown(data, fast);
+  EXPECT_NE(md.find("1 non-inferior cell is slower than --max-slowdown allows"), std::string::npos) << md;
+  EXPECT_NE(md.find("(too slow: tg 0.50× < 0.90×)"), std::string::npos) << md;
+  options.max_slowdown = 0.5;
+  EXPECT_TRUE(recommend(data, options).models[0].recommended.has_value());
 }
 
 }  // namespace

@@ -67,7 +67,10 @@ class Lifecycle : public ::testing::Test {
     spec.type_k = "q4_0";
     spec.type_v = "f16";
     spec.log_path = kt::temp_file(".log");
-    spec.ready_timeout = std::chrono::milliseconds(100);
+    // Far beyond the few 20 ms polls a test scripts (a log that lags behind ready is read again until
+    // this deadline): a loaded machine must not turn a start into load_failed. The tests of the
+    // timeout itself set a short one.
+    spec.ready_timeout = std::chrono::seconds(30);
     spec.stop_grace = std::chrono::milliseconds(10);
   }
   auto launch() { return server::Lifecycle(launcher, probe).launch(flavour, spec, cancel); }
@@ -130,13 +133,16 @@ TEST_F(Lifecycle, TheServersOwnRefusalIsUnsupported) {
 
 TEST_F(Lifecycle, NotReadyBeforeTheDeadlineIsLoadFailedAndTheServerIsStopped) {
   probe.ready = false;
+  spec.ready_timeout = std::chrono::milliseconds(100);
   auto started = launch();
   ASSERT_FALSE(started);
   EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
   EXPECT_NE(started.error().message.find("GET /health not ready within the ready timeout"), std::string::npos)
       << started.error().message;
   EXPECT_NE(started.error().message.find("connection refused"), std::string::npos);
-  EXPECT_GT(probe.calls, 1);
+  // At least one poll; how many fit in 100 ms depends on the machine's load (retrying is shown by
+  // ReadyServerWithTheKvLineIsVerifiedAndStopsOnce).
+  EXPECT_GE(probe.calls, 1);
   EXPECT_EQ(launcher.processes.at(0)->stops, 1);
 }
 

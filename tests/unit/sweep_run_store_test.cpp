@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kvsweep/sweep/cell_journal.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"
@@ -102,6 +103,60 @@ TEST(RunStoreRecords, AFailedAppendLeavesWholeLinesAndTheNextAppendStartsClean) 
   ASSERT_TRUE(read) << read.error().message;
   ASSERT_EQ(read->size(), 2u);
   EXPECT_EQ((*read)[1]["item"], "p1");
+}
+
+TEST(RunStoreRecords, ALineThatIsJsonButNotARecordIsNamedByFileAndLine) {
+  for (const std::string line : {"42", "[]", "null", "{\"probe\": \"x\"}"}) {
+    auto dir = fresh_dir();
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "records.jsonl") << record("p0").dump() << "\n" << line << "\n" << record("p1").dump() << "\n";
+    const std::string expected = (dir / "records.jsonl").string() + ": line 2 is not a record";
+    auto read = sweep::RunStore::read_records(dir);
+    ASSERT_FALSE(read) << line;
+    EXPECT_EQ(read.error().message.rfind(expected, 0), 0u) << read.error().message;
+    auto open = sweep::RunStore::open(dir);
+    ASSERT_FALSE(open) << line;
+    EXPECT_EQ(open.error().message.rfind(expected, 0), 0u) << open.error().message;
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST(RunStoreCells, TheJournalRebuildsCellsAManifestLostAndASkipKeepsTheOutcome) {
+  auto dir = fresh_dir();
+  auto store = sweep::RunStore::create(dir);
+  ASSERT_TRUE(store) << store.error().message;
+  auto cell = [](const std::string& k, const std::string& outcome) {
+    return nlohmann::json{{"model", "tiny"}, {"type_k", k}, {"type_v", "f16"}, {"outcome", outcome}, {"items_ok", 3}};
+  };
+  ASSERT_TRUE(store->append_cell(cell("f16", "kv_unverified")));
+  ASSERT_TRUE(store->append_cell(cell("q8_0", "wedged")));
+  ASSERT_TRUE(store->append_cell(cell("q8_0", "ok")));
+  const auto journal = sweep::RunStore::read_cells(dir);
+  ASSERT_EQ(journal.size(), 3u);
+  // The manifest kept only q8_0 (as wedged): the journal gives f16 back, and q8_0 its last outcome.
+  auto cells = sweep::rebuild_cells(nlohmann::json::array({cell("q8_0", "wedged")}), journal);
+  ASSERT_EQ(cells.size(), 2u);
+  EXPECT_EQ(cells[0]["outcome"], "ok");
+  EXPECT_EQ(cells[1]["outcome"], "kv_unverified");
+  // A resumed cell that only skipped keeps what it had; one with nothing to keep is rebuilt ok.
+  sweep::fold_cell(cells, cell("f16", "skipped"));
+  EXPECT_EQ(cells[1]["outcome"], "kv_unverified");
+  sweep::fold_cell(cells, cell("q4_0", "skipped"));
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(cells[2]["outcome"], "ok");
+}
+
+TEST(RunStoreLock, TheHolderOfARunDirectorysLockIsKnownToOthers) {
+  auto dir = fresh_dir();
+  EXPECT_FALSE(sweep::RunStore::lock_holder(dir));
+  {
+    auto store = sweep::RunStore::create(dir);
+    ASSERT_TRUE(store) << store.error().message;
+    auto holder = sweep::RunStore::lock_holder(dir);
+    ASSERT_TRUE(holder);
+    EXPECT_EQ(*holder, std::to_string(::getpid()));
+  }
+  EXPECT_FALSE(sweep::RunStore::lock_holder(dir));
 }
 
 }  // namespace

@@ -22,6 +22,8 @@ class StderrProgress final : public sweep::ProgressSink {
                  double wall_s) override;
   void cell_done(const sweep::CellResult& result) override;
   void note(const std::string& message) override;
+  /// The cells attach to a server at `url` (backend external): say so instead of "starting server".
+  void attach_to(std::string url) { m_attach_url = std::move(url); }
 
  private:
   bool m_quiet = false;
@@ -35,6 +37,7 @@ class StderrProgress final : public sweep::ProgressSink {
   bool m_terminal;
   std::size_t m_cells = 0, m_items_total = 0, m_items_done = 0, m_cell_index = 0, m_cells_done = 0;
   std::string m_cell_label;
+  std::string m_attach_url;  // empty: a server is started per cell
   std::vector<Running> m_running;  // cells started and not yet done, in start order
   std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
 };

@@ -17,6 +17,7 @@ enum class ErrorKind {
   unsupported,  // the backend cannot do what was asked
   invalid,      // bad input (config, arguments)
   exceeds_context,  // the prompt plus the answer budget do not fit the server's context (-c)
+  oversize,     // the answer passed the most bytes its request can need (the connection was closed)
   cancelled,    // interrupted by the user
   internal,     // a bug: code threw where it should have returned an error (e.g. a probe item)
 };

@@ -3,6 +3,7 @@
 /// (connect, timeout, status, parse), never exceptions.
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,8 +24,14 @@ struct Response {
 
 struct Timeouts {
   std::chrono::milliseconds connect{2000};
-  std::chrono::milliseconds read{600000};   // whole-request budget for a generation
+  /// The whole request, from connect to the last byte, streamed or not: a server that trickles
+  /// or streams without end is cut off here (ErrorKind::timeout).
+  std::chrono::milliseconds read{600000};
 };
+
+/// The most bytes of an answer read when a request sets no bound of its own (/props, /tokenize,
+/// embeddings, Ollama's control calls); more is ErrorKind::oversize.
+inline constexpr std::size_t kDefaultResponseLimit = std::size_t{64} << 20;
 
 /// One server at a base URL ("http://127.0.0.1:8080"); keep-alive across requests.
 class Client {
@@ -40,12 +47,16 @@ class Client {
   void set_basic_auth(const std::string& user, const std::string& password);
   void set_read_timeout(std::chrono::milliseconds read);
 
-  core::Expected<Response> get(const std::string& path);
-  core::Expected<Response> post_json(const std::string& path, const nlohmann::json& body);
+  /// Every request is bounded by the read timeout as a whole (ErrorKind::timeout) and reads at
+  /// most `limit` bytes of answer (ErrorKind::oversize); either closes the connection.
+  core::Expected<Response> get(const std::string& path, std::size_t limit = kDefaultResponseLimit);
+  core::Expected<Response> post_json(const std::string& path, const nlohmann::json& body,
+                                     std::size_t limit = kDefaultResponseLimit);
   /// POST and parse the body as JSON; a non-2xx status is an http_status error carrying
   /// the server's own message.
-  core::Expected<nlohmann::json> post_for_json(const std::string& path, const nlohmann::json& body);
-  core::Expected<nlohmann::json> get_json(const std::string& path);
+  core::Expected<nlohmann::json> post_for_json(const std::string& path, const nlohmann::json& body,
+                                               std::size_t limit = kDefaultResponseLimit);
+  core::Expected<nlohmann::json> get_json(const std::string& path, std::size_t limit = kDefaultResponseLimit);
 
   /// POSTs JSON and hands the response body to `on_bytes` piece by piece as it arrives (a
   /// streamed answer). `on_bytes` returns false to stop reading: the connection is closed,
@@ -56,7 +67,8 @@ class Client {
     bool cancelled = false;
   };
   core::Expected<StreamResult> post_stream(const std::string& path, const nlohmann::json& body,
-                                           const std::function<bool(std::string_view)>& on_bytes);
+                                           const std::function<bool(std::string_view)>& on_bytes,
+                                           std::size_t limit = kDefaultResponseLimit);
 
   const std::string& base_url() const { return m_base_url; }
 

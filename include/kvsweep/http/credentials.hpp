@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kvsweep::http {
 
@@ -18,6 +19,10 @@ struct Credentials {
   void apply(Client& client) const;
 };
 
+/// The key a server launched with `args` wants: --api-key K (the first of a comma list) or the
+/// first line of --api-key-file F; empty credentials when neither is given.
+Credentials credentials_from_args(const std::vector<std::string>& args);
+
 /// A URL split into the URL without userinfo and the user:password it carried (RFC 3986
 /// §3.2.1; percent-encoding in them is decoded).
 struct SplitUrl {
@@ -26,5 +31,9 @@ struct SplitUrl {
   std::string password;
 };
 SplitUrl split_userinfo(std::string_view url);
+
+/// What is wrong with a server URL (without userinfo): "" when it is scheme http or https, a
+/// host, an optional numeric port 1-65535 and an optional path; else what is wrong with it.
+std::string url_problem(std::string_view url);
 
 }  // namespace kvsweep::http

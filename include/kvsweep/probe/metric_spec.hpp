@@ -20,8 +20,10 @@ enum class Direction { higher_better, lower_better, none };
 enum class MetricKind { binary, count, continuous };
 
 /// `quality` metrics are gated by compare and drive the gradient and the recommendation;
-/// `diagnostic` ones (standard errors, base perplexities, token and cut counts, timings) are reported only.
-enum class MetricRole { quality, diagnostic };
+/// `diagnostic` ones (standard errors, base perplexities, token and cut counts, timings) are reported only;
+/// `cost` ones (speeds a tool measured) are reported in the Cost section and filter `recommend
+/// --max-slowdown`, never gated as quality.
+enum class MetricRole { quality, diagnostic, cost };
 
 struct MetricSpec {
   std::string name;
@@ -37,10 +39,11 @@ struct MetricSpec {
 /// Shorthands for the declaration lists of the probes.
 MetricSpec quality(std::string name, Direction direction, MetricKind kind);
 MetricSpec diagnostic(std::string name, MetricKind kind, Direction direction = Direction::none);
+MetricSpec cost(std::string name, Direction direction, MetricKind kind = MetricKind::continuous);
 
 std::string_view to_string(Direction direction);  // "higher", "lower", "none"
 std::string_view to_string(MetricKind kind);      // "binary", "count", "continuous"
-std::string_view to_string(MetricRole role);      // "quality", "diagnostic"
+std::string_view to_string(MetricRole role);      // "quality", "diagnostic", "cost"
 std::optional<Direction> parse_direction(std::string_view text);
 std::optional<MetricKind> parse_metric_kind(std::string_view text);
 std::optional<MetricRole> parse_metric_role(std::string_view text);

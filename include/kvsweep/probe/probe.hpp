@@ -35,6 +35,7 @@ struct CellInfo {
   std::vector<std::string> server_args;  // the cell's extra server args (server's, then its variant's, e.g. -fa on), for probes that run tools
   std::filesystem::path run_dir;         // where probes may keep per-run artifacts (e.g. KLD base logits)
   std::filesystem::path log_path;        // the cell's log file
+  std::string server_binary;             // the cell's llama-server as resolved (empty when not known), for tools beside it
   /// The environment the cell's server got (server.env, the variant's, the slot's), for tools a probe launches.
   std::vector<std::pair<std::string, std::string>> env;
 };
@@ -55,6 +56,7 @@ class Embedder {
 };
 
 struct Context {
+  /// The cell's server; for a probe that runs_tool() the server is stopped and every request fails.
   server::Api& api;
   const CellInfo& cell;
   Embedder* embedder = nullptr;  // set when needs_embedder()
@@ -75,6 +77,10 @@ class Probe {
   /// Whether items read the reference cell's records while they run (Context::reference_records).
   /// A shard that does not own the reference cell then runs it too, as a support cell.
   virtual bool compares_with_reference() const { return false; }
+  /// Whether the probe runs a llama.cpp tool of its own (llama-perplexity, llama-bench) that loads
+  /// the model itself instead of talking to the cell's server. The runner runs such probes after the
+  /// cell's server has stopped, so a model that fits the device once is enough.
+  virtual bool runs_tool() const { return false; }
   /// Minimum context the probe needs (the runner uses it for -c when the config leaves it open).
   virtual int min_context() const { return 0; }
   /// Runs one item. An Error means the item failed (timeout and connect errors also tell the

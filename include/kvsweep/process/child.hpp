@@ -1,6 +1,8 @@
 #pragma once
-/// One child process in its own process group, its output appended to a log file,
-/// killed with the group when kvsweep stops or dies (PR_SET_PDEATHSIG).
+/// One child process in its own process group, its output appended to a log file, killed
+/// with the group when kvsweep stops or dies: PR_SET_PDEATHSIG for the child, and a guard
+/// process in the group that kills all of it (what a wrapper script started too) once
+/// kvsweep is gone, kill -9 included.
 
 #include <sys/types.h>
 
@@ -54,7 +56,10 @@ class Child {
   void signal_group(int sig) const;
 
  private:
+  /// Closes kvsweep's end of the guard's pipe (after the group is dead).
+  void release_guard();
   pid_t m_pid = -1;
+  int m_guard_fd = -1;  // the write end the group's guard waits on
   std::optional<ExitStatus> m_status;
 };
 

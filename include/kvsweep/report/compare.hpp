@@ -35,11 +35,16 @@ struct CompareOptions {
   Tolerance default_tolerance{0.05, true};      // 5% of the baseline mean
   std::map<std::string, Tolerance> tolerances;  // keyed "probe.metric" (first) or "metric"
   bool fail_inconclusive = false;               // an inconclusive check fails the gate (exit 1, JUnit failure)
+  /// The runs' items may differ (an intentional change of the config): compare the common items. Without
+  /// it, runs whose items differ are refused (ErrorKind::invalid) with what differs.
+  bool allow_diff = false;
 };
 
 /// `inconclusive`: a bad-direction change beyond the tolerance on a check whose paired test cannot
 /// reach significance with the items at hand (see Check::powered) — neither a regression nor ok.
-enum class Verdict { ok, regression, inconclusive, improved, no_data };
+/// `not_comparable`: both runs hold values for the cell but on no common item (other items); never a
+/// regression.
+enum class Verdict { ok, regression, inconclusive, improved, no_data, not_comparable };
 std::string_view to_string(Verdict verdict);
 
 struct Check {
@@ -79,6 +84,7 @@ struct Comparison {
   std::string baseline_name;
   std::vector<Check> checks;
   std::vector<std::string> warnings;  // context differences, cells only one side has, inferred declarations
+  std::vector<std::string> differences;  // config hash and items that differ (run_differences), said first
   double alpha = 0.05;
   std::size_t tested = 0;             // stochastic checks in the Holm family
   std::size_t diagnostics = 0;        // (cell, probe, diagnostic metric) pairs both runs hold; reported, never gated

@@ -94,6 +94,10 @@ struct Published {
   std::string pass_metric;  // empty when none
   int decimals = 2;         // the document's rounding; "inside the CI" allows half a unit of it
   std::size_t items_per_cell = 0;
+  /// From the document's "setup", when it says: the answer's lines (recall's `lines`) and the context
+  /// window in tokens ("262K" reads as 262000); 0 when not given.
+  int lines = 0;
+  double context_tokens = 0;
   std::vector<PublishedSummaryRow> summaries;
   std::vector<PublishedGrid> grids;
   std::optional<PublishedDeltas> deltas;

@@ -28,6 +28,9 @@ struct RecommendOptions {
   /// --vram GiB: only a cell whose model + KV (at `context`) + compute buffers fit is recommended, on
   /// every GPU device it used (or, in a run without GPU buffers, all its buffers together).
   std::optional<double> vram_gib;
+  /// --max-slowdown R: a cell is recommended only when its pp and its tg are each at least R × the
+  /// reference's (0.9: at most 10% slower), as CellCost::pp_x_worst / tg_x_worst; unknown speed fails.
+  std::optional<double> max_slowdown;
   SummaryOptions summary;        // bootstrap settings for the speeds
 };
 
@@ -68,7 +71,9 @@ struct CellVerdict {
   std::vector<MetricVerdict> metrics;       // every quality metric of every probe with reference data
   std::vector<std::string> missing_probes;  // probes the reference answered and this cell did not
   std::size_t non_inferior = 0, inferior = 0, unknown = 0;
-  bool eligible = false;  // non-inferior on every gated metric and no probe missing
+  bool eligible = false;  // non-inferior on every gated metric, no probe missing, and fast enough
+  /// Why --max-slowdown dropped the cell ("tg 0.82× < 0.90×"); empty when it did not.
+  std::string too_slow;
   /// min over metrics of lower bound ÷ margin: above −1 means non-inferior everywhere; the quality axis
   /// of the frontier, over the metrics with a bound. NaN when none has one or a probe is missing.
   double score = 0.0;
@@ -98,6 +103,7 @@ struct ModelRecommendation {
 struct Recommendation {
   double alpha = 0.05;
   std::optional<double> vram_gib;
+  std::optional<double> max_slowdown;
   CostTable costs;
   std::vector<ModelRecommendation> models;
 };

@@ -100,6 +100,7 @@ struct CellKey {
 struct SummaryDocument {
   int schema_version = 0;
   std::string run_name;
+  std::string config_hash;  // the run's config hash ("" in a document without one)
   std::string server_version;
   std::string server_build_commit;
   std::vector<SummaryModel> models;

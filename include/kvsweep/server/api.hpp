@@ -22,9 +22,13 @@ struct Timings {
   double prompt_ms = 0;
   int predicted_n = 0;
   double predicted_ms = 0;
+  /// How many requests these are the sum of (1 for one answer; 0 when nothing was asked), so that
+  /// per-request sizes and depths can be told from an item made of several requests.
+  int requests = 0;
 
   /// Adds another request's counts and times (an item made of several requests).
   Timings& operator+=(const Timings& t) {
+    requests += t.requests;
     prompt_n += t.prompt_n;
     cache_n += t.cache_n;
     prompt_ms += t.prompt_ms;

@@ -38,6 +38,10 @@ class LlamaApi final : public Api {
 const std::vector<std::string>& completion_response_fields();
 /// The request body LlamaApi sends for `request` (exposed for tests).
 nlohmann::json completion_body(const CompletionRequest& request);
+/// The most bytes an answer to `request` can need (`body_bytes`: the request body's size; `answers`:
+/// prompts answered in one request): its max tokens times a generous size per token, plus the
+/// prompt it may echo. More is a server gone wrong: the client stops reading (ErrorKind::oversize).
+std::size_t answer_limit(const CompletionRequest& request, std::size_t body_bytes, std::size_t answers);
 /// Parses a /completion or /v1/chat/completions answer (exposed for tests).
 core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, bool chat);
 

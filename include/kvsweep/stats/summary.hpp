@@ -53,4 +53,10 @@ struct ConfidenceInterval {
 /// n = 1 → both bounds equal the value (every resample is that value).
 ConfidenceInterval bootstrap_ci(std::span<const double> values, const BootstrapOptions& options = {});
 
+/// The same percentile bootstrap for a ratio of sums, Σ numerator ÷ Σ denominator, resampling the
+/// pairs (numerator[i], denominator[i]) together (`statistic` is ignored). NaN bounds when the spans
+/// are empty or of different sizes; a resample whose denominators sum to 0 is skipped.
+ConfidenceInterval bootstrap_ratio_ci(std::span<const double> numerator, std::span<const double> denominator,
+                                      const BootstrapOptions& options = {});
+
 }  // namespace kvsweep::stats

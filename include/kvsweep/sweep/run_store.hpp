@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ class RunStore {
   /// Read-only view of a run directory's records (tolerates a torn last line).
   static core::Expected<std::vector<nlohmann::json>> read_records(const std::filesystem::path& dir);
   static core::Expected<nlohmann::json> read_manifest(const std::filesystem::path& dir);
+  /// The pid of the kvsweep that holds `dir`'s lock (a run still going), "unknown" when it wrote
+  /// none; nullopt when no process holds it.
+  static std::optional<std::string> lock_holder(const std::filesystem::path& dir);
 
   const std::filesystem::path& dir() const { return m_dir; }
   /// Every record; only while no other thread appends (use select() then).
@@ -56,6 +60,12 @@ class RunStore {
 
   /// Appends one record as a JSON line and fsyncs. Refuses a second `ok` record for a triple.
   core::Expected<void> append(const nlohmann::json& record);
+  /// Appends one cell's outcome to cells.jsonl and fsyncs. Written before the manifest that
+  /// holds it, so that a manifest which lost cells is rebuilt from it (sweep/cell_journal.hpp).
+  core::Expected<void> append_cell(const nlohmann::json& cell);
+  /// Every whole line of a run directory's cells.jsonl (none when absent); lines that do not
+  /// parse (a crash mid-write) are left out.
+  static std::vector<nlohmann::json> read_cells(const std::filesystem::path& dir);
   /// Writes manifest.json atomically (temp file, fsync, rename).
   core::Expected<void> write_manifest(const nlohmann::json& manifest);
   std::filesystem::path log_path(const std::string& cell_id) const { return m_dir / "logs" / (cell_id + ".log"); }
@@ -65,11 +75,12 @@ class RunStore {
   static core::Expected<RunStore> open_impl(const std::filesystem::path& dir, bool must_be_empty);
   std::filesystem::path m_dir;
   int m_fd = -1;
-  int m_lock_fd = -1;  // holds the run directory's lock (.kvsweep.lock) while open
+  int m_lock_fd = -1;
+  int m_cells_fd = -1;  // cells.jsonl, opened on the first append_cell  // holds the run directory's lock (.kvsweep.lock) while open
   std::vector<nlohmann::json> m_records;
   std::set<std::string> m_ok;
   std::size_t m_repaired = 0;
-  mutable std::mutex m_mutex;  // guards m_fd writes, m_records, m_ok and manifest.json
+  mutable std::mutex m_mutex;  // guards m_fd and m_cells_fd writes, m_records, m_ok and manifest.json
 };
 
 /// Writes `text` to `path` atomically (same directory temp file, fsync, rename).

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/sweep/adaptive.hpp"
 #include "kvsweep/sweep/context_fit.hpp"
+#include "kvsweep/sweep/model_hashes.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
@@ -45,6 +47,10 @@ struct CellResult {
   int slot = -1;            // the slot the server ran in; -1 when no slot was used (serial, no slot env)
   std::vector<std::pair<std::string, std::string>> slot_env;  // the slot's environment as the server got it
   std::optional<ContextShortfall> shortfall;  // a probe's prompt did not fit the cell's context
+  /// What happened to the cell's server, in order, each {"event", "at", …}: server_ready,
+  /// server_restarted, server_stopped, then tool_probes / tool_probes_done around the probes that
+  /// run their own llama.cpp tool (with no server of the cell alive). The manifest's `lifecycle`.
+  std::vector<nlohmann::json> lifecycle;
 };
 
 struct RunResult {
@@ -76,6 +82,10 @@ class ProgressSink {
 ReferenceSupport reference_support(const std::vector<std::unique_ptr<probe::Probe>>& probes,
                                    const config::Config& config);
 
+/// The context size (-c) every cell gets: server.ctx, or the probes' needs (at least 4096), rounded up
+/// to 256. Runner::context_size() and the dry run's plan both say this number.
+int planned_context_size(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes);
+
 struct RunOptions {
   std::optional<Shard> shard;
   Filter filter;
@@ -86,6 +96,8 @@ struct RunOptions {
   /// Model name → facts the caller read from its file, added to the manifest's models[] entry
   /// (e.g. "copy_model": {"match_length": 6} for kvsweep's copy model).
   std::map<std::string, nlohmann::json> model_facts;
+  /// The models with their hashes, when the caller hashed them (a resume checks them first); else the runner does.
+  std::vector<ModelHash> models;
 };
 
 class Runner {
@@ -113,6 +125,14 @@ class Runner {
     std::vector<probe::Item> items;
     std::optional<AdaptiveGate> gate;  // adaptive sweeps, cells other than the reference
   };
+  /// Appends an ok item's record and counts it (false: the store failed, the run stops).
+  bool record_ok(const Cell& cell, PendingItems& t, const probe::Item& item, const probe::ItemResult& res, double wall,
+                 CellResult& r);
+  /// Appends a failed item's record (status: the error's kind) and counts it.
+  bool record_failure(const Cell& cell, const PendingItems& t, const probe::Item& item, const core::Error& err,
+                      double wall, CellResult& r);
+  /// Adds {"event", "at", …details} to the cell's lifecycle.
+  void lifecycle_event(CellResult& r, const std::string& event, nlohmann::json details) const;
   /// What is left to do in `cell`; items already recorded ok are counted in `already_recorded`.
   std::vector<PendingItems> pending_items(const Cell& cell, int& already_recorded) const;
   /// Adaptive sweeps: orders each probe's pending items, builds its gate from the reference's records
@@ -134,6 +154,9 @@ class Runner {
   /// kept from an earlier invocation where unchanged; written with the first update_manifest.
   void open_manifest();
   void update_manifest(const std::vector<CellResult>& results, const std::string& status);
+  /// The manifest or its journal could not be written: remembers why and stops the run (called
+  /// where update_manifest is: the serial loop, or under m_mutex).
+  void stop_for_store(const std::string& message);
   /// Appends a record; when the store cannot write it (disk full), remembers why and stops the run.
   bool append_or_stop(const nlohmann::json& record);
   /// A cell found that a probe's prompt cannot fit the context: no further cell starts (the grid
@@ -158,6 +181,8 @@ class Runner {
   std::string m_store_error;
   std::atomic<bool> m_unfit{false};
   std::string m_context_error;  // under m_mutex
+  std::string m_manifest_error;        // set by stop_for_store, under update_manifest's serialisation
+  std::set<std::string> m_journaled;   // cell keys whose outcome this invocation put in cells.jsonl
 };
 
 }  // namespace kvsweep::sweep

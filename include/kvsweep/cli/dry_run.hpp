@@ -1,0 +1,23 @@
+#pragma once
+/// `kvsweep run CONFIG --dry-run`: the plan before anything runs — cells in run order, per probe its
+/// items per cell, the corpus's tokens, the -c every cell gets, and for each gated metric whether the
+/// items can ever settle its verdict at its margin.
+
+#include <memory>
+#include <vector>
+
+#include "kvsweep/config/config.hpp"
+#include "kvsweep/probe/probe.hpp"
+#include "kvsweep/server/backend.hpp"
+#include "kvsweep/sweep/runner.hpp"
+
+namespace kvsweep::cli {
+
+/// Prints the plan on stdout. A probe whose prompt holds a corpus (recall) has it counted in tokens by
+/// the model's own tokenizer: `backend` starts one server for the first model (llama-server: loaded
+/// with -c 512 for the count, then stopped; external: the attached server) and asks /tokenize; an
+/// Ollama backend has no tokenize endpoint, so the count is left out. Returns the exit code.
+int print_dry_run(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                  const sweep::RunOptions& options, server::Backend& backend);
+
+}  // namespace kvsweep::cli

@@ -1,0 +1,25 @@
+#pragma once
+/// What `kvsweep run` checks of a run directory before anything starts: the manifest a resume
+/// reads, and that a resume still has the models the run started with.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/config/config.hpp"
+#include "kvsweep/sweep/model_hashes.hpp"
+
+namespace kvsweep::cli {
+
+/// The manifest of the run `run_dir` being resumed; nullopt when it has none and a config was
+/// given (`have_config`). Throws FatalError, saying how to start it again, when there is neither.
+std::optional<nlohmann::json> manifest_to_resume(const std::string& run_dir, bool have_config);
+
+/// Every model of `config` hashed; for a resume (`previous` set) throws FatalError naming both
+/// hashes when a model file changed since the run started.
+std::vector<sweep::ModelHash> checked_models(const config::Config& config, const std::optional<nlohmann::json>& previous,
+                                             const std::string& run_dir);
+
+}  // namespace kvsweep::cli

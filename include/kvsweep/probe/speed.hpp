@@ -1,0 +1,54 @@
+#pragma once
+/// The `speed` probe: runs llama-bench from the cell's llama.cpp build with the cell's K/V types and
+/// its offload, thread, flash-attention and environment settings, and records prompt processing (pp)
+/// and generation (tg) speed at each configured depth — the numbers the field quotes.
+///
+/// Config: {"kind": "speed", "name": "speed", "depths": [0] (tokens already in the context, llama-bench's
+/// -d), "pp": 512 (-p; 0 skips it), "tg": 128 (-n; 0 skips it), "repetitions": 3 (-r), "binary":
+/// "llama-bench" (a path, else beside the cell's llama-server, else $KVSWEEP_LLAMA_BIN/<binary>, else
+/// PATH), "args": [extra llama-bench args], "timeout_s": 3600}. One item per depth, key "d<depth>".
+/// Metrics (role cost: reported and used by `recommend --max-slowdown`, never gated as quality):
+/// pp_tok_s, tg_tok_s (llama-bench's avg_ts) and pp_tok_s_sd, tg_tok_s_sd (its stddev_ts); the
+/// record keeps llama-bench's JSON objects whole. The cell's server is stopped while it runs.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/probe.hpp"
+#include "kvsweep/process/tool_runner.hpp"
+
+namespace kvsweep::probe {
+
+/// One llama-bench test as its JSON output gives it (`-o jsonl`: one object per line).
+struct BenchTest {
+  int n_prompt = 0;
+  int n_gen = 0;
+  int n_depth = 0;
+  double avg_ts = 0;     // tokens/s, mean over the repetitions
+  double stddev_ts = 0;  // their standard deviation
+  std::string type_k, type_v;
+  nlohmann::json raw;  // the whole object
+};
+
+/// The tests in llama-bench's `-o jsonl` (or `-o json`) output; lines that are not JSON objects (its
+/// stderr, which the tool runner interleaves) are skipped. No test at all is a parse error quoting
+/// the output's last lines.
+core::Expected<std::vector<BenchTest>> parse_bench_output(std::string_view output);
+
+/// The llama-server args that llama-bench also takes, in llama-bench's spelling: threads, batch sizes,
+/// -fa, -ngl (auto → -1, all → -2), split and device flags (lists joined with '/' as llama-bench
+/// wants), -nkvo → -nkvo 1, --no-op-offload → -nopo 1. The rest (server-only flags, -c, -ctk/-ctv,
+/// -np, -tb) are dropped.
+std::vector<std::string> bench_args(const std::vector<std::string>& server_args);
+
+std::unique_ptr<Probe> make_speed_probe(const nlohmann::json& config, const ConfigSite& site);
+/// As make_speed_probe, running the tool through `runner`.
+std::unique_ptr<Probe> make_speed_probe_with(const nlohmann::json& config, const ConfigSite& site,
+                                             std::shared_ptr<process::ToolRunner> runner);
+
+}  // namespace kvsweep::probe

@@ -1,0 +1,22 @@
+#pragma once
+/// The manifest's cell outcomes as a fold of the outcomes journal (cells.jsonl, written before
+/// each manifest): an entry replaces the one with its cell key, except that a cell a resume only
+/// skipped keeps the outcome it had. The runner folds as it goes; a resume folds the whole journal
+/// over the manifest it reads, so a manifest that lost cells (a crash between journal and rename)
+/// gets them back.
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kvsweep::sweep {
+
+/// Folds one cell entry (the manifest's form) into `cells`. A skipped entry with no earlier
+/// outcome (its manifest entry was lost) becomes "ok": a cell is skipped only when every item is
+/// recorded ok (or settled), which the records show.
+void fold_cell(nlohmann::json& cells, const nlohmann::json& entry);
+
+/// `cells` with every journal entry folded in, in order.
+nlohmann::json rebuild_cells(nlohmann::json cells, const std::vector<nlohmann::json>& journal);
+
+}  // namespace kvsweep::sweep

@@ -1,0 +1,43 @@
+#include "kvsweep/cli/attach_check.hpp"
+
+#include <cstdlib>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/server/url_check.hpp"
+
+namespace kvsweep::cli {
+
+namespace {
+
+/// The server at `url` (its `/health`, or Ollama's `/api/version`) must answer something.
+void check_one(const config::Config& config, const std::string& key, const std::string& url, bool ollama,
+               const std::string& user, const std::string& password, const std::string& api_key_env) {
+  server::UrlCheck check;
+  check.url = url;
+  check.path = ollama ? "/api/version" : "/health";
+  check.user = user;
+  check.password = password;
+  if (!api_key_env.empty()) {
+    if (const char* key_value = std::getenv(api_key_env.c_str())) check.api_key = key_value;
+  }
+  auto ok = server::check_answers(check);
+  if (ok) return;
+  throw core::FatalError(config.file.string() + ": " + key + " " + check.url + ": nothing answers at " + check.url +
+                         check.path + " (" + ok.error().message + "); start that server first, or fix " + key +
+                         " (the external backend attaches to a running server, it starts none)");
+}
+
+}  // namespace
+
+void check_attached_servers(const config::Config& config) {
+  const auto& s = config.server;
+  if (s.backend == "external")
+    check_one(config, "server.url", s.url, s.api == "ollama", s.url_user, s.url_password, s.api_key_env);
+  if (config.embedder && !config.embedder->url.empty() &&
+      (config.embedder->backend == "external" || config.embedder->backend == "ollama")) {
+    const auto& e = *config.embedder;
+    check_one(config, "embedder.url", e.url, e.backend == "ollama", e.url_user, e.url_password, e.api_key_env);
+  }
+}
+
+}  // namespace kvsweep::cli

@@ -1,0 +1,139 @@
+#include "kvsweep/cli/dry_run.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <unistd.h>
+
+#include "kvsweep/cli/commands.hpp"
+#include "kvsweep/config/keys.hpp"
+#include "kvsweep/core/exit_codes.hpp"
+#include "kvsweep/probe/margin.hpp"
+#include "kvsweep/probe/recall.hpp"
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/report/plan_power.hpp"
+
+namespace kvsweep::cli {
+
+namespace {
+
+/// Tokens of `text` by the model's own tokenizer (llama-server's /tokenize, no special tokens);
+/// nullopt with a reason printed when it cannot be counted.
+std::optional<std::size_t> count_tokens(const config::Config& cfg, server::Backend& backend, const std::string& text) {
+  if (config::uses_ollama(cfg.server)) {
+    std::printf("    tokens: not counted (Ollama has no /tokenize); random bodies run ~1.5 bytes a token, code ~3\n");
+    return std::nullopt;
+  }
+  server::CellSpec spec;
+  spec.model_name = cfg.models.front().name;
+  spec.model_path = cfg.models.front().path;
+  spec.n_ctx = 512;  // /tokenize needs no context: the smallest cache loads fastest
+  spec.extra_args = cfg.server.args;
+  spec.env = cfg.server.env;
+  spec.log_path = std::filesystem::temp_directory_path() / ("kvsweep-plan-" + std::to_string(::getpid()) + ".log");
+  spec.ready_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.ready_timeout_s * 1000));
+  spec.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.request_timeout_s * 1000));
+  auto instance = backend.start(spec, cancel_flag());
+  std::error_code ec;
+  if (!instance) {
+    std::filesystem::remove(spec.log_path, ec);
+    std::printf("    tokens: not counted: the server did not start for the count (%s)\n", instance.error().message.c_str());
+    return std::nullopt;
+  }
+  auto tokens = (*instance)->api().tokenize(text, false);
+  (*instance)->stop();
+  std::filesystem::remove(spec.log_path, ec);
+  if (!tokens) {
+    std::printf("    tokens: not counted: /tokenize failed (%s)\n", tokens.error().message.c_str());
+    return std::nullopt;
+  }
+  return tokens->size();
+}
+
+/// What a recall probe adds to the plan: the corpus's size in tokens and the sample it can take.
+void print_corpus(const probe::RecallProbe& recall, const config::Config& cfg, server::Backend& backend, int n_ctx) {
+  const auto& corpus = recall.corpus();
+  const std::size_t targets = corpus.targets.size();
+  const int wanted = recall.config().sample_size;
+  if (static_cast<std::size_t>(wanted) > targets)
+    std::printf("    warning: k (sample_size) is %d but the corpus has %zu functions to recall: %zu items are used\n",
+                wanted, targets, targets);
+  const double bytes = static_cast<double>(corpus.text.size());
+  std::printf("    corpus: %zu functions, %s bytes\n", targets, report::shortest(bytes).c_str());
+  const auto count = count_tokens(cfg, backend, corpus.text);
+  if (!count) return;
+  const double tokens = static_cast<double>(*count);
+  std::printf("    tokens: %zu (counted by the model's tokenizer: llama-server /tokenize on %s, started once for "
+              "the count); %.2f bytes a token\n",
+              *count, cfg.models.front().name.c_str(), tokens > 0 ? bytes / tokens : 0.0);
+  if (*count + 256 > static_cast<std::size_t>(n_ctx))
+    std::printf("    warning: -c %d is smaller than the corpus (%zu tokens) with its question: set server.ctx to at "
+                "least %zu plus the longest answer\n",
+                n_ctx, *count, *count + 256);
+  else
+    std::printf("    -c %d leaves %zu tokens for the question and the answer\n", n_ctx,
+                static_cast<std::size_t>(n_ctx) - *count);
+}
+
+/// Per gated metric: can the items settle its verdict at its default margin?
+void print_power(const probe::Probe& p, std::size_t items) {
+  bool first = true;
+  for (const auto& m : p.metrics()) {
+    if (!m.is_quality()) continue;
+    if (first) std::printf("    verdicts with %zu items per cell (non-inferiority at the default margin, alpha 0.05):\n", items);
+    first = false;
+    const probe::Margin margin = probe::default_margin(m, p.calibration(), {});
+    std::printf("      %s\n", report::settle_line(report::settle_outlook(m, margin.value, items)).c_str());
+  }
+}
+
+}  // namespace
+
+int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                  const sweep::RunOptions& ropts, server::Backend& backend) {
+  auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
+  std::erase_if(cells, [&](const sweep::Cell& c) { return !ropts.filter.matches_cell(c); });
+  std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
+  if (ropts.shard) std::printf(", shard %d/%d", ropts.shard->index, ropts.shard->count);
+  std::printf("\ncells (%zu, in run order):\n", cells.size());
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    std::printf("  %2zu. %s%s\n", i + 1, cells[i].label().c_str(),
+                cells[i].support        ? "  (reference, support: owned by another shard, run for comparisons)"
+                : cells[i].is_reference ? "  (reference)"
+                                        : "");
+  const int n_ctx = sweep::planned_context_size(cfg, probes);
+  std::printf("context: -c %d for every cell (%s)\n", n_ctx,
+              cfg.server.ctx > 0 ? "server.ctx" : "the probes' estimate of their prompts, at least 4096; server.ctx sets it");
+  std::printf("probes:\n");
+  std::size_t per_cell = 0;
+  for (const auto& p : probes) {
+    if (!ropts.filter.matches_probe(p->name())) continue;
+    auto items = p->items();
+    per_cell += items.size();
+    std::printf("  %s (%s): %zu items per cell:", p->name().c_str(), p->kind().c_str(), items.size());
+    for (std::size_t i = 0; i < items.size() && i < 8; ++i) std::printf(" %s", items[i].key.c_str());
+    std::printf("%s\n", items.size() > 8 ? " …" : "");
+    if (const auto* recall = dynamic_cast<const probe::RecallProbe*>(p.get())) print_corpus(*recall, cfg, backend, n_ctx);
+    print_power(*p, items.size());
+  }
+  std::printf("total: %zu items\n", per_cell * cells.size());
+  if (cfg.sweep.adaptive.enabled) {
+    const auto& a = cfg.sweep.adaptive;
+    std::printf("adaptive: at most that many; each cell but the reference stops once its verdicts are settled "
+                "(from %d items, alpha %g, futility %g, item order seed %llu)\n",
+                a.min_items, a.alpha, a.futility, static_cast<unsigned long long>(a.seed));
+  }
+  if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
+    std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
+    for (int slot = 0; slot < ropts.parallel_cells; ++slot) {
+      std::printf("  slot %d:", slot);
+      for (const auto& [k, v] : config::expand_slot_env(ropts.slot_env, slot))
+        std::printf(" %s=%s", k.c_str(), config::is_secret_env_name(k) ? "<redacted>" : v.c_str());
+      std::printf("\n");
+    }
+  }
+  return core::exit_code::ok;
+}
+
+}  // namespace kvsweep::cli

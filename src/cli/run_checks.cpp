@@ -1,0 +1,37 @@
+#include "kvsweep/cli/run_checks.hpp"
+
+#include <filesystem>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/sweep/run_store.hpp"
+
+namespace kvsweep::cli {
+
+std::optional<nlohmann::json> manifest_to_resume(const std::string& run_dir, bool have_config) {
+  auto manifest = sweep::RunStore::read_manifest(run_dir);
+  if (manifest) return std::move(*manifest);
+  if (have_config) return std::nullopt;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(run_dir, ec))
+    throw core::FatalError("--resume " + run_dir + ": no such run directory; start a run with: kvsweep run CONFIG -o " +
+                           run_dir);
+  if (!std::filesystem::exists(std::filesystem::path(run_dir) / "manifest.json", ec))
+    throw core::FatalError("--resume " + run_dir + ": the run has no manifest.json (it stopped before writing one, so "
+                           "nothing of it can be read back); start it again with: kvsweep run CONFIG --resume " + run_dir);
+  throw core::FatalError("--resume " + run_dir + ": " + manifest.error().message +
+                         "; pass the config to resume it anyway: kvsweep run CONFIG --resume " + run_dir);
+}
+
+std::vector<sweep::ModelHash> checked_models(const config::Config& config, const std::optional<nlohmann::json>& previous,
+                                             const std::string& run_dir) {
+  auto models = sweep::hash_models(config);
+  if (!models) throw core::FatalError(config.file.string() + ": models: " + models.error().message);
+  if (previous) {
+    if (const std::string changed = sweep::changed_models(*previous, *models); !changed.empty())
+      throw core::FatalError("--resume " + run_dir + ": " + changed +
+                             "\na changed model is a new run: start one with -o NEW_DIR (or restore the model file)");
+  }
+  return std::move(*models);
+}
+
+}  // namespace kvsweep::cli

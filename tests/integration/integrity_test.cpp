@@ -1,0 +1,211 @@
+// Integrity under faults (issue 31): each test puts kvsweep in a situation an adversarial pass
+// found it mishandled and asserts what it does now. The real llama-server on the tiny model where
+// it can produce the situation (a changed model, a lost manifest, a wrapper script, an api key);
+// fake-llama-server (tests/fakes) only for answers the real server never gives: a body trickled
+// byte by byte or endless, an echoed Authorization header, /props of the wrong types, impossible
+// timings.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+namespace kt = kvsweep::testing;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// One cell (f16/f16), one probe of `prompts` short completions.
+nlohmann::json one_cell_config(const std::filesystem::path& model, const std::vector<std::string>& prompts) {
+  auto cfg = kt::base_config(model);
+  cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}};
+  cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 4}, {"prompts", prompts}}};
+  return cfg;
+}
+
+}  // namespace
+
+// Issue 31 item 1: the model file is rewritten between a run and its resume, same size (seed 2).
+TEST(Integrity, ResumeRefusesAModelThatChangedEvenAtTheSameSize) {
+  kt::TempDir dir;
+  const auto model = dir / "model.gguf";
+  std::filesystem::copy_file(kt::tiny_model(), model);
+  auto file = kt::write_config(dir, one_cell_config(model, {"alpha"}));
+  auto run = dir / "run";
+  auto first = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string sha_then = kt::read_manifest(run)["models"][0]["sha256"];
+  const auto size_then = std::filesystem::file_size(model);
+
+  auto remade = kt::run_kvsweep({"tiny-model", "-o", model.string(), "--seed", "2"});
+  ASSERT_EQ(remade.exit_code, 0) << remade.output;
+  ASSERT_EQ(std::filesystem::file_size(model), size_then);
+  const auto records_before = kt::count_lines(run / "records.jsonl");
+
+  auto resumed = kt::run_kvsweep({"run", "--resume", run.string()});
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
+  EXPECT_NE(resumed.output.find(sha_then), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("changed since the run started"), std::string::npos) << resumed.output;
+  EXPECT_EQ(kt::read_manifest(run)["models"][0]["sha256"], sha_then);
+  EXPECT_EQ(kt::count_lines(run / "records.jsonl"), records_before);
+}
+
+// Issue 31 item 2: a manifest that lost a cell (the state a kill between the outcomes journal and
+// the manifest's rename leaves) is repaired by the resume, with the outcome the cell ended with.
+TEST(Integrity, ResumeRebuildsTheCellsAManifestLost) {
+  kt::TempDir dir;
+  auto cfg = one_cell_config(kt::tiny_model(), {"alpha"});
+  cfg["grid"] = {{"k", {"f16", "q8_0"}}, {"v", {"f16"}}, {"order", "as-listed"}};
+  auto file = kt::write_config(dir, cfg);
+  auto run = dir / "run";
+  auto first = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  auto manifest = kt::read_manifest(run);
+  ASSERT_EQ(manifest["cells"].size(), 2u);
+  const nlohmann::json reference = manifest["cells"][0];
+  ASSERT_EQ(reference["is_reference"], true);
+  manifest["cells"].erase(0);
+  std::ofstream(run / "manifest.json") << manifest.dump(2);
+
+  auto resumed = kt::run_kvsweep({"run", "--resume", run.string()});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const auto cells = kt::read_manifest(run)["cells"];
+  ASSERT_EQ(cells.size(), 2u) << cells.dump(2);
+  bool found = false;
+  for (const auto& c : cells) {
+    if (c["type_k"] != "f16") continue;
+    found = true;
+    EXPECT_EQ(c["outcome"], reference["outcome"]);
+    EXPECT_EQ(c["items_ok"], reference["items_ok"]);
+  }
+  EXPECT_TRUE(found) << cells.dump(2);
+}
+
+// Issue 31 item 2: a manifest that cannot be written stops the run (exit 2) like a record that
+// cannot be: here its temp file's name is taken by a directory.
+TEST(Integrity, AManifestThatCannotBeWrittenStopsTheRun) {
+  kt::TempDir dir;
+  auto file = kt::write_config(dir, one_cell_config(kt::tiny_model(), {"alpha"}));
+  auto run = dir / "run";
+  std::filesystem::create_directories(run / "manifest.json.tmp");
+  auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("stopped"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("manifest.json"), std::string::npos) << r.output;
+  EXPECT_EQ(kt::count_lines(run / "records.jsonl"), 0u);
+}
+
+// Issue 31 item 3 (fake: the real server never trickles or answers without end): request_timeout_s
+// bounds the whole request and an answer may not pass what its request can need. The endless
+// body fails its item `oversize` and the cell goes on; the trickle fails `timeout` at the deadline
+// and wedges the cell. Without the bounds the first of them never ends (the harness gives up).
+TEST(Integrity, ARequestHasATotalDeadlineAndASizeCap) {
+  kt::TempDir dir;
+  auto cfg = one_cell_config(kt::tiny_model(), {"alpha", "FAULT-ENDLESS beta", "FAULT-TRICKLE gamma", "omega"});
+  cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
+  cfg["server"]["request_timeout_s"] = 2;
+  cfg["server"]["stop_grace_s"] = 1;
+  auto file = kt::write_config(dir, cfg);
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto records = kt::read_records(run);
+  std::vector<std::string> statuses;
+  for (const auto& rec : records) statuses.push_back(rec["status"]);
+  ASSERT_EQ(statuses, (std::vector<std::string>{"ok", "oversize", "timeout"})) << r.output;
+  EXPECT_NE(records[1]["error"].get<std::string>().find("bytes"), std::string::npos) << records[1].dump();
+  EXPECT_NE(records[2]["error"].get<std::string>().find("within 2.00 s"), std::string::npos) << records[2].dump();
+  const auto cell = kt::read_manifest(run)["cells"][0];
+  EXPECT_EQ(cell["outcome"], "wedged");
+  EXPECT_NE(cell["message"].get<std::string>().find("within 2.00 s"), std::string::npos) << cell.dump();
+}
+
+// Issue 31 item 4 (the real llama-server): server.binary is a wrapper script that runs
+// llama-server without exec. kill -9 of kvsweep must take the grandchild too.
+TEST(Integrity, KillNineOfKvsweepTakesAServerAWrapperScriptStarted) {
+  kt::TempDir dir;
+  const auto model = dir / "wrapped.gguf";  // a path only this test's processes carry
+  std::filesystem::copy_file(kt::tiny_model(), model);
+  const auto wrapper = dir / "llama-wrapper";
+  std::ofstream(wrapper) << "#!/bin/sh\n\"" << kt::llama_bin_dir() << "/llama-server\" \"$@\"\necho wrapper done\n";
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  auto cfg = one_cell_config(model, {"alpha"});
+  cfg["server"]["binary"] = wrapper.string();
+  auto file = kt::write_config(dir, cfg);
+  kt::Background sweep({"run", file.string(), "-o", (dir / "run").string()}, dir / "kvsweep.log");
+  // The wrapper and its llama-server both carry the model path.
+  const bool started = kt::wait_until([&] { return kt::pids_with_arg(model.string()).size() >= 2; }, 60);
+  ::kill(sweep.pid(), SIGKILL);
+  EXPECT_EQ(sweep.wait(30), 128 + SIGKILL);
+  ASSERT_TRUE(started) << sweep.output();
+  EXPECT_TRUE(kt::wait_until([&] { return kt::pids_with_arg(model.string()).empty(); }, 10))
+      << "still running: " << kt::pids_with_arg(model.string()).size() << " process(es)";
+  for (pid_t pid : kt::pids_with_arg(model.string())) ::kill(pid, SIGKILL);
+}
+
+// Issue 31 item 5 (fake: the real server does not echo credentials): nothing kvsweep writes holds
+// the api key given in server.args, a URL password its userinfo did not percent-encode, or an
+// Authorization value a server echoed (the key, and a Basic credential kvsweep never knew).
+TEST(Integrity, NoSecretReachesAFileOrTheTerminal) {
+  kt::TempDir dir;
+  const std::string key = "sk-SENTINEL-4f1c9a77";
+  const std::string password = "se/cret-PW-8b2d";
+  const std::string basic = "YWxpY2U6c2VjcmV0LXB3";  // the fake's own
+  auto cfg = one_cell_config(kt::tiny_model(), {"alpha", "FAULT-ECHOAUTH beta"});
+  cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
+  cfg["server"]["args"] = {"--api-key", key};
+  cfg["server"]["url"] = "http://alice:" + password + "@127.0.0.1:9";
+  auto file = kt::write_config(dir, cfg);
+  auto run = dir / "run";
+  ::setenv("KVSWEEP_HTTP_TRACE", (dir / "trace.jsonl").c_str(), 1);
+  auto r = kt::run_kvsweep({"-v", "run", file.string(), "-o", run.string()});
+  ::unsetenv("KVSWEEP_HTTP_TRACE");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto records = kt::read_records(run);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1]["status"], "http_status");
+  EXPECT_NE(records[1]["error"].get<std::string>().find("<redacted>"), std::string::npos) << records[1].dump();
+  auto report = kt::run_kvsweep({"report", run.string(), "--format", "all"});
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  for (const std::string& secret : {key, password, basic}) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(run)) {
+      if (e.is_regular_file()) {
+        EXPECT_EQ(slurp(e.path()).find(secret), std::string::npos) << secret << " in " << e.path();
+      }
+    }
+    EXPECT_EQ(r.output.find(secret), std::string::npos) << r.output;
+    EXPECT_EQ(report.output.find(secret), std::string::npos) << secret;
+    EXPECT_EQ(slurp(dir / "trace.jsonl").find(secret), std::string::npos) << secret;
+  }
+}
+
+// Issue 31 item 6 (fake: the real server's /props and timings are well formed): a /props of the
+// wrong types is provenance "unknown", never an internal error; impossible timings fail the item.
+TEST(Integrity, OddServerAnswersAreReadLenientlyAndImpossibleMetricsFailTheItem) {
+  kt::TempDir dir;
+  auto cfg = one_cell_config(kt::tiny_model(), {"alpha", "FAULT-TIMINGS beta", "omega"});
+  cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
+  auto file = kt::write_config(dir, cfg);
+  for (const char* props : {R"({"build_info": null, "model_path": 7, "total_slots": "one"})", "[]"}) {
+    ::setenv("FAKE_PROPS", props, 1);
+    const auto run = dir / (std::string("run-") + std::to_string(props[0] == '[' ? 2 : 1));
+    auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+    ::unsetenv("FAKE_PROPS");
+    ASSERT_EQ(r.exit_code, 0) << props << "\n" << r.output;
+    std::vector<std::string> statuses;
+    for (const auto& rec : kt::read_records(run)) statuses.push_back(rec["status"]);
+    EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "parse", "ok"})) << r.output;
+    const auto records = kt::read_records(run);
+    EXPECT_NE(records[1]["error"].get<std::string>().find("impossible"), std::string::npos) << records[1].dump();
+    EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "ok");
+  }
+}

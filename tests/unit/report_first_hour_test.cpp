@@ -1,0 +1,167 @@
+// Issue 32's pure parts: the plan's power line, the heatmap colour scales and recommend's headline on
+// a 4-item run whose cells all answered like the reference.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/report/colour_scale.hpp"
+#include "kvsweep/report/plan_power.hpp"
+#include "kvsweep/report/recommend_headline.hpp"
+
+namespace kvsweep::report {
+namespace {
+
+using nlohmann::json;
+using probe::Direction;
+using probe::MetricKind;
+
+TEST(PlanPower, FourAgreeingItemsCannotProveAPassRateWithinFivePoints) {
+  // Newcombe's bound of an all-concordant table of n items is −z²/(n + z²): z = 1.645, n = 4 → −0.4035.
+  const auto spec = probe::quality("passed", Direction::higher_better, MetricKind::binary);
+  const SettleOutlook o = settle_outlook(spec, 0.05, 4);
+  EXPECT_FALSE(o.settles);
+  ASSERT_TRUE(o.items_needed.has_value());
+  EXPECT_EQ(*o.items_needed, 52u);  // z²/(n + z²) < 0.05 ⇔ n > 19 z² = 51.4
+  EXPECT_DOUBLE_EQ(o.margin_settling, 0.41);
+  const std::string line = settle_line(o);
+  EXPECT_NE(line.find("passed (binary, margin 0.05): needs ~52 items even if every item agrees; this plan has 4 — it "
+                      "will stay unknown"),
+            std::string::npos)
+      << line;
+  EXPECT_NE(line.find("recommend --margin passed=0.41"), std::string::npos) << line;
+
+  const SettleOutlook enough = settle_outlook(spec, 0.05, 60);
+  EXPECT_TRUE(enough.settles);
+  EXPECT_FALSE(enough.items_needed.has_value());
+  EXPECT_NE(settle_line(enough).find("can settle: this plan has 60"), std::string::npos);
+  // A wider margin needs fewer: 0.41 is proof at 4 items.
+  EXPECT_TRUE(settle_outlook(spec, 0.41, 4).settles);
+}
+
+TEST(PlanPower, CountsSettleFromTwoAgreeingItems) {
+  const auto spec = probe::quality("primary_matched", Direction::higher_better, MetricKind::count);
+  EXPECT_TRUE(settle_outlook(spec, 1.0, 2).settles);
+  const SettleOutlook one = settle_outlook(spec, 1.0, 1);
+  EXPECT_FALSE(one.settles);
+  EXPECT_NE(settle_line(one).find("needs at least 2 items; this plan has 1"), std::string::npos) << settle_line(one);
+}
+
+TEST(ColourScale, ADeclaredRangeAnchorsTheColours) {
+  // recall's primary_matched 0–20: a quarter of a line apart is a sliver of the map, not all of it.
+  const auto spec = probe::quality("primary_matched", Direction::higher_better, MetricKind::count);
+  const std::vector<double> means{17.25, 17.5};
+  const ColourScale s = heatmap_scale(spec, std::pair{0.0, 20.0}, 17.25, means, 1.0);
+  EXPECT_EQ(s.basis, ColourScale::Basis::range);
+  EXPECT_DOUBLE_EQ(s.t(17.25), 17.25 / 20);
+  EXPECT_NEAR(s.t(17.5) - s.t(17.25), 0.0125, 1e-12);
+  EXPECT_DOUBLE_EQ(s.t(25.0), 1.0);  // clamped
+  EXPECT_EQ(s.end_labels(1), (std::pair<std::string, std::string>{"20.0", "0.0"}));
+  // Lower is better: the low end is the better (top) end.
+  const auto halluc = probe::quality("hallucinated", Direction::lower_better, MetricKind::binary);
+  const ColourScale h = heatmap_scale(halluc, std::pair{0.0, 1.0}, 0.0, means, 0.05);
+  EXPECT_DOUBLE_EQ(h.t(0.0), 1.0);
+  EXPECT_DOUBLE_EQ(h.t(1.0), 0.0);
+  EXPECT_EQ(h.end_labels(0).first, "0");
+}
+
+TEST(ColourScale, WithoutARangeTheScaleIsSymmetricAroundTheReference) {
+  const auto spec = probe::quality("similarity", Direction::higher_better, MetricKind::continuous);
+  const std::vector<double> means{0.90, 0.89, 0.80};
+  const ColourScale s = heatmap_scale(spec, std::nullopt, 0.90, means, 0.02);
+  EXPECT_EQ(s.basis, ColourScale::Basis::delta);
+  EXPECT_DOUBLE_EQ(s.t(0.90), 0.5);  // the reference sits mid-map
+  EXPECT_NEAR(s.t(0.80), 0.0, 1e-12);
+  EXPECT_NEAR(s.t(1.00), 1.0, 1e-12);  // as far above as the worst is below
+  EXPECT_EQ(s.end_labels(2), (std::pair<std::string, std::string>{"Δ +0.10", "Δ -0.10"}));
+  // Differences inside the margin never span the whole map.
+  const ColourScale small = heatmap_scale(spec, std::nullopt, 0.90, std::vector<double>{0.90, 0.895}, 0.02);
+  EXPECT_DOUBLE_EQ(small.hi, 0.02);
+  EXPECT_NEAR(small.t(0.895), 0.375, 1e-12);
+}
+
+TEST(ColourScale, DiagnosticsAreNeutral) {
+  const auto cut = probe::diagnostic("cut", MetricKind::binary);
+  const ColourScale s = heatmap_scale(cut, std::pair{0.0, 1.0}, 0.0, std::vector<double>{0.0, 0.5}, 0.05);
+  EXPECT_EQ(s.basis, ColourScale::Basis::neutral);
+  EXPECT_EQ(s.colour(0.0), "#f0f0f0");
+  EXPECT_EQ(s.colour(1.0), "#8c8c8c");
+  EXPECT_EQ(s.colour_at(0.5).substr(0, 1), "#");
+  EXPECT_NE(s.caption().find("not better or worse"), std::string::npos);
+}
+
+json cell(const std::string& k, double k_mib) {
+  return {{"model", "m"}, {"type_k", k}, {"type_v", "f16"}, {"id", "m-" + k + "-f16"}, {"is_reference", k == "f16"},
+          {"outcome", "ok"}, {"effective", {{"type_k", k}, {"type_v", "f16"}, {"k_mib", k_mib}, {"v_mib", 2.0},
+                                            {"kv_mib", k_mib + 2.0}}}};
+}
+
+/// K f16 (reference), q8_0, q4_0, V f16; 4 recall items. `q8_lines`, `q4_lines`: those cells'
+/// primary_matched per item (the reference's: 20, 17, 12, 20).
+RunData recall_run(const std::vector<int>& q8_lines, const std::vector<int>& q4_lines) {
+  json manifest = {
+      {"name", "newcomer"},
+      {"n_ctx", 4096},
+      {"probes",
+       {{{"name", "recall"}, {"kind", "recall"}, {"calibration", {{"metric", "primary_matched"}, {"lo", 0}, {"hi", 20}}},
+         {"metrics", {{{"name", "primary_matched"}, {"direction", "higher"}, {"kind", "count"}, {"role", "quality"}},
+                      {{"name", "passed"}, {"direction", "higher"}, {"kind", "binary"}, {"role", "quality"}}}}}}},
+      {"cells", {cell("f16", 2), cell("q8_0", 1.0625), cell("q4_0", 0.5625)}},
+      {"config", {{"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}}}}}};
+  const std::vector<int> lines{20, 17, 12, 20};
+  std::vector<json> records;
+  for (const std::string k : {"f16", "q8_0", "q4_0"}) {
+    for (int i = 0; i < 4; ++i) {
+      const auto at = static_cast<std::size_t>(i);
+      const int matched = k == "q4_0" ? q4_lines[at] : k == "q8_0" ? q8_lines[at] : lines[at];
+      records.push_back({{"cell", {{"model", "m"}, {"type_k", k}, {"type_v", "f16"}}}, {"probe", "recall"},
+                         {"kind", "recall"}, {"item", "f" + std::to_string(i)}, {"status", "ok"},
+                         {"metrics", {{"primary_matched", matched}, {"passed", matched >= 8 ? 1 : 0}}}});
+    }
+  }
+  auto data = RunData::from(std::move(manifest), std::move(records));
+  EXPECT_TRUE(data.has_value());
+  return std::move(*data);
+}
+
+TEST(RecommendHeadline, IdenticalAnswersOnFourItemsAreSeenAsNoDifferenceNotProof) {
+  const RunData data = recall_run({20, 17, 12, 20}, {20, 17, 12, 20});
+  const Recommendation rec = recommend(data);
+  ASSERT_EQ(rec.models.size(), 1u);
+  EXPECT_FALSE(rec.models[0].recommended.has_value());
+  const RecommendHeadline h = recommend_headline(data, rec.models[0]);
+  EXPECT_EQ(h.kind, RecommendHeadline::Kind::not_proven);
+  EXPECT_EQ(h.verdict, "No difference seen, not enough items to prove it");
+  // The cheapest cell without an observed difference, what a proof needs, and the margin that settles now.
+  EXPECT_EQ(h.sentence.rfind("-ctk q4_0 -ctv f16 (the cheapest such cell) answered like f16/f16", 0), 0u) << h.sentence;
+  EXPECT_NE(h.sentence.find("recall.passed ~52 items at margin 0.05"), std::string::npos) << h.sentence;
+  EXPECT_NE(h.sentence.find("--margin recall.passed=0.41"), std::string::npos) << h.sentence;
+  // The margin it names does settle it.
+  RecommendOptions wider;
+  wider.margins["recall.passed"] = 0.41;
+  const Recommendation settled = recommend(data, wider);
+  ASSERT_TRUE(settled.models[0].recommended.has_value());
+  EXPECT_EQ(recommend_headline(data, settled.models[0]).verdict, "Recommended: -ctk q4_0 -ctv f16");
+  EXPECT_NE(recommend_markdown(data, rec).find("**No difference seen, not enough items to prove it**"), std::string::npos);
+  EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["verdict"], h.verdict);
+}
+
+TEST(RecommendHeadline, AWorseCellIsNotNamedAndAllWorseSaysDiffers) {
+  // q4_0 lost lines on one item: q8_0 is then the cheapest cell with nothing worse seen.
+  const RunData one_worse = recall_run({20, 17, 12, 20}, {20, 9, 12, 20});
+  const RecommendHeadline h = recommend_headline(one_worse, recommend(one_worse).models[0]);
+  EXPECT_EQ(h.kind, RecommendHeadline::Kind::not_proven);
+  EXPECT_EQ(h.sentence.rfind("-ctk q8_0 -ctv f16", 0), 0u) << h.sentence;
+
+  const RunData all_worse = recall_run({19, 17, 12, 20}, {2, 1, 0, 3});
+  const RecommendHeadline d = recommend_headline(all_worse, recommend(all_worse).models[0]);
+  EXPECT_EQ(d.kind, RecommendHeadline::Kind::differs);
+  EXPECT_EQ(d.verdict, "Differs from the reference");
+  EXPECT_NE(d.sentence.find("keep the reference -ctk f16 -ctv f16"), std::string::npos) << d.sentence;
+}
+
+}  // namespace
+}  // namespace kvsweep::report

@@ -1,0 +1,244 @@
+// The speed probe: parsing llama-bench's JSON output (the shape of `llama-bench -m tiny.gguf -ctk q8_0
+// -ctv q4_0 -p 32 -n 8 -d 64 -r 2 -o jsonl -fa on -t 2`, written from llama-bench.cpp's jsonl printer:
+// no run could be captured before the hand-off; the integration test runs the real tool), the args
+// taken over from the server's, and the probe's run against a fake ToolRunner.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/probe.hpp"
+#include "kvsweep/probe/speed.hpp"
+#include "kvsweep/server/api.hpp"
+#include "metric_declarations.hpp"
+
+namespace {
+
+using kvsweep::core::ErrorKind;
+using kvsweep::core::Expected;
+using kvsweep::core::FatalError;
+using kvsweep::probe::bench_args;
+using kvsweep::probe::CellInfo;
+using kvsweep::probe::ConfigSite;
+using kvsweep::probe::Context;
+using kvsweep::probe::parse_bench_output;
+using kvsweep::process::ToolRun;
+using nlohmann::json;
+
+// llama-bench's `-o jsonl` output as its jsonl_printer writes it (tools/llama-bench/llama-bench.cpp:
+// every get_fields() field, then samples_ns and samples_ts), with a stderr line between the tests.
+constexpr std::string_view kCapture = R"~~({"build_commit": "de3ff81", "build_number": 1, "cpu_info": "Intel(R) Xeon(R) Processor", "gpu_info": "", "backends": "CPU", "model_filename": "/tmp/kvsweep-it/tiny.gguf", "model_type": "llama ?B F16", "model_size": 8519680, "model_n_params": 4259840, "n_batch": 2048, "n_ubatch": 512, "n_threads": 2, "cpu_mask": "0x0", "cpu_strict": false, "poll": 50, "type_k": "q8_0", "type_v": "q4_0", "n_gpu_layers": -1, "n_cpu_moe": 0, "split_mode": "layer", "main_gpu": 0, "no_kv_offload": false, "flash_attn": 1, "devices": "auto", "tensor_split": "0.00", "tensor_buft_overrides": "none", "load_mode": "auto", "lazy_mode": "auto", "embeddings": false, "no_op_offload": 0, "no_host": false, "fit_target": 0, "fit_min_ctx": 0, "n_prompt": 32, "n_gen": 0, "n_depth": 64, "test_time": "2026-11-25T02:30:00Z", "avg_ns": 4410500, "stddev_ns": 131521, "avg_ts": 7258.526245, "stddev_ts": 216.434537, "samples_ns": [ 4317500, 4503500 ],"samples_ts": [ 7411.568, 7105.484 ]}
+(a line written to stderr between the tests)
+{"build_commit": "de3ff81", "build_number": 1, "cpu_info": "Intel(R) Xeon(R) Processor", "gpu_info": "", "backends": "CPU", "model_filename": "/tmp/kvsweep-it/tiny.gguf", "model_type": "llama ?B F16", "model_size": 8519680, "model_n_params": 4259840, "n_batch": 2048, "n_ubatch": 512, "n_threads": 2, "cpu_mask": "0x0", "cpu_strict": false, "poll": 50, "type_k": "q8_0", "type_v": "q4_0", "n_gpu_layers": -1, "n_cpu_moe": 0, "split_mode": "layer", "main_gpu": 0, "no_kv_offload": false, "flash_attn": 1, "devices": "auto", "tensor_split": "0.00", "tensor_buft_overrides": "none", "load_mode": "auto", "lazy_mode": "auto", "embeddings": false, "no_op_offload": 0, "no_host": false, "fit_target": 0, "fit_min_ctx": 0, "n_prompt": 0, "n_gen": 8, "n_depth": 64, "test_time": "2026-11-25T02:30:00Z", "avg_ns": 30215000, "stddev_ns": 1209152, "avg_ts": 264.961327, "stddev_ts": 10.603117, "samples_ns": [ 29360000, 31070000 ],"samples_ts": [ 272.479, 257.483 ]}
+)~~";
+constexpr double kPpAvg = 7258.526245, kPpSd = 216.434537, kTgAvg = 264.961327;
+
+TEST(BenchOutput, ReadsThePromptAndGenerationTestsBetweenStderrLines) {
+  auto tests = parse_bench_output(kCapture);
+  ASSERT_TRUE(tests) << tests.error().message;
+  ASSERT_EQ(tests->size(), 2u);
+  const auto& pp = (*tests)[0];
+  const auto& tg = (*tests)[1];
+  EXPECT_EQ(pp.n_prompt, 32);
+  EXPECT_EQ(pp.n_gen, 0);
+  EXPECT_EQ(pp.n_depth, 64);
+  EXPECT_EQ(pp.type_k, "q8_0");
+  EXPECT_EQ(pp.type_v, "q4_0");
+  EXPECT_DOUBLE_EQ(pp.avg_ts, kPpAvg);
+  EXPECT_DOUBLE_EQ(pp.stddev_ts, kPpSd);
+  EXPECT_EQ(tg.n_prompt, 0);
+  EXPECT_EQ(tg.n_gen, 8);
+  EXPECT_DOUBLE_EQ(tg.avg_ts, kTgAvg);
+  // The whole object is kept, samples included.
+  EXPECT_EQ(pp.raw["samples_ts"].size(), 2u);
+  EXPECT_TRUE(pp.raw.contains("build_commit"));
+}
+
+TEST(BenchOutput, ReadsTheJsonArrayForm) {
+  const std::string array = R"([
+  {"n_prompt": 512, "n_gen": 0, "n_depth": 0, "type_k": "f16", "type_v": "f16", "avg_ts": 100.5, "stddev_ts": 1.5},
+  {"n_prompt": 0, "n_gen": 128, "n_depth": 0, "type_k": "f16", "type_v": "f16", "avg_ts": 20.25, "stddev_ts": 0.5}
+])";
+  auto tests = parse_bench_output(array);
+  ASSERT_TRUE(tests) << tests.error().message;
+  ASSERT_EQ(tests->size(), 2u);
+  EXPECT_DOUBLE_EQ((*tests)[1].avg_ts, 20.25);
+}
+
+TEST(BenchOutput, NoTestIsAParseErrorQuotingTheOutput) {
+  auto tests = parse_bench_output("main: error: failed to load model 'x.gguf'\n");
+  ASSERT_FALSE(tests);
+  EXPECT_EQ(tests.error().kind, ErrorKind::parse);
+  EXPECT_NE(tests.error().message.find("failed to load model"), std::string::npos);
+}
+
+TEST(BenchArgs, TakesOverOffloadThreadsAndFlashAttentionInLlamaBenchSpelling) {
+  EXPECT_EQ(bench_args({"-fa", "on", "-ngl", "all", "--jinja", "-t", "4", "--threads-batch", "8", "-c", "4096",
+                        "-ts", "3,1", "-dev", "CUDA0,CUDA1", "-nkvo", "--ubatch-size=256", "--alias", "x"}),
+            (std::vector<std::string>{"-fa", "on", "-ngl", "-2", "-t", "4", "-ts", "3/1", "-dev", "CUDA0/CUDA1", "-nkvo",
+                                      "1", "-ub", "256"}));
+  EXPECT_EQ(bench_args({"--n-gpu-layers", "auto", "--no-op-offload"}),
+            (std::vector<std::string>{"-ngl", "-1", "-nopo", "1"}));
+  EXPECT_EQ(bench_args({"-ngl", "40"}), (std::vector<std::string>{"-ngl", "40"}));
+}
+
+class FakeRunner final : public kvsweep::process::ToolRunner {
+ public:
+  Expected<ToolRun> run(const std::vector<std::string>& argv, const Env& env, const std::filesystem::path& log,
+                        std::chrono::seconds timeout) override {
+    calls.push_back(argv);
+    envs.push_back(env);
+    logs.push_back(log);
+    timeouts.push_back(timeout);
+    ToolRun r;
+    r.status.code = exit_code;
+    r.output = output;
+    return r;
+  }
+  std::string output;
+  std::vector<std::vector<std::string>> calls;
+  std::vector<Env> envs;
+  std::vector<std::filesystem::path> logs;
+  std::vector<std::chrono::seconds> timeouts;
+  int exit_code = 0;
+};
+
+class NoApi final : public kvsweep::server::Api {
+ public:
+  Expected<kvsweep::server::CompletionResponse> complete(const kvsweep::server::CompletionRequest&) override {
+    ADD_FAILURE() << "the speed probe must not use the server";
+    return kvsweep::core::fail(ErrorKind::unsupported, "no");
+  }
+  Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override {
+    return kvsweep::core::fail(ErrorKind::unsupported, "no");
+  }
+  Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
+    return kvsweep::core::fail(ErrorKind::unsupported, "no");
+  }
+  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
+    return kvsweep::core::fail(ErrorKind::unsupported, "no");
+  }
+  std::string describe() const override { return "none"; }
+};
+
+class SpeedProbeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = std::filesystem::temp_directory_path() / ("kvsweep-speed-" + std::to_string(::getpid()) + "-" +
+                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir / "run");
+    std::filesystem::create_directories(dir / "build");
+    for (const char* tool : {"llama-server", "llama-bench"}) {
+      std::ofstream(dir / "build" / tool) << "#!/bin/sh\n";
+      std::filesystem::permissions(dir / "build" / tool, std::filesystem::perms::owner_all);
+    }
+  }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+
+  std::unique_ptr<kvsweep::probe::Probe> make(json cfg) {
+    cfg["kind"] = "speed";
+    return kvsweep::probe::make_speed_probe_with(cfg, ConfigSite{"t.json", "probes[1]", dir}, runner);
+  }
+
+  Expected<kvsweep::probe::ItemResult> run(kvsweep::probe::Probe& probe, std::size_t item, const std::string& k,
+                                           const std::string& v) {
+    CellInfo cell;
+    cell.env = {{"CUDA_VISIBLE_DEVICES", "1"}};
+    cell.model = "tiny";
+    cell.model_path = "/models/tiny.gguf";
+    cell.type_k = k;
+    cell.type_v = v;
+    cell.server_args = {"-fa", "on", "--jinja", "-t", "2"};
+    cell.run_dir = dir / "run";
+    cell.server_binary = (dir / "build" / "llama-server").string();
+    NoApi api;
+    Context ctx{api, cell, nullptr, nullptr};
+    return probe.run(probe.items().at(item), ctx);
+  }
+
+  std::filesystem::path dir;
+  std::shared_ptr<FakeRunner> runner = std::make_shared<FakeRunner>();
+};
+
+TEST_F(SpeedProbeTest, OneItemPerDepthRunsLlamaBenchBesideTheServerWithTheCellsSettings) {
+  runner->output = std::string(kCapture);
+  auto probe = make({{"depths", {0, 64}}, {"pp", 32}, {"tg", 8}, {"repetitions", 2}});
+  EXPECT_TRUE(probe->runs_tool());
+  ASSERT_EQ(probe->items().size(), 2u);
+  EXPECT_EQ(probe->items()[0].key, "d0");
+  EXPECT_EQ(probe->items()[1].key, "d64");
+  auto res = run(*probe, 1, "q8_0", "q4_0");
+  ASSERT_TRUE(res) << res.error().message;
+  ASSERT_EQ(runner->calls.size(), 1u);
+  EXPECT_EQ(runner->calls[0],
+            (std::vector<std::string>{(dir / "build" / "llama-bench").string(), "-m", "/models/tiny.gguf", "-ctk", "q8_0",
+                                      "-ctv", "q4_0", "-p", "32", "-n", "8", "-d", "64", "-r", "2", "-o", "jsonl", "-fa",
+                                      "on", "-t", "2"}));
+  EXPECT_EQ(runner->envs[0], (kvsweep::process::ToolRunner::Env{{"CUDA_VISIBLE_DEVICES", "1"}}));
+  EXPECT_EQ(runner->logs[0], dir / "run" / "speed" / "tiny-q8_0-q4_0-d64.log");
+  EXPECT_EQ(runner->timeouts[0], std::chrono::seconds(3600));
+  EXPECT_DOUBLE_EQ(res->metrics["pp_tok_s"].get<double>(), kPpAvg);
+  EXPECT_DOUBLE_EQ(res->metrics["pp_tok_s_sd"].get<double>(), kPpSd);
+  EXPECT_DOUBLE_EQ(res->metrics["tg_tok_s"].get<double>(), kTgAvg);
+  EXPECT_EQ(res->response["tests"].size(), 2u);
+  EXPECT_NE(res->response["command"].get<std::string>().find("-ctk q8_0 -ctv q4_0"), std::string::npos);
+  kvsweep::probe::testing::expect_declarations_match(*probe, res->metrics);
+}
+
+TEST_F(SpeedProbeTest, SpeedsAreCostMetricsNeverQuality) {
+  auto probe = make({});
+  for (const auto& m : probe->metrics()) EXPECT_FALSE(m.is_quality()) << m.name;
+  EXPECT_EQ(kvsweep::probe::find_metric(probe->metrics(), "pp_tok_s")->role, kvsweep::probe::MetricRole::cost);
+  EXPECT_EQ(kvsweep::probe::find_metric(probe->metrics(), "tg_tok_s")->role, kvsweep::probe::MetricRole::cost);
+  EXPECT_FALSE(probe->deterministic());
+  // Defaults: one item at depth 0.
+  ASSERT_EQ(probe->items().size(), 1u);
+  EXPECT_EQ(probe->items()[0].key, "d0");
+  // tg 0 declares (and emits) no tg metric.
+  EXPECT_EQ(kvsweep::probe::find_metric(make({{"tg", 0}})->metrics(), "tg_tok_s"), nullptr);
+}
+
+TEST_F(SpeedProbeTest, TypesOtherThanTheCellsAreAnError) {
+  runner->output = std::string(kCapture);
+  auto probe = make({{"depths", {64}}, {"pp", 32}, {"tg", 8}});
+  auto res = run(*probe, 0, "f16", "f16");
+  ASSERT_FALSE(res);
+  EXPECT_EQ(res.error().kind, ErrorKind::invalid);
+  EXPECT_NE(res.error().message.find("not the cell's f16/f16"), std::string::npos);
+}
+
+TEST_F(SpeedProbeTest, AFailedRunIsAProcessErrorWithTheToolsLastLines) {
+  runner->output = "main: error: failed to load model '/models/tiny.gguf'\n";
+  runner->exit_code = 1;
+  auto probe = make({});
+  auto res = run(*probe, 0, "f16", "f16");
+  ASSERT_FALSE(res);
+  EXPECT_EQ(res.error().kind, ErrorKind::process);
+  EXPECT_NE(res.error().message.find("failed to load model"), std::string::npos);
+}
+
+TEST_F(SpeedProbeTest, BadConfigsNameTheKey) {
+  EXPECT_THROW(make({{"depths", json::array()}}), FatalError);
+  EXPECT_THROW(make({{"depths", {0, 0}}}), FatalError);
+  EXPECT_THROW(make({{"pp", 0}, {"tg", 0}}), FatalError);
+  EXPECT_THROW(make({{"repetitions", 0}}), FatalError);
+  try {
+    make({{"depth", {0}}});
+    FAIL() << "an unknown key must be refused";
+  } catch (const FatalError& e) {
+    EXPECT_NE(std::string(e.what()).find("depths"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
