@@ -137,7 +137,9 @@ std::string recommend_markdown(const RunData& data, const Recommendation& rec) {
       if (slow > 0)
         out += " (" + std::to_string(slow) + " non-inferior cell" + (slow > 1 ? "s are" : " is") +
                " slower than --max-slowdown allows)";
-      if (!mr.over_vram.empty()) out += " (non-inferior cells too large for --vram are listed below)";
+      if (!mr.over_vram.empty())
+        out += " No cell that fits --vram " + shortest(*rec.vram_gib) +
+               " GiB is non-inferior on every gated metric: those left out are listed below.";
       out += "\n";
     }
     if (!mr.over_vram.empty()) {
