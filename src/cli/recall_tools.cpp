@@ -267,6 +267,7 @@ void register_corpus(CLI::App& app, Commands& commands) {
       const std::size_t tokens = corpus::estimate_spm_tokens(text);
       if (opts->out.empty()) {
         std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);  // the corpus whole before the note, when both go to one terminal or pipe
         std::fprintf(stderr, "%zu bytes, %d functions, ~%zu tokens (llama SPM estimate; run --dry-run counts with the "
                      "model's tokenizer)\n", text.size(), o.functions, tokens);
       } else {

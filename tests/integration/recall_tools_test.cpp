@@ -30,7 +30,13 @@ TEST(RecallTools, RandomBodiesFileIsByteStableAndEveryFunctionIsATarget) {
       << r.output;
   r = kt::run_kvsweep({"corpus", "random-bodies", "--functions", "200", "--value-len", "24", "--seed", "42"});
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.output, file_text(a));  // stdout without -o: the same bytes
+  // stdout without -o: the same bytes, then (stderr, after the corpus is flushed) the size note.
+  const std::string corpus_text = file_text(a);
+  ASSERT_GE(r.output.size(), corpus_text.size());
+  EXPECT_EQ(r.output.substr(0, corpus_text.size()), corpus_text);
+  const std::string note = r.output.substr(corpus_text.size());
+  EXPECT_NE(note.find("200 functions, ~"), std::string::npos) << note;
+  EXPECT_NE(note.find("tokens (llama SPM estimate"), std::string::npos) << note;
 
   r = kt::run_kvsweep({"extract", a.string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
