@@ -22,6 +22,7 @@
 #include "kvsweep/probe/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
+#include "no_api.hpp"
 #include "metric_declarations.hpp"
 
 namespace {
@@ -273,24 +274,6 @@ class FakeRunner final : public kvsweep::probe::ToolRunner {
   int exit_code = 0;
 };
 
-class NoApi final : public kvsweep::server::Api {
- public:
-  Expected<kvsweep::server::CompletionResponse> complete(const kvsweep::server::CompletionRequest&) override {
-    ADD_FAILURE() << "the kld probe must not use the server";
-    return kvsweep::core::fail(ErrorKind::unsupported, "no");
-  }
-  Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "no");
-  }
-  Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "no");
-  }
-  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "no");
-  }
-  std::string describe() const override { return "none"; }
-};
-
 class KldProbeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -324,7 +307,7 @@ class KldProbeTest : public ::testing::Test {
     cell.is_reference = reference;
     cell.server_args = {"-fa", "on", "--jinja", "-t", "2"};
     cell.run_dir = dir / "run";
-    NoApi api;
+    kvsweep::testing::NoApi api("kld");
     Context ctx{api, cell, nullptr, nullptr};
     return probe.run(probe.items().at(0), ctx);
   }

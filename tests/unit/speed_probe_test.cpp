@@ -20,6 +20,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/speed.hpp"
 #include "kvsweep/server/api.hpp"
+#include "no_api.hpp"
 #include "metric_declarations.hpp"
 
 namespace {
@@ -113,24 +114,6 @@ class FakeRunner final : public kvsweep::process::ToolRunner {
   int exit_code = 0;
 };
 
-class NoApi final : public kvsweep::server::Api {
- public:
-  Expected<kvsweep::server::CompletionResponse> complete(const kvsweep::server::CompletionRequest&) override {
-    ADD_FAILURE() << "the speed probe must not use the server";
-    return kvsweep::core::fail(ErrorKind::unsupported, "no");
-  }
-  Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "no");
-  }
-  Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "no");
-  }
-  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "no");
-  }
-  std::string describe() const override { return "none"; }
-};
-
 class SpeedProbeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -162,7 +145,7 @@ class SpeedProbeTest : public ::testing::Test {
     cell.server_args = {"-fa", "on", "--jinja", "-t", "2"};
     cell.run_dir = dir / "run";
     cell.server_binary = (dir / "build" / "llama-server").string();
-    NoApi api;
+    kvsweep::testing::NoApi api("speed");
     Context ctx{api, cell, nullptr, nullptr};
     return probe.run(probe.items().at(item), ctx);
   }
