@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "kvsweep/cli/commands.hpp"
+#include "kvsweep/cli/write_report.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/report/bundle.hpp"
@@ -28,32 +29,33 @@ struct ReportOpts {
 };
 
 int report_command(const ReportOpts& o) {
+  // `summary` is printed, not written: with it alone every file is written, and the summary printed
+  // instead of report.md.
   std::set<report::Format> formats;
+  bool summary = false;
   for (const auto& f : o.formats) {
+    if (f == "summary") {
+      summary = true;
+      continue;
+    }
     auto parsed = report::parse_format(f);
-    if (!parsed) throw core::FatalError("--format " + f + ": unknown format (valid: md, csv, json, svg, html, all)");
+    if (!parsed) throw core::FatalError("--format " + f + ": unknown format (valid: md, csv, json, svg, html, all, summary)");
     formats.insert(parsed->begin(), parsed->end());
   }
-  const bool to_stdout = formats.empty();
-  if (to_stdout) formats = *report::parse_format("all");
+  const bool print_markdown = o.formats.empty();
+  if (formats.empty()) formats = *report::parse_format("all");
 
-  auto data = report::RunData::load(o.run_dir);
-  if (!data) throw core::FatalError(o.run_dir + ": " + data.error().message + " (is it a kvsweep run directory?)");
-  const report::RunSummary summary = report::summarize_run(*data);
-  const auto files = report::render_report(*data, summary, formats, report::this_build());
+  const WrittenReport written = write_report(o.run_dir, formats);
   const std::filesystem::path out_dir = std::filesystem::path(o.run_dir) / "report";
-  for (const auto& file : files) {
-    auto written = sweep::write_file_atomic(out_dir / file.path, file.text);
-    if (!written) throw core::FatalError(written.error().message);
-  }
-  if (to_stdout) {
-    for (const auto& file : files) {
+  if (summary) std::cout << written.summary;
+  if (print_markdown) {
+    for (const auto& file : written.files) {
       if (file.path == "report.md") std::cout << file.text;
     }
-    std::cout.flush();
   }
-  std::fprintf(stderr, "kvsweep report: wrote %zu file%s to %s%s\n", files.size(), files.size() == 1 ? "" : "s",
-               out_dir.c_str(),
+  std::cout.flush();
+  const std::size_t n = written.files.size();
+  std::fprintf(stderr, "kvsweep report: wrote %zu file%s to %s%s\n", n, n == 1 ? "" : "s", out_dir.c_str(),
                formats.contains(report::Format::html) ? (" (open " + (out_dir / "index.html").string() + ")").c_str()
                                                       : "");
   return core::exit_code::ok;
@@ -180,10 +182,11 @@ void register_report(CLI::App& app, Commands& commands) {
   auto* rep = app.add_subcommand(
       "report",
       "Write RUN_DIR/report/: summary.json, grids/*.csv, long.csv, report.md, SVG figures, index.html; "
-      "without --format also print the Markdown report");
+      "without --format also print the Markdown report; --format summary prints the run at a glance instead");
   auto ropts = std::make_shared<ReportOpts>();
   rep->add_option("RUN_DIR", ropts->run_dir, "Run directory (holds manifest.json and records.jsonl)")->required();
-  rep->add_option("--format", ropts->formats, "Only these outputs: md, csv, json, svg, html or all (comma-separated)")
+  rep->add_option("--format", ropts->formats, "Only these outputs: md, csv, json, svg, html or all (comma-separated); summary: print the run at a glance "
+                  "(the headline per probe, the cells that differ, the verdict) and write the others, all by default")
       ->delimiter(',');
   rep->callback([&commands, ropts] { commands.action = [ropts] { return report_command(*ropts); }; });
 

@@ -11,6 +11,7 @@
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/cli/dry_run.hpp"
 #include "kvsweep/cli/progress.hpp"
+#include "kvsweep/cli/write_report.hpp"
 #include "kvsweep/cli/run_checks.hpp"
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/config/keys.hpp"
@@ -305,6 +306,7 @@ int run_command(const RunOpts& o) {
     std::fprintf(stderr, "kvsweep: interrupted; finish with: kvsweep run --resume %s\n", run_dir.c_str());
     return interrupted_exit_code();
   }
+  report_after_run(run_dir);
   // Items already recorded (a resumed cell that only skipped) count as ok records.
   const bool any_ok = std::ranges::any_of(result.cells, [](const auto& c) { return c.items_ok + c.items_skipped > 0; });
   if (!result.cells.empty() && !any_ok) {

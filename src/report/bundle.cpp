@@ -3,8 +3,7 @@
 #include "kvsweep/report/csv.hpp"
 #include "kvsweep/report/figures.hpp"
 #include "kvsweep/report/format.hpp"
-#include "kvsweep/report/html.hpp"
-#include "kvsweep/report/markdown.hpp"
+#include "kvsweep/report/report_document.hpp"
 #include "kvsweep/report/summary_json.hpp"
 
 namespace kvsweep::report {
@@ -32,16 +31,23 @@ std::vector<OutputFile> render_report(const RunData& data, const RunSummary& sum
                      write_grid_csv(data, summary, probe, metric)});
     }
   }
-  if (formats.contains(Format::md)) {
-    // Link figures only when they are written beside report.md.
-    const std::span<const Figure> linked = formats.contains(Format::svg) ? std::span<const Figure>(figures)
-                                                                         : std::span<const Figure>();
-    out.push_back({"report.md", write_markdown(data, summary, linked)});
+  // One document, rendered once per format: report.md and index.html say the same.
+  if (formats.contains(Format::md) || formats.contains(Format::html)) {
+    std::vector<std::string> files;
+    for (const auto& f : out) files.push_back(f.path.generic_string());
+    if (formats.contains(Format::md)) files.emplace_back("report.md");
+    if (formats.contains(Format::html)) files.emplace_back("index.html");
+    // Figures only where a figure is written: as SVG files beside report.md, or inside index.html.
+    const std::span<const Figure> shown = need_svg ? std::span<const Figure>(figures) : std::span<const Figure>();
+    const Document doc = report_document(data, summary, shown, files);
+    if (formats.contains(Format::md)) {
+      out.push_back({"report.md", render_markdown(doc, {.figure_files = formats.contains(Format::svg)})});
+    }
+    if (formats.contains(Format::html)) out.push_back({"index.html", render_html(doc)});
   }
   if (formats.contains(Format::svg)) {
     for (const auto& f : figures) out.push_back({f.file, f.svg});
   }
-  if (formats.contains(Format::html)) out.push_back({"index.html", write_html(data, summary, figures)});
   return out;
 }
 

@@ -25,6 +25,46 @@ struct ProbeCounts {
   std::map<Verdict, std::size_t> by;
 };
 
+/// Per probe: how many checks and what became of them.
+Table per_probe_table(const Comparison& comparison) {
+  std::vector<std::string> order;
+  std::map<std::string, ProbeCounts> counts;
+  for (const auto& c : comparison.checks) {
+    if (!counts.contains(c.probe)) order.push_back(c.probe);
+    auto& pc = counts[c.probe];
+    ++pc.checks;
+    ++pc.by[c.verdict];
+  }
+  Table per;
+  per.header = {"probe", "checks", "ok", "regression", "inconclusive", "improved", "no data"};
+  per.numeric = {false, true, true, true, true, true, true};
+  const std::size_t not_comparable = comparison.count(Verdict::not_comparable);
+  if (not_comparable > 0) {
+    per.header.emplace_back("not comparable");
+    per.numeric.push_back(true);
+  }
+  for (const auto& probe : order) {
+    auto& pc = counts[probe];
+    per.rows.push_back({probe, std::to_string(pc.checks), std::to_string(pc.by[Verdict::ok]),
+                        std::to_string(pc.by[Verdict::regression]), std::to_string(pc.by[Verdict::inconclusive]),
+                        std::to_string(pc.by[Verdict::improved]), std::to_string(pc.by[Verdict::no_data])});
+    if (not_comparable > 0) per.rows.back().push_back(std::to_string(pc.by[Verdict::not_comparable]));
+  }
+  return per;
+}
+
+/// "12 checks: 1 regression, 0 inconclusive, …".
+std::string totals_line(const Comparison& comparison) {
+  const std::size_t not_comparable = comparison.count(Verdict::not_comparable);
+  return counted(comparison.checks.size(), "check", "checks") + ": " +
+         counted(comparison.count(Verdict::regression), "regression", "regressions") + ", " +
+         std::to_string(comparison.count(Verdict::inconclusive)) + " inconclusive, " +
+         counted(comparison.count(Verdict::improved), "improvement", "improvements") + ", " +
+         counted(comparison.count(Verdict::no_data), "without data", "without data") +
+         (not_comparable > 0 ? ", " + std::to_string(not_comparable) + " not comparable (no common items)" : "") + " (" +
+         counted(comparison.diagnostics, "diagnostic metric", "diagnostic metrics") + " not gated).";
+}
+
 }  // namespace
 
 std::string inconclusive_summary(const Comparison& comparison) {
@@ -56,11 +96,12 @@ std::string inconclusive_summary(const Comparison& comparison) {
   return out;
 }
 
-std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
+Document compare_document(const Comparison& comparison, CheckRows rows) {
+  Document doc;
   // What differs between the runs comes first: it explains every row below.
-  std::string out;
-  for (const auto& d : comparison.differences) out += "Note: " + d + ".\n";
-  if (!comparison.differences.empty()) out += "\n";
+  std::vector<Text> notes;
+  for (const auto& d : comparison.differences) notes.push_back({plain("Note: " + d + ".")});
+  doc.lines(std::move(notes));
   Table t;
   t.header = {"cell", "probe", "metric", "n", "baseline", "run", "Δ", "tolerance", "test", "p (Holm)", "verdict"};
   t.numeric = {false, false, false, true, true, true, true, true, false, true, false};
@@ -72,50 +113,23 @@ std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
                       fixed(c.baseline_mean, dec), fixed(c.current_mean, dec), signed_fixed(c.delta, dec),
                       fixed(c.tolerance, dec), !c.test.empty() ? c.test : c.n_common > 0 ? "exact" : "—", format_p(c.p_holm), verdict_text(c)});
   }
-  if (!t.rows.empty()) out += render_markdown(t) + "\n";
-
-  // Per probe: how many checks and what became of them.
-  std::vector<std::string> order;
-  std::map<std::string, ProbeCounts> counts;
-  for (const auto& c : comparison.checks) {
-    if (!counts.contains(c.probe)) order.push_back(c.probe);
-    auto& pc = counts[c.probe];
-    ++pc.checks;
-    ++pc.by[c.verdict];
-  }
-  Table per;
-  per.header = {"probe", "checks", "ok", "regression", "inconclusive", "improved", "no data"};
-  per.numeric = {false, true, true, true, true, true, true};
-  const std::size_t not_comparable = comparison.count(Verdict::not_comparable);
-  if (not_comparable > 0) {
-    per.header.emplace_back("not comparable");
-    per.numeric.push_back(true);
-  }
-  for (const auto& probe : order) {
-    auto& pc = counts[probe];
-    per.rows.push_back({probe, std::to_string(pc.checks), std::to_string(pc.by[Verdict::ok]),
-                        std::to_string(pc.by[Verdict::regression]), std::to_string(pc.by[Verdict::inconclusive]),
-                        std::to_string(pc.by[Verdict::improved]), std::to_string(pc.by[Verdict::no_data])});
-    if (not_comparable > 0) per.rows.back().push_back(std::to_string(pc.by[Verdict::not_comparable]));
-  }
-  out += render_markdown(per);
-
-  out += "\n" + counted(comparison.checks.size(), "check", "checks") + ": " +
-         counted(comparison.count(Verdict::regression), "regression", "regressions") + ", " +
-         std::to_string(comparison.count(Verdict::inconclusive)) + " inconclusive, " +
-         counted(comparison.count(Verdict::improved), "improvement", "improvements") + ", " +
-         counted(comparison.count(Verdict::no_data), "without data", "without data") +
-         (not_comparable > 0 ? ", " + std::to_string(not_comparable) + " not comparable (no common items)" : "") + " (" +
-         counted(comparison.diagnostics, "diagnostic metric", "diagnostic metrics") + " not gated).\n";
+  if (!t.rows.empty()) doc.table(std::move(t));
+  doc.table(per_probe_table(comparison));
+  std::vector<Text> tail{{plain(totals_line(comparison))}};
   if (const std::string why = inconclusive_summary(comparison); !why.empty()) {
-    out += why + (comparison.fail_inconclusive ? " (--fail-inconclusive: these fail the gate).\n" : ".\n");
+    tail.push_back({plain(why + (comparison.fail_inconclusive ? " (--fail-inconclusive: these fail the gate)." : "."))});
   }
   for (const auto& c : comparison.checks) {
     if (c.verdict == Verdict::regression || c.verdict == Verdict::inconclusive) {
-      out += verdict_text(c) + " " + c.cell + " " + c.probe + "/" + c.metric + ": " + c.reason + "\n";
+      tail.push_back({plain(verdict_text(c) + " " + c.cell + " " + c.probe + "/" + c.metric + ": " + c.reason)});
     }
   }
-  return out;
+  doc.lines(std::move(tail));
+  return doc;
+}
+
+std::string write_compare_table(const Comparison& comparison, CheckRows rows) {
+  return render_markdown(compare_document(comparison, rows));
 }
 
 std::string write_compare_json(const Comparison& comparison) {

@@ -88,7 +88,6 @@ Rate rate_of(const Samples& samples, const SummaryOptions& options) {
 
 double ratio(double x, double reference) { return reference > 0.0 ? x / reference : kNaN; }
 
-std::string bytes(double v) { return std::isfinite(v) ? fixed(v, v >= 100 ? 0 : 1) : "—"; }
 
 std::string rate_text(const Rate& r) {
   if (r.n == 0) return "—";
@@ -152,7 +151,7 @@ std::vector<Row> rows(const RunData& data, const CostTable& costs) {
   for (const auto& c : costs.cells) {
     const CellDef& cell = data.cells()[c.cell];
     Row row{cell.group() + " " + cell.type_k + "/" + cell.type_v + (cell.is_reference ? " (ref)" : ""),
-            bytes(c.k_bytes_per_token), bytes(c.v_bytes_per_token), bytes(c.kv_bytes_per_token),
+            bytes_text(c.k_bytes_per_token), bytes_text(c.v_bytes_per_token), bytes_text(c.kv_bytes_per_token),
             std::isfinite(c.kv_mib_at_context) ? fixed(c.kv_mib_at_context, 1) : "—", rate_text(c.prompt),
             basis_text(c.prompt), times(c.prompt_x), rate_text(c.decode), basis_text(c.decode), times(c.decode_x), {}};
     for (const auto& col : columns) {
@@ -268,40 +267,31 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
   return table;
 }
 
-std::string cost_markdown(const RunData& data, const CostTable& costs) {
-  std::string out = "## Cost\n\n" + method(costs) + "\n\n";
-  const std::vector<std::string> bench = bench_headers(bench_columns(costs));
-  out += "| cell | K B/token | V B/token | KV B/token | KV MiB @ " + std::to_string(costs.context) +
-         " | prefill tok/s | prefill on | × | decode tok/s | decode on | × |";
-  for (const auto& h : bench) out += " " + h + " |";
-  out += "\n|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|";
-  for (std::size_t i = 0; i < bench.size(); ++i) out += "---:|";
-  out += "\n";
-  for (const auto& r : rows(data, costs)) {
-    out += "| " + md_cell(r.cell) + " | " + r.k + " | " + r.v + " | " + r.kv + " | " + r.mib + " | " + r.prompt +
-           " | " + r.prompt_basis + " | " + r.prompt_x + " | " + r.decode + " | " + r.decode_basis + " | " +
-           r.decode_x + " |";
-    for (const auto& b : r.bench) out += " " + b + " |";
-    out += "\n";
+void cost_section(Document& doc, const RunData& data, const CostTable& costs) {
+  doc.heading(2, "Cost").paragraph(method(costs));
+  Table t;
+  t.header = {"cell",          "K B/token",  "V B/token", "KV B/token",  "KV MiB @ " + std::to_string(costs.context),
+              "prefill tok/s", "prefill on", "×",         "decode tok/s", "decode on",
+              "×"};
+  t.numeric = {false, true, true, true, true, true, false, true, true, false, true};
+  for (const auto& h : bench_headers(bench_columns(costs))) {
+    t.header.push_back(h);
+    t.numeric.push_back(true);
   }
-  return out + path_memory_markdown(data, costs);
+  for (auto& r : rows(data, costs)) {
+    std::vector<std::string> row{r.cell,   r.k,      r.v,          r.kv,       r.mib,         r.prompt,
+                                 r.prompt_basis, r.prompt_x, r.decode, r.decode_basis, r.decode_x};
+    row.insert(row.end(), r.bench.begin(), r.bench.end());
+    t.rows.push_back(std::move(row));
+  }
+  doc.table(std::move(t));
+  path_memory_section(doc, data, costs);
 }
 
-std::string cost_html(const RunData& data, const CostTable& costs) {
-  std::string out = "<section id=\"cost\">\n<h2>Cost</h2>\n<p>" + xml_escape(method(costs)) + "</p>\n";
-  out += "<table>\n<thead><tr><th>cell</th><th>K B/token</th><th>V B/token</th><th>KV B/token</th><th>KV MiB @ " +
-         std::to_string(costs.context) +
-         "</th><th>prefill tok/s</th><th>prefill on</th><th>×</th><th>decode tok/s</th><th>decode on</th><th>×</th>";
-  for (const auto& h : bench_headers(bench_columns(costs))) out += "<th>" + xml_escape(h) + "</th>";
-  out += "</tr></thead>\n<tbody>\n";
-  for (const auto& r : rows(data, costs)) {
-    out += "<tr><td>" + xml_escape(r.cell) + "</td><td>" + r.k + "</td><td>" + r.v + "</td><td>" + r.kv + "</td><td>" +
-           r.mib + "</td><td>" + r.prompt + "</td><td>" + xml_escape(r.prompt_basis) + "</td><td>" + r.prompt_x +
-           "</td><td>" + r.decode + "</td><td>" + xml_escape(r.decode_basis) + "</td><td>" + r.decode_x + "</td>";
-    for (const auto& b : r.bench) out += "<td>" + b + "</td>";
-    out += "</tr>\n";
-  }
-  return out + "</tbody>\n</table>\n" + path_memory_html(data, costs) + "</section>\n";
+std::string cost_markdown(const RunData& data, const CostTable& costs) {
+  Document doc;
+  cost_section(doc, data, costs);
+  return render_markdown(doc);
 }
 
 nlohmann::ordered_json cost_json(const RunData& data, const CostTable& costs) {

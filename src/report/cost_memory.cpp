@@ -112,38 +112,18 @@ std::string memory_text(const MemoryNeed& need, const std::vector<DeviceBuffers>
 
 bool slow_path(const std::string& path) { return path == "converted" || path == "fallback?"; }
 
-std::string path_memory_markdown(const RunData& data, const CostTable& costs) {
-  if (!recorded(data, costs)) return "";
-  std::string out = "\n### Attention path and memory\n\n" + method(costs) + "\n\n";
-  out += "| cell | path | device | model MiB | KV MiB @ " + std::to_string(costs.context) + " | compute MiB | total MiB |\n";
-  out += "|---|---|---|---:|---:|---:|---:|\n";
-  for (const auto& r : rows(data, costs)) {
-    out += "| " + md_cell(r.cell) + " | " + r.path + " | " + md_cell(r.device) + " | " + r.model + " | " + r.kv +
-           " | " + r.compute + " | " + r.total + " |\n";
-  }
-  const auto notes = slow_notes(data, costs);
-  if (!notes.empty()) out += "\n";
-  for (const auto& n : notes) out += "- " + md_cell(n) + "\n";
-  return out;
-}
-
-std::string path_memory_html(const RunData& data, const CostTable& costs) {
-  if (!recorded(data, costs)) return "";
-  std::string out = "<h3>Attention path and memory</h3>\n<p>" + xml_escape(method(costs)) + "</p>\n";
-  out += "<table>\n<thead><tr><th>cell</th><th>path</th><th>device</th><th>model MiB</th><th>KV MiB @ " +
-         std::to_string(costs.context) + "</th><th>compute MiB</th><th>total MiB</th></tr></thead>\n<tbody>\n";
-  for (const auto& r : rows(data, costs)) {
-    out += "<tr><td>" + xml_escape(r.cell) + "</td><td>" + xml_escape(r.path) + "</td><td>" + xml_escape(r.device) +
-           "</td><td>" + r.model + "</td><td>" + r.kv + "</td><td>" + r.compute + "</td><td>" + r.total + "</td></tr>\n";
-  }
-  out += "</tbody>\n</table>\n";
-  const auto notes = slow_notes(data, costs);
-  if (!notes.empty()) {
-    out += "<ul>\n";
-    for (const auto& n : notes) out += "<li>" + xml_escape(n) + "</li>\n";
-    out += "</ul>\n";
-  }
-  return out;
+void path_memory_section(Document& doc, const RunData& data, const CostTable& costs) {
+  if (!recorded(data, costs)) return;
+  doc.heading(3, "Attention path and memory").paragraph(method(costs));
+  Table t;
+  t.header = {"cell", "path", "device", "model MiB", "KV MiB @ " + std::to_string(costs.context), "compute MiB",
+              "total MiB"};
+  t.numeric = {false, false, false, true, true, true, true};
+  for (const auto& r : rows(data, costs)) t.rows.push_back({r.cell, r.path, r.device, r.model, r.kv, r.compute, r.total});
+  doc.table(std::move(t));
+  std::vector<Text> notes;
+  for (const auto& n : slow_notes(data, costs)) notes.push_back({plain(n)});
+  doc.list(std::move(notes));
 }
 
 void add_path_memory_json(const RunData& data, const CostTable& costs, const CellCost& cost,

@@ -133,4 +133,12 @@ std::string rotation_label(int attn_rot_k, int attn_rot_v) {
   return one(attn_rot_k) + "/" + one(attn_rot_v);
 }
 
+std::string mean_sd(double mean, double sd, int decimals) {
+  if (std::isnan(mean)) return "—";
+  if (std::isnan(sd)) return fixed(mean, decimals);
+  return fixed(mean, decimals) + " ± " + fixed(sd, decimals);
+}
+
+std::string bytes_text(double bytes) { return std::isfinite(bytes) ? fixed(bytes, bytes >= 100 ? 0 : 1) : "—"; }
+
 }  // namespace kvsweep::report

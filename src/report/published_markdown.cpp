@@ -1,4 +1,4 @@
-/// write_published_comparison: the Markdown page of a published-vs-run comparison.
+/// published_document: the page of a published-vs-run comparison.
 
 #include "kvsweep/report/published.hpp"
 
@@ -14,12 +14,6 @@ namespace {
 
 std::string yes_no(bool b) { return b ? "yes" : "no"; }
 
-std::string mean_sd(double mean, double sd, int dec) {
-  if (std::isnan(mean)) return "—";
-  if (std::isnan(sd)) return fixed(mean, dec);
-  return fixed(mean, dec) + " ± " + fixed(sd, dec);
-}
-
 std::string range_text(double lo, double hi, int dec) {
   if (std::isnan(lo) || std::isnan(hi)) return "—";
   return fixed(lo, dec) + " – " + fixed(hi, dec);
@@ -34,39 +28,39 @@ std::string count_text(double v) { return std::isnan(v) ? "—" : shortest(v); }
 
 }  // namespace
 
-std::string write_published_comparison(const PublishedComparison& c) {
+Document published_document(const PublishedComparison& c) {
   const Published& p = c.published;
   const int dec = std::max(p.decimals, 2);
-  std::string out = "# Published vs run: " + p.name + "\n\n";
-  out += "Source: \"" + p.source.title + "\" (" + p.source.file + (p.source.seed.empty() ? "" : ", seed " + p.source.seed) +
+  Document doc("Published vs run: " + p.name);
+  doc.paragraph("Source: \"" + p.source.title + "\" (" + p.source.file + (p.source.seed.empty() ? "" : ", seed " + p.source.seed) +
          "). Run: " + (c.run_name.empty() ? "—" : c.run_name) + ". Probe " + p.probe + " (run: " +
          (c.run_probes.empty() ? std::string("none") : c.run_probes.front()) + "), metric " + c.metric +
-         (c.metric == p.metric ? "" : " (published: " + p.metric + ")") + ".\n";
+         (c.metric == p.metric ? "" : " (published: " + p.metric + ")") + ".");
 
   if (!p.summaries.empty()) {
-    out += "\n## Run summaries\n\n";
+    doc.heading(2, "Run summaries");
     Table t;
     const std::string per = p.items_per_cell ? " /" + std::to_string(p.items_per_cell) : "";
     t.header = {"source", "run", "combos", "pass (mean ± sd)", "avg " + c.metric + " (mean ± sd)", "range", "gradient?"};
     t.numeric = {false, false, true, true, true, true, false};
     for (const auto& r : p.summaries) {
-      t.rows.push_back({"published", md_cell(r.label), count_text(r.combos),
+      t.rows.push_back({"published", r.label, count_text(r.combos),
                         std::isnan(r.pass_mean) ? "—" : mean_sd(r.pass_mean, r.pass_sd, dec) + per,
                         mean_sd(r.mean, r.sd, dec), range_text(r.min, r.max, dec), r.gradient.empty() ? "—" : r.gradient});
     }
     for (const auto& h : c.headlines) {
-      t.rows.push_back({"this run", md_cell(h.model + " · " + h.probe), std::to_string(h.combos),
+      t.rows.push_back({"this run", h.model + " · " + h.probe, std::to_string(h.combos),
                         std::isnan(h.pass_mean) ? "—" : mean_sd(h.pass_mean, h.pass_sd, dec) + " /" + std::to_string(h.k),
                         mean_sd(h.mean, h.sd, dec), range_text(h.min, h.max, dec), h.gradient.empty() ? "—" : h.gradient});
     }
     if (c.headlines.empty()) t.rows.push_back({"this run", "not run", "—", "—", "—", "—", "—"});
-    out += render_markdown(t);
+    doc.table(std::move(t));
   }
 
   for (const auto& g : c.grids) {
-    out += "\n## Grid " + g.grid_id + (g.title.empty() ? "" : ": " + g.title) + "\n\n";
-    out += "Run: model " + (g.model.empty() ? std::string("—") : g.model) + ", probe " +
-           (g.probe.empty() ? std::string("—") : g.probe) + ", metric " + c.metric + ".\n\n";
+    doc.heading(2, "Grid " + g.grid_id + (g.title.empty() ? "" : ": " + g.title));
+    doc.paragraph("Run: model " + (g.model.empty() ? std::string("—") : g.model) + ", probe " +
+           (g.probe.empty() ? std::string("—") : g.probe) + ", metric " + c.metric + ".");
     std::vector<double> values;
     for (const auto& cell : g.cells) {
       values.push_back(cell.published);
@@ -85,18 +79,18 @@ std::string write_published_comparison(const PublishedComparison& c) {
                         signed_fixed(cell.diff, gdec), ci_text(cell.ci_lower, cell.ci_upper, gdec), std::to_string(cell.n),
                         yes_no(cell.inside)});
     }
-    out += render_markdown(t);
+    doc.table(std::move(t));
     const std::size_t run = g.cells.size() - g.count_not_run();
-    out += "\n" + std::to_string(g.count_inside()) + " of " + std::to_string(run) +
+    doc.paragraph(std::to_string(g.count_inside()) + " of " + std::to_string(run) +
            " run cells hold the published value in their 95% CI; " + std::to_string(g.count_not_run()) + " of " +
-           std::to_string(g.cells.size()) + " published cells not run.\n";
+           std::to_string(g.cells.size()) + " published cells not run.");
   }
 
   if (p.deltas) {
     const PublishedDeltas& d = *p.deltas;
-    out += "\n## " + (d.title.empty() ? std::string("Per-model deltas") : d.title) + "\n\n";
-    out += "Δ = " + d.reference_label + " (" + d.type_k_reference + "/" + d.type_v_reference + ") − " + d.other_label + " (" +
-           d.type_k_other + "/" + d.type_v_other + ") of " + c.metric + "; the run's Δ is paired over common items.\n\n";
+    doc.heading(2, d.title.empty() ? std::string("Per-model deltas") : d.title);
+    doc.paragraph("Δ = " + d.reference_label + " (" + d.type_k_reference + "/" + d.type_v_reference + ") − " + d.other_label + " (" +
+           d.type_k_other + "/" + d.type_v_other + ") of " + c.metric + "; the run's Δ is paired over common items.");
     Table t;
     t.header = {"published model", "run model", "published Δ", "run Δ", "run Δ 95% CI", "inside CI?",
                 "published " + d.reference_label, "run " + d.type_k_reference + "/" + d.type_v_reference,
@@ -115,7 +109,7 @@ std::string write_published_comparison(const PublishedComparison& c) {
       const auto& pm = m.published;
       const std::string published_delta = std::isnan(pm.delta) ? "—" : signed_fixed(pm.delta, dec);
       if (m.model.empty()) {
-        t.rows.push_back({md_cell(pm.label), "not run", published_delta, "—", "—", "—",
+        t.rows.push_back({pm.label, "not run", published_delta, "—", "—", "—",
                           value_cell(pm.reference_value, pm.range_lo, pm.range_hi), "—",
                           value_cell(pm.other_value, pm.range_lo, pm.range_hi), "—"});
         continue;
@@ -124,7 +118,7 @@ std::string write_published_comparison(const PublishedComparison& c) {
       const std::string in = std::isnan(pm.delta) || std::isnan(m.delta_lower)
                                  ? "—"
                                  : yes_no(inside_interval(pm.delta, m.delta_lower, m.delta_upper, 0.5 * std::pow(10.0, -p.decimals)));
-      t.rows.push_back({md_cell(pm.label), md_cell(m.model), published_delta,
+      t.rows.push_back({pm.label, m.model, published_delta,
                         std::isnan(m.delta) ? "—" : signed_fixed(m.delta, rdec),
                         ci_text(m.delta_lower, m.delta_upper, rdec), in,
                         value_cell(pm.reference_value, pm.range_lo, pm.range_hi),
@@ -132,17 +126,23 @@ std::string write_published_comparison(const PublishedComparison& c) {
                         value_cell(pm.other_value, pm.range_lo, pm.range_hi),
                         run_cell(m.has_other, m.other_mean, m.other_lower, m.other_upper)});
     }
-    out += render_markdown(t);
+    doc.table(std::move(t));
+    std::vector<Text> totals;
     if (d.aggregate) {
       const auto& a = *d.aggregate;
-      out += "\nPublished: " + count_text(a.models) + " models, " + count_text(a.improved) + " improved under " +
-             d.reference_label + ", mean Δ " + (std::isnan(a.mean_delta) ? "—" : signed_fixed(a.mean_delta, dec)) + ".\n";
+      totals.push_back({plain("Published: " + count_text(a.models) + " models, " + count_text(a.improved) + " improved under " +
+             d.reference_label + ", mean Δ " + (std::isnan(a.mean_delta) ? "—" : signed_fixed(a.mean_delta, dec)) + ".")});
     }
-    out += (d.aggregate ? "" : "\n") + std::string("This run: ") + std::to_string(c.aggregate.models) +
+    totals.push_back({plain(std::string("This run: ") + std::to_string(c.aggregate.models) +
            (c.aggregate.models == 1 ? " model" : " models") + " with both settings, " +
-           std::to_string(c.aggregate.improved) + " improved under " + d.reference_label + ", mean Δ " + (c.aggregate.models ? signed_fixed(c.aggregate.mean_delta, std::max(dec, 3)) : "—") + ".\n";
+           std::to_string(c.aggregate.improved) + " improved under " + d.reference_label + ", mean Δ " + (c.aggregate.models ? signed_fixed(c.aggregate.mean_delta, std::max(dec, 3)) : "—") + ".")});
+    doc.lines(std::move(totals));
   }
-  return out;
+  return doc;
+}
+
+std::string write_published_comparison(const PublishedComparison& comparison) {
+  return render_markdown(published_document(comparison));
 }
 
 }  // namespace kvsweep::report

@@ -13,9 +13,8 @@ namespace {
 
 std::string mean_sd(const stats::Summary& s, int decimals) {
   if (s.n == 0) return "—";
-  // sd is undefined for one cell; show the mean alone.
-  if (std::isnan(s.sd)) return fixed(s.mean, decimals);
-  return fixed(s.mean, decimals) + " ± " + fixed(s.sd, decimals);
+  // sd is undefined for one cell: the mean alone.
+  return report::mean_sd(s.mean, s.sd, decimals);
 }
 
 std::string rho_p(const stats::GradientResult& g) {
@@ -288,24 +287,6 @@ std::string grid_block(const RunData& data, const RunSummary& summary, const std
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
-  }
-  return out;
-}
-
-std::string render_markdown(const Table& table) {
-  if (table.header.empty()) return "";
-  std::string out = "|";
-  for (const auto& h : table.header) out += " " + md_cell(h) + " |";
-  out += "\n|";
-  for (std::size_t i = 0; i < table.header.size(); ++i) {
-    const bool right = i < table.numeric.size() && table.numeric[i];
-    out += right ? "---:|" : "---|";
-  }
-  out += "\n";
-  for (const auto& row : table.rows) {
-    out += "|";
-    for (const auto& cell : row) out += " " + md_cell(cell) + " |";
-    out += "\n";
   }
   return out;
 }

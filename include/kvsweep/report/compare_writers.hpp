@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kvsweep/report/compare.hpp"
+#include "kvsweep/report/document.hpp"
 
 namespace kvsweep::report {
 
@@ -14,6 +15,8 @@ enum class CheckRows { not_ok, all };
 /// The checks (per `rows`) as a Markdown table, then per-probe counts, the one-line summary (with why
 /// any check is inconclusive: the items per cell and the items needed) and one line per failing or
 /// inconclusive check with its reason.
+Document compare_document(const Comparison& comparison, CheckRows rows = CheckRows::not_ok);
+/// compare_document() as Markdown.
 std::string write_compare_table(const Comparison& comparison, CheckRows rows = CheckRows::not_ok);
 
 /// Every check as JSON ({"schema_version", "kind": "kvsweep-compare", counts, checks[], warnings[]}).

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/report/document.hpp"
 #include "kvsweep/report/run_data.hpp"
 #include "kvsweep/report/summary.hpp"
 #include "kvsweep/stats/summary.hpp"
@@ -80,10 +81,11 @@ struct CostTable {
 CostTable cell_costs(const RunData& data, std::optional<int> context = std::nullopt,
                      const SummaryOptions& options = {});
 
-/// The "Cost" section of report.md (a heading, a note on the method and one table row per cell).
+/// Adds the "Cost" section (a heading, a note on the method, one table row per cell, then the attention
+/// path and memory per device when the run recorded them).
+void cost_section(Document& doc, const RunData& data, const CostTable& costs);
+/// The Cost section alone, as Markdown.
 std::string cost_markdown(const RunData& data, const CostTable& costs);
-/// The same as an HTML section.
-std::string cost_html(const RunData& data, const CostTable& costs);
 /// {"context", "cells": [{"id", "k_bytes_per_token", …, "prompt_tps": {n, tok_s, ci95, depth, …}, …,
 /// "bench": [{depth, pp, tg, pp_tok_s, …}]}]}; NaN → null.
 nlohmann::ordered_json cost_json(const RunData& data, const CostTable& costs);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/report/cost.hpp"
+#include "kvsweep/report/document.hpp"
 #include "kvsweep/report/run_data.hpp"
 
 namespace kvsweep::report {
@@ -33,9 +34,8 @@ std::string memory_text(const MemoryNeed& need, const std::vector<DeviceBuffers>
 /// Whether the path costs speed a user can remove: converted or fallback?.
 bool slow_path(const std::string& path);
 
-/// The "Attention path and memory" block of the Cost section; "" when the run recorded neither.
-std::string path_memory_markdown(const RunData& data, const CostTable& costs);
-std::string path_memory_html(const RunData& data, const CostTable& costs);
+/// Adds the "Attention path and memory" block of the Cost section; nothing when the run recorded neither.
+void path_memory_section(Document& doc, const RunData& data, const CostTable& costs);
 /// Adds "path", "path_reason" and "memory" (at costs.context) to a cell of cost_json, when the manifest
 /// recorded them.
 void add_path_memory_json(const RunData& data, const CostTable& costs, const CellCost& cost,

@@ -33,6 +33,11 @@ std::string md_cell(std::string_view text);
 /// A file-name part: ASCII letters, digits, '.', '_' and '-' kept, anything else '_'.
 std::string slug(std::string_view text);
 
+/// "1.50 ± 0.20"; the mean alone when `sd` is NaN (one value has no spread); "—" when `mean` is NaN.
+std::string mean_sd(double mean, double sd, int decimals);
+/// A size in bytes (per token): no decimals from 100 on, one below; "—" when not finite.
+std::string bytes_text(double bytes);
+
 /// "p2" < "p10": runs of digits compare by value, the rest byte by byte.
 bool natural_less(std::string_view a, std::string_view b);
 

@@ -11,7 +11,8 @@
 
 namespace kvsweep::report {
 
-/// `figures` must carry their SVG text (RenderSvg::yes); each is inlined without its XML declaration.
+/// report_document() as one HTML page, with the files of a full bundle. `figures` carry their SVG text
+/// (RenderSvg::yes); each is inlined without its XML declaration.
 std::string write_html(const RunData& data, const RunSummary& summary, std::span<const Figure> figures);
 
 }  // namespace kvsweep::report

@@ -11,10 +11,8 @@
 
 namespace kvsweep::report {
 
-/// The Markdown report; `figures` are linked by file name (they sit beside report.md).
+/// report_document() as Markdown, with the files of a full bundle; `figures` are linked by file name
+/// (they sit beside report.md).
 std::string write_markdown(const RunData& data, const RunSummary& summary, std::span<const Figure> figures);
-
-/// The sentence that says how the numbers were made (shared with the HTML page).
-std::string method_note(const RunData& data, const RunSummary& summary);
 
 }  // namespace kvsweep::report

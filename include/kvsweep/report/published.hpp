@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/report/document.hpp"
 #include "kvsweep/report/summary_document.hpp"
 
 namespace kvsweep::report {
@@ -211,8 +212,10 @@ core::Expected<PublishedComparison> compare_published(const SummaryDocument& run
 /// Whether `value` lies in [lo − slack, hi + slack]; false when any of them is NaN.
 bool inside_interval(double value, double lo, double hi, double slack);
 
-/// Markdown: the source, the summary rows (published and the run's), per grid a cell table with
-/// "not run" rows and a count line, the model deltas and the aggregate.
+/// The source, the summary rows (published and the run's), per grid a cell table with "not run" rows
+/// and a count line, the model deltas and the aggregate.
+Document published_document(const PublishedComparison& comparison);
+/// published_document() as Markdown.
 std::string write_published_comparison(const PublishedComparison& comparison);
 
 }  // namespace kvsweep::report

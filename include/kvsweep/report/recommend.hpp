@@ -14,6 +14,7 @@
 #include "kvsweep/probe/margin.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/report/cost.hpp"
+#include "kvsweep/report/document.hpp"
 #include "kvsweep/report/run_data.hpp"
 #include "kvsweep/stats/noninferiority.hpp"
 
@@ -115,6 +116,9 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options = 
 /// NaN coordinate are never on it; equal points are both on it. Sorted by cost, then index.
 std::vector<std::size_t> pareto_frontier(const std::vector<double>& cost, const std::vector<double>& quality);
 
+/// What recommend prints: the method, then per model the answer (the recommended pair with its cost, or
+/// the verdict and why), the cells' verdict counts, adaptive and non-non-inferior verdicts, K versus V.
+Document recommend_document(const RunData& data, const Recommendation& rec);
 std::string recommend_markdown(const RunData& data, const Recommendation& rec);
 nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation& rec);
 

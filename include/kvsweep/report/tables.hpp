@@ -4,16 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "kvsweep/report/document.hpp"
 #include "kvsweep/report/run_data.hpp"
 #include "kvsweep/report/summary.hpp"
 
 namespace kvsweep::report {
-
-struct Table {
-  std::vector<std::string> header;
-  std::vector<bool> numeric;  // per column: right-aligned
-  std::vector<std::vector<std::string>> rows;
-};
 
 /// Seed 001's summary table for one probe, one row per model: combos, pass /k (mean ± sd) when the
 /// probe has a pass metric, avg main metric (mean ± sd), its range across cells, gradient?.
@@ -34,9 +29,6 @@ Table outcome_table(const RunData& data, const RunSummary& summary);
 /// Cells that differ from the reference carry `*`; cells without values show "—".
 std::string grid_block(const RunData& data, const RunSummary& summary, const std::string& model,
                        const std::string& probe, const std::string& metric);
-
-/// A GitHub-flavoured Markdown pipe table.
-std::string render_markdown(const Table& table);
 
 /// The direction a metric improves in, as an arrow for headers: "↑" or "↓".
 std::string better_arrow(bool higher_is_better);

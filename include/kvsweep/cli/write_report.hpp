@@ -1,0 +1,27 @@
+#pragma once
+/// Writes a run's report files and renders its summary: shared by `kvsweep report` and the end of
+/// `kvsweep run`.
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kvsweep/report/bundle.hpp"
+
+namespace kvsweep::cli {
+
+struct WrittenReport {
+  std::vector<report::OutputFile> files;  // as written under RUN_DIR/report/
+  std::string summary;                    // the run at a glance (report::brief_document as plain text)
+};
+
+/// Reads RUN_DIR, writes `formats` under RUN_DIR/report/ (atomically, file by file) and renders the
+/// summary. Throws core::FatalError naming the run directory or the file that could not be written.
+WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<report::Format>& formats);
+
+/// The end of `kvsweep run`: writes every report file and prints the summary on stdout. A report that
+/// cannot be written is a warning (the run itself is complete): it says so and how to retry.
+void report_after_run(const std::filesystem::path& run_dir);
+
+}  // namespace kvsweep::cli

@@ -1,0 +1,39 @@
+#include "kvsweep/cli/write_report.hpp"
+
+#include <cstdio>
+
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/report/brief.hpp"
+#include "kvsweep/report/run_data.hpp"
+#include "kvsweep/report/summary.hpp"
+#include "kvsweep/report/context.hpp"
+#include "kvsweep/sweep/run_store.hpp"
+
+namespace kvsweep::cli {
+
+WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<report::Format>& formats) {
+  auto data = report::RunData::load(run_dir);
+  if (!data) throw core::FatalError(run_dir.string() + ": " + data.error().message + " (is it a kvsweep run directory?)");
+  const report::RunSummary summary = report::summarize_run(*data);
+  WrittenReport out;
+  out.files = report::render_report(*data, summary, formats, report::this_build());
+  const std::filesystem::path out_dir = run_dir / "report";
+  for (const auto& file : out.files) {
+    auto written = sweep::write_file_atomic(out_dir / file.path, file.text);
+    if (!written) throw core::FatalError(written.error().message);
+  }
+  out.summary = report::render_text(report::brief_document(*data, summary, run_dir));
+  return out;
+}
+
+void report_after_run(const std::filesystem::path& run_dir) {
+  try {
+    const WrittenReport written = write_report(run_dir, *report::parse_format("all"));
+    std::printf("\n%s", written.summary.c_str());
+  } catch (const core::FatalError& e) {
+    std::fprintf(stderr, "kvsweep: the run is complete, but its report could not be written: %s; retry with: kvsweep report %s\n",
+                 e.what(), run_dir.c_str());
+  }
+}
+
+}  // namespace kvsweep::cli
