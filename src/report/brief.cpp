@@ -11,79 +11,106 @@ namespace kvsweep::report {
 
 namespace {
 
-/// "tiny q4_0/q4_0: passed 1.00 → 0.25 (worse, p 0.012)": the cell's quality metrics that differ from
-/// its reference after Holm. "" when none does.
-std::string differing_metrics(const CellProbeStats& stats, const ProbeDef& probe) {
-  std::string out;
-  for (const auto& m : stats.metrics) {
-    if (!m.vs_reference || !m.vs_reference->significant) continue;
-    const auto def = std::find_if(probe.metrics.begin(), probe.metrics.end(), [&](const MetricDef& d) { return d.name == m.metric; });
-    if (def != probe.metrics.end() && !def->is_quality()) continue;  // diagnostics are reported, not judged
-    const auto& t = *m.vs_reference;
-    const bool better = m.higher_is_better ? t.delta > 0 : t.delta < 0;
-    const int dec = std::max(2, decimals_for(std::vector<double>{m.summary.mean, m.summary.mean - t.delta}));
-    out += (out.empty() ? "" : "; ") + m.metric + " " + fixed(m.summary.mean - t.delta, dec) + " → " +
-           fixed(m.summary.mean, dec) + " (" + (better ? "better" : "worse") + ", p " + format_p(t.p_holm) + ")";
-  }
-  return out;
+/// "20.00 → 0.00": the reference's mean over the paired items → the cell's.
+std::string values_text(const MetricStats& m) {
+  const auto& t = *m.vs_reference;
+  const int dec = std::max(2, decimals_for(std::vector<double>{m.summary.mean, m.summary.mean - t.delta}));
+  return fixed(m.summary.mean - t.delta, dec) + " → " + fixed(m.summary.mean, dec);
 }
 
-/// " The largest change seen: copy/rot-off q4_0/f16 primary_matched 20.00 → 0.00 (p 0.250 with 4
-/// items)." — so a drop too small a run cannot prove is not hidden by "no cell differs". "" when every
-/// cell matches its reference on the probe's main metric.
-std::string largest_change(const RunData& data, const RunSummary& summary, const ProbeDef& probe) {
-  const MetricRoles* roles = summary.roles_of(probe.name);
-  if (roles == nullptr) return "";
-  const std::string metric = !roles->main_metric.empty() ? roles->main_metric : roles->pass_metric;
-  const MetricStats* worst = nullptr;
-  std::size_t worst_cell = 0;
-  for (const auto& stats : summary.results) {
-    if (stats.probe != probe.name) continue;
-    for (const auto& m : stats.metrics) {
-      if (m.metric != metric || !m.vs_reference || m.vs_reference->delta == 0.0) continue;
-      if (worst == nullptr || std::abs(m.vs_reference->delta) > std::abs(worst->vs_reference->delta)) {
-        worst = &m;
-        worst_cell = stats.cell;
+/// "tiny q4_0/f16 primary_matched 20.00 → 0.00".
+std::string change_text(const CellDef& cell, const MetricStats& m) {
+  return cell.group() + " " + cell.types() + " " + m.metric + " " + values_text(m);
+}
+
+bool is_quality(const ProbeDef& probe, const std::string& metric) {
+  const auto def = std::find_if(probe.metrics.begin(), probe.metrics.end(), [&](const MetricDef& d) { return d.name == metric; });
+  return def == probe.metrics.end() || def->is_quality();
+}
+
+/// One row per probe and model: cells with values, the pass rate, the main metric across cells and
+/// how many cells differ from their reference.
+Table overview(const RunData& data, const RunSummary& summary) {
+  Table t;
+  t.header = {"probe", "model", "cells", "pass", "main metric", "mean ± sd", "range", "gradient?", "differ"};
+  t.numeric = {false, false, true, true, false, true, true, false, true};
+  for (const auto& probe : data.probes()) {
+    for (const auto& h : summary.headlines) {
+      if (h.probe != probe.name) continue;
+      bool hib = true;
+      for (const auto& m : probe.metrics) {
+        if (m.name == h.main_metric) hib = m.higher_is_better();
       }
+      const int dec = std::max(2, decimals_for(std::vector<double>{h.main.min, h.main.max}));
+      std::size_t differ = 0, compared = 0;
+      for (const auto& stats : summary.results) {
+        if (stats.probe != probe.name || data.cells()[stats.cell].group() != h.model) continue;
+        bool any = false, tested = false;
+        for (const auto& m : stats.metrics) {
+          if (!m.vs_reference || !is_quality(probe, m.metric)) continue;
+          tested = true;
+          any = any || m.vs_reference->significant;
+        }
+        compared += tested ? 1 : 0;
+        differ += any ? 1 : 0;
+      }
+      t.rows.push_back({probe.name, h.model, std::to_string(h.combos),
+                        h.pass_metric.empty() ? "—" : fixed(h.pass_count.mean, 2) + " /" + std::to_string(h.k),
+                        h.main_metric + " " + better_arrow(hib), mean_sd(h.main.n ? h.main.mean : NAN, h.main.sd, dec),
+                        h.main.n == 0 ? "—" : fixed(h.main.min, dec) + " – " + fixed(h.main.max, dec),
+                        std::string(stats::to_string(h.gradient)),
+                        compared ? std::to_string(differ) + " of " + std::to_string(compared) : "—"});
     }
   }
-  if (worst == nullptr) return "";
-  const auto& t = *worst->vs_reference;
-  const CellDef& cell = data.cells()[worst_cell];
-  const int dec = std::max(2, decimals_for(std::vector<double>{worst->summary.mean, worst->summary.mean - t.delta}));
-  return " The largest change seen: " + cell.group() + " " + cell.types() + " " + metric + " " +
-         fixed(worst->summary.mean - t.delta, dec) + " → " + fixed(worst->summary.mean, dec) + " (p " +
-         format_p(t.p_holm) + " with " + std::to_string(t.n_pairs) + " paired items).";
+  return t;
 }
 
-void probe_brief(Document& doc, const RunData& data, const RunSummary& summary, const ProbeDef& probe) {
-  doc.heading(2, probe.name + (probe.kind != probe.name && !probe.kind.empty() ? " (" + probe.kind + ")" : ""));
-  Table headline = headline_table(data, summary, probe.name);
-  if (headline.rows.empty()) {
-    doc.paragraph("No values recorded.");
-    return;
-  }
-  doc.table(std::move(headline));
-  std::vector<Text> differs;
-  std::size_t more = 0;
-  for (const auto& stats : summary.results) {
-    if (stats.probe != probe.name) continue;
-    const std::string what = differing_metrics(stats, probe);
-    if (what.empty()) continue;
-    if (differs.size() == kBriefCellsPerProbe) {
-      ++more;
-      continue;
+/// The cells whose quality metrics differ from their reference after Holm, per probe, at most
+/// kBriefCellsPerProbe each; then per probe without any, its largest change on the main metric.
+void changes(Document& doc, const RunData& data, const RunSummary& summary) {
+  std::vector<Text> differ, largest;
+  for (const auto& probe : data.probes()) {
+    std::size_t listed = 0, more = 0;
+    const MetricStats* top = nullptr;
+    const CellDef* top_cell = nullptr;
+    const MetricRoles* roles = summary.roles_of(probe.name);
+    const std::string main = roles == nullptr ? "" : !roles->main_metric.empty() ? roles->main_metric : roles->pass_metric;
+    for (const auto& stats : summary.results) {
+      if (stats.probe != probe.name) continue;
+      const CellDef& cell = data.cells()[stats.cell];
+      std::string what;
+      for (const auto& m : stats.metrics) {
+        if (!m.vs_reference) continue;
+        if (m.metric == main && m.vs_reference->delta != 0.0 &&
+            (top == nullptr || std::abs(m.vs_reference->delta) > std::abs(top->vs_reference->delta))) {
+          top = &m;
+          top_cell = &cell;
+        }
+        if (!m.vs_reference->significant || !is_quality(probe, m.metric)) continue;
+        const bool better = m.higher_is_better ? m.vs_reference->delta > 0 : m.vs_reference->delta < 0;
+        what += std::string(what.empty() ? "" : "; ") + m.metric + " " + values_text(m) +
+                " (" + (better ? "better" : "worse") + ", p " + format_p(m.vs_reference->p_holm) + ")";
+      }
+      if (what.empty()) continue;
+      if (listed++ < kBriefCellsPerProbe) differ.push_back({plain(probe.name + ": " + cell.group() + " " + cell.types() + ": " + what)});
+      else ++more;
     }
-    const CellDef& cell = data.cells()[stats.cell];
-    differs.push_back({plain(cell.group() + " " + cell.types() + ": " + what)});
+    if (more > 0) differ.push_back({plain(probe.name + ": … and " + std::to_string(more) + " more (report.md, Cells)")});
+    if (listed == 0 && top != nullptr) {
+      largest.push_back({plain(probe.name + ": " + change_text(*top_cell, *top) + " (p " + format_p(top->vs_reference->p_holm) +
+                               ", " + std::to_string(top->vs_reference->n_pairs) +
+                               (top->vs_reference->n_pairs == 1 ? " paired item)" : " paired items)"))});
+    }
   }
-  if (differs.empty()) {
-    doc.paragraph("No cell differs from its reference (p < " + shortest(summary.options.alpha) + " after Holm)." +
-                  largest_change(data, summary, probe));
-    return;
+  if (differ.empty()) {
+    doc.paragraph("No cell differs from its reference (p < " + shortest(summary.options.alpha) + " after Holm).");
+  } else {
+    doc.paragraph("Cells that differ from their reference (reference → cell, p after Holm):").list(std::move(differ));
   }
-  doc.paragraph("Cells that differ from their reference (reference → cell, p after Holm):").list(std::move(differs));
-  if (more > 0) doc.paragraph("… and " + std::to_string(more) + " more: see the Cells tables of report.md.");
+  if (!largest.empty()) {
+    doc.paragraph("The largest change seen where none is significant (too few items, or too small a change, to tell):")
+        .list(std::move(largest));
+  }
 }
 
 }  // namespace
@@ -94,7 +121,9 @@ Document brief_document(const RunData& data, const RunSummary& summary, const st
   const std::string status = data.manifest().value("status", std::string());
   doc.paragraph("Run status: " + (status.empty() ? std::string("unknown") : status) + " · " +
                 std::to_string(data.cells().size()) + " cells · " + std::to_string(data.records().size()) + " records.");
-  for (const auto& probe : data.probes()) probe_brief(doc, data, summary, probe);
+  if (Table t = overview(data, summary); !t.rows.empty()) doc.table(std::move(t));
+  else doc.paragraph("No values recorded.");
+  changes(doc, data, summary);
   doc.heading(2, "Verdict");
   std::vector<Text> items;
   for (const auto& [group, h] : verdicts(data)) items.push_back({plain(group + ": "), strong(h.verdict), plain(": " + h.sentence)});

@@ -84,6 +84,12 @@ TEST(Sweep, ThreeByThreeGridAllCellsOkWithVerifiedKvTypes) {
     }
   // Logs per cell, with the server's own KV line.
   EXPECT_TRUE(std::filesystem::exists(run / "logs" / "tiny-q4_0-f16.log"));
+  // The run ends with its summary and its report written: report.md and index.html, one document.
+  EXPECT_NE(r.output.find("kvsweep summary: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find((run / "report" / "index.html").string()), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(run / "report" / "report.md"));
+  EXPECT_TRUE(std::filesystem::exists(run / "report" / "index.html"));
+  EXPECT_TRUE(std::filesystem::exists(run / "report" / "summary.json"));
 }
 
 TEST(Sweep, QuantizedVWithoutFlashAttentionIsUnsupportedAndTheSweepGoesOn) {
