@@ -64,7 +64,7 @@ TEST(Html, IndexRendersEveryFigureInChromiumWithoutScriptErrors) {
   EXPECT_EQ(count(dom, "<figure"), svg_files) << dom.substr(0, 2000);
   EXPECT_EQ(count(dom, "<svg"), svg_files);
   EXPECT_NE(dom.find("vs KV MiB"), std::string::npos);
-  EXPECT_NE(dom.find("<h2>Cost</h2>"), std::string::npos);
+  EXPECT_NE(dom.find("<h2 id=\"Cost\">Cost</h2>"), std::string::npos);
   const std::regex script_error("CONSOLE.*(Error|Uncaught)|Uncaught [A-Za-z]*Error");
   EXPECT_FALSE(std::regex_search(dom, script_error)) << dom.substr(0, 2000);
 
