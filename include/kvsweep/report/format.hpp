@@ -36,6 +36,9 @@ std::string slug(std::string_view text);
 /// "p2" < "p10": runs of digits compare by value, the rest byte by byte.
 bool natural_less(std::string_view a, std::string_view b);
 
+/// A duration for people: "4m10s" under an hour, "2h05m" from one; rounded to the second.
+std::string duration_text(double seconds);
+
 /// Attention rotation (llama.cpp's attn_rot_k / attn_rot_v: 1, 0, or -1 when the log did not
 /// say) as a table cell: "on/off" for K/V, "-" when neither is known.
 std::string rotation_label(int attn_rot_k, int attn_rot_v);
