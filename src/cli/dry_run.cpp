@@ -1,5 +1,6 @@
 #include "kvsweep/cli/dry_run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -13,6 +14,8 @@
 #include "kvsweep/probe/recall.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/plan_power.hpp"
+#include "kvsweep/report/plan_time.hpp"
+#include "kvsweep/sweep/previous_run.hpp"
 
 namespace kvsweep::cli {
 
@@ -88,7 +91,34 @@ void print_power(const probe::Probe& p, std::size_t items) {
   }
 }
 
+/// Per model, the time its cells take at the rates of the last complete run of the same model file.
+void print_time(const config::Config& cfg, const std::vector<sweep::Cell>& cells,
+                const std::vector<sweep::PlannedProbe>& planned, const sweep::RunOptions& ropts) {
+  const std::filesystem::path runs = runs_directory(cfg);
+  for (const auto& m : cfg.models) {
+    const auto n = static_cast<std::size_t>(std::ranges::count(cells, m.name, &sweep::Cell::model));
+    if (n == 0) continue;
+    const std::string prefix = cfg.models.size() > 1 ? "  " + m.name + ": " : "";
+    if (cfg.models.size() > 1 && &m == &cfg.models.front()) std::printf("time, per model:\n");
+    const auto rates = sweep::previous_rates(runs, m.path);
+    if (!rates) {
+      std::printf("%stime: no previous run of this model to estimate from (complete runs under %s)\n", prefix.c_str(),
+                  runs.string().c_str());
+      continue;
+    }
+    const auto estimate = sweep::estimate_time(*rates, n, planned, ropts.parallel_cells);
+    const report::PlanTimeFacts facts{rates->config_hash == config::config_hash(cfg), cfg.sweep.adaptive.enabled,
+                                      ropts.parallel_cells};
+    std::printf("%s%s\n", prefix.c_str(), report::time_line(estimate, *rates, planned, facts).c_str());
+  }
+}
+
 }  // namespace
+
+std::filesystem::path runs_directory(const config::Config& cfg) {
+  std::filesystem::path base(cfg.output_dir);
+  return base.is_relative() ? std::filesystem::current_path() / base : base;
+}
 
 int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<probe::Probe>>& probes,
                   const sweep::RunOptions& ropts, server::Backend& backend) {
@@ -107,10 +137,12 @@ int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<p
               cfg.server.ctx > 0 ? "server.ctx" : "the probes' estimate of their prompts, at least 4096; server.ctx sets it");
   std::printf("probes:\n");
   std::size_t per_cell = 0;
+  std::vector<sweep::PlannedProbe> planned;
   for (const auto& p : probes) {
     if (!ropts.filter.matches_probe(p->name())) continue;
     auto items = p->items();
     per_cell += items.size();
+    planned.push_back({p->name(), items.size()});
     std::printf("  %s (%s): %zu items per cell:", p->name().c_str(), p->kind().c_str(), items.size());
     for (std::size_t i = 0; i < items.size() && i < 8; ++i) std::printf(" %s", items[i].key.c_str());
     std::printf("%s\n", items.size() > 8 ? " …" : "");
@@ -124,6 +156,7 @@ int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<p
                 "(from %d items, alpha %g, futility %g, item order seed %llu)\n",
                 a.min_items, a.alpha, a.futility, static_cast<unsigned long long>(a.seed));
   }
+  print_time(cfg, cells, planned, ropts);
   if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
     std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
     for (int slot = 0; slot < ropts.parallel_cells; ++slot) {

@@ -9,16 +9,6 @@
 
 namespace kvsweep::cli {
 
-namespace {
-std::string fmt_duration(double s) {
-  int t = static_cast<int>(s + 0.5);
-  char buf[32];
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%dh%02dm", t / 3600, (t / 60) % 60);
-  else std::snprintf(buf, sizeof buf, "%dm%02ds", t / 60, t % 60);
-  return buf;
-}
-}  // namespace
-
 StderrProgress::StderrProgress(bool terminal, bool quiet) : m_quiet(quiet), m_terminal(terminal && !quiet) {}
 
 void StderrProgress::plan(std::size_t cells, std::size_t items_total) {
@@ -89,16 +79,16 @@ void StderrProgress::redraw() {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
   std::string eta = "?";
   if (m_items_done > 0 && m_items_total > m_items_done)
-    eta = fmt_duration(elapsed / static_cast<double>(m_items_done) * static_cast<double>(m_items_total - m_items_done));
+    eta = report::duration_text(elapsed / static_cast<double>(m_items_done) * static_cast<double>(m_items_total - m_items_done));
   if (!m_running.empty() && m_running.front().slot >= 0) {
     // Parallel cells: every running cell with its slot on the one status line.
     std::string running;
     for (const auto& c : m_running) running += (running.empty() ? "" : ", ") + c.label + "@" + std::to_string(c.slot);
     std::fprintf(stderr, "\r\033[Kcells %zu/%zu done, running %s | items %zu/%zu | %s elapsed | ETA %s", m_cells_done,
-                 m_cells, running.c_str(), m_items_done, m_items_total, fmt_duration(elapsed).c_str(), eta.c_str());
+                 m_cells, running.c_str(), m_items_done, m_items_total, report::duration_text(elapsed).c_str(), eta.c_str());
   } else {
     std::fprintf(stderr, "\r\033[Kcell %zu/%zu %s | items %zu/%zu | %s elapsed | ETA %s", m_cell_index + 1, m_cells,
-                 m_cell_label.c_str(), m_items_done, m_items_total, fmt_duration(elapsed).c_str(), eta.c_str());
+                 m_cell_label.c_str(), m_items_done, m_items_total, report::duration_text(elapsed).c_str(), eta.c_str());
   }
   std::fflush(stderr);
 }

@@ -101,9 +101,7 @@ std::unique_ptr<server::Backend> make_backend(const ServerSource& source, server
 std::string default_run_dir(const config::Config& c) {
   std::string stamp = core::iso8601(std::chrono::system_clock::now());
   std::erase(stamp, ':');
-  std::filesystem::path base(c.output_dir);
-  if (base.is_relative()) base = std::filesystem::current_path() / base;
-  return (base / (c.name + "-" + stamp)).string();
+  return (runs_directory(c) / (c.name + "-" + stamp)).string();
 }
 
 /// --adaptive / --no-adaptive over sweep.adaptive. A resumed adaptive run keeps the settings the run

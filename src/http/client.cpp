@@ -192,14 +192,24 @@ core::Expected<Response> Client::get(const std::string& path, std::size_t limit)
   return Response{x.status, x.body};
 }
 
+namespace {
+std::string dump(const nlohmann::json& body) {
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+}  // namespace
+
 core::Expected<Response> Client::post_json(const std::string& path, const nlohmann::json& body, std::size_t limit) {
+  return post_text(path, dump(body), limit);
+}
+
+core::Expected<Response> Client::post_text(const std::string& path, std::string json_text, std::size_t limit) {
   const bool fresh = m_impl->cli.is_socket_open() == 0;
   const auto t0 = Clock::now();
   httplib::Request req;
   req.method = "POST";
   req.path = path;
   req.headers.emplace("Content-Type", "application/json");
-  req.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  req.body = std::move(json_text);
   const Exchange x = m_impl->send(req, m_timeouts.read, limit, nullptr);
   trace_plain(m_impl->server, "POST", path, x, t0, fresh, req.body.size());
   if (!x.ok) {
@@ -231,6 +241,11 @@ core::Expected<nlohmann::json> Client::post_for_json(const std::string& path, co
   return to_json_result(post_json(path, body, limit), "POST " + path);
 }
 
+core::Expected<nlohmann::json> Client::post_text_for_json(const std::string& path, std::string json_text,
+                                                          std::size_t limit) {
+  return to_json_result(post_text(path, std::move(json_text), limit), "POST " + path);
+}
+
 core::Expected<nlohmann::json> Client::get_json(const std::string& path, std::size_t limit) {
   return to_json_result(get(path, limit), "GET " + path);
 }
@@ -238,6 +253,12 @@ core::Expected<nlohmann::json> Client::get_json(const std::string& path, std::si
 core::Expected<Client::StreamResult> Client::post_stream(const std::string& path, const nlohmann::json& body,
                                                          const std::function<bool(std::string_view)>& on_bytes,
                                                          std::size_t limit) {
+  return post_text_stream(path, dump(body), on_bytes, limit);
+}
+
+core::Expected<Client::StreamResult> Client::post_text_stream(const std::string& path, std::string json_text,
+                                                              const std::function<bool(std::string_view)>& on_bytes,
+                                                              std::size_t limit) {
   const bool fresh = m_impl->cli.is_socket_open() == 0;
   const auto t0 = Clock::now();
   const bool tracing = trace_enabled();
@@ -247,7 +268,7 @@ core::Expected<Client::StreamResult> Client::post_stream(const std::string& path
   req.path = path;
   req.headers.emplace("Content-Type", "application/json");
   req.headers.emplace("Accept", "text/event-stream");
-  req.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  req.body = std::move(json_text);
   const std::function<bool(std::string_view)> forward = [&](std::string_view bytes) {
     if (tracing) {
       tail.append(bytes);

@@ -127,6 +127,14 @@ bool natural_less(std::string_view a, std::string_view b) {
   return a.size() - i < b.size() - j;
 }
 
+std::string duration_text(double seconds) {
+  const int t = static_cast<int>(seconds + 0.5);
+  char buf[32];
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%dh%02dm", t / 3600, (t / 60) % 60);
+  else std::snprintf(buf, sizeof buf, "%dm%02ds", t / 60, t % 60);
+  return buf;
+}
+
 std::string rotation_label(int attn_rot_k, int attn_rot_v) {
   if (attn_rot_k < 0 && attn_rot_v < 0) return "-";
   const auto one = [](int r) { return r < 0 ? std::string("?") : r > 0 ? std::string("on") : std::string("off"); };

@@ -20,7 +20,12 @@ const std::vector<std::string>& completion_response_fields() {
   return fields;
 }
 
-nlohmann::json completion_body(const CompletionRequest& r) {
+namespace {
+
+/// How a token prompt goes into the body: as JSON nodes, or as a null that dump_with replaces.
+enum class IdsIn { json, placeholder };
+
+nlohmann::json body_of(const CompletionRequest& r, IdsIn ids) {
   nlohmann::json body = {
       {"n_predict", r.n_predict},   {"temperature", r.temperature}, {"seed", r.seed},
       {"top_k", r.top_k},           {"top_p", r.top_p},             {"min_p", r.min_p},
@@ -43,6 +48,7 @@ nlohmann::json completion_body(const CompletionRequest& r) {
     }
   } else {
     if (r.tokens.empty()) body["prompt"] = r.prompt;
+    else if (ids == IdsIn::placeholder) body["prompt"] = nullptr;
     else body["prompt"] = r.tokens;
     body["return_tokens"] = true;
     // Only what parse_completion and CompletionStream read: the final answer otherwise echoes the
@@ -51,6 +57,16 @@ nlohmann::json completion_body(const CompletionRequest& r) {
   }
   for (auto it = r.extra.begin(); it != r.extra.end(); ++it) body[it.key()] = it.value();
   return body;
+}
+
+}  // namespace
+
+nlohmann::json completion_body(const CompletionRequest& r) { return body_of(r, IdsIn::json); }
+
+std::string completion_body_text(const CompletionRequest& r, IdsJsonWriter& ids) {
+  const bool spliced = !r.tokens.empty() && r.messages.empty() && !r.extra.contains("prompt");
+  if (!spliced) return completion_body(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return dump_with(body_of(r, IdsIn::placeholder), "prompt", [&](std::string& out) { ids.append(out, r.tokens); });
 }
 
 std::size_t answer_limit(const CompletionRequest& r, std::size_t body_bytes, std::size_t answers) {
@@ -214,7 +230,7 @@ core::Expected<void> CompletionStream::add(std::string_view data) {
 namespace {
 
 core::Expected<CompletionResponse> complete_streamed(http::Client& client, const CompletionRequest& request,
-                                                     bool chat) {
+                                                     std::string body, bool chat) {
   CompletionStream stream(chat);
   http::SseDecoder sse;
   core::Expected<void> failure;
@@ -232,9 +248,8 @@ core::Expected<CompletionResponse> complete_streamed(http::Client& client, const
     }
     return true;
   };
-  const nlohmann::json body = completion_body(request);
-  auto result = client.post_stream(chat ? "/v1/chat/completions" : "/completion", body, on_bytes,
-                                   answer_limit(request, body.dump().size(), 1));
+  const std::size_t limit = answer_limit(request, body.size(), 1);
+  auto result = client.post_text_stream(chat ? "/v1/chat/completions" : "/completion", std::move(body), on_bytes, limit);
   if (!failure) return std::unexpected(failure.error());
   if (!result) return std::unexpected(result.error());
   for (const std::string& event : sse.finish()) {
@@ -253,10 +268,14 @@ core::Expected<CompletionResponse> complete_streamed(http::Client& client, const
 
 core::Expected<CompletionResponse> LlamaApi::complete(const CompletionRequest& request) {
   bool chat = !request.messages.empty();
-  if (request.stop_when) return within_bound(complete_streamed(*m_client, request, chat), request);
-  const nlohmann::json sent = completion_body(request);
-  auto body = m_client->post_for_json(chat ? "/v1/chat/completions" : "/completion", sent,
-                                      answer_limit(request, sent.dump().size(), 1));
+  std::string sent;
+  {
+    std::lock_guard lock(m_ids_mutex);
+    sent = completion_body_text(request, m_ids);
+  }
+  if (request.stop_when) return within_bound(complete_streamed(*m_client, request, std::move(sent), chat), request);
+  const std::size_t limit = answer_limit(request, sent.size(), 1);
+  auto body = m_client->post_text_for_json(chat ? "/v1/chat/completions" : "/completion", std::move(sent), limit);
   if (!body) return std::unexpected(body.error());
   return within_bound(parse_completion(*body, chat), request);
 }

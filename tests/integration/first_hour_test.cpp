@@ -159,3 +159,32 @@ TEST(FirstHour, TheDryRunSizesTheSweepAndFailsOnAMissingModelOrBinary) {
   EXPECT_EQ(no_bin.exit_code, 2) << no_bin.output;
   EXPECT_TRUE(holds(no_bin.output, "'no-such-llama-server' not found")) << no_bin.output;
 }
+
+TEST(FirstHour, TheDryRunEstimatesTheTimeFromTheLastRunOfTheSameModel) {
+  kt::TempDir dir;
+  json cfg = kt::base_config(kt::tiny_model());
+  cfg["grid"]["k"] = {"f16"};  // the reference cell alone: the shortest run that measures rates
+  cfg["output_dir"] = (dir / "runs").string();
+  const fs::path file = kt::write_config(dir, cfg);
+  auto none = kt::run_kvsweep({"run", file.string(), "--dry-run"});
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_TRUE(holds(none.output, "time: no previous run of this model to estimate from (complete runs under " +
+                                     (dir / "runs").string() + ")"))
+      << none.output;
+
+  auto run = kt::run_kvsweep({"run", file.string()});  // into output_dir, as a run without -o goes
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto same = kt::run_kvsweep({"run", file.string(), "--dry-run"});
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_TRUE(holds(same.output, "time: ~")) << same.output;
+  EXPECT_TRUE(holds(same.output, "(from run it-")) << same.output;
+  EXPECT_TRUE(holds(same.output, " s/item for complete, ")) << same.output;
+  EXPECT_TRUE(holds(same.output, " s to start and stop a server)")) << same.output;
+  EXPECT_FALSE(holds(same.output, "another config")) << same.output;
+
+  // A wider grid of the same model file: the same rates, said to come from another config.
+  cfg["grid"]["k"] = {"f16", "q8_0"};
+  auto wider = kt::run_kvsweep({"run", kt::write_config(dir, cfg, "wider.json").string(), "--dry-run"});
+  ASSERT_EQ(wider.exit_code, 0) << wider.output;
+  EXPECT_TRUE(holds(wider.output, ", another config: ")) << wider.output;
+}

@@ -1,6 +1,5 @@
-// The speed probe: parsing llama-bench's JSON output (the shape of `llama-bench -m tiny.gguf -ctk q8_0
-// -ctv q4_0 -p 32 -n 8 -d 64 -r 2 -o jsonl -fa on -t 2`, written from llama-bench.cpp's jsonl printer:
-// no run could be captured before the hand-off; the integration test runs the real tool), the args
+// The speed probe: parsing llama-bench's JSON output (a capture of the real `llama-bench -m tiny.gguf
+// -ctk q8_0 -ctv q4_0 -p 32 -n 8 -d 64 -r 2 -o jsonl -fa on -t 2`, tests/data/llama-bench/), the args
 // taken over from the server's, and the probe's run against a fake ToolRunner.
 
 #include <unistd.h>
@@ -8,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,16 +36,20 @@ using kvsweep::probe::parse_bench_output;
 using kvsweep::process::ToolRun;
 using nlohmann::json;
 
-// llama-bench's `-o jsonl` output as its jsonl_printer writes it (tools/llama-bench/llama-bench.cpp:
-// every get_fields() field, then samples_ns and samples_ts), with a stderr line between the tests.
-constexpr std::string_view kCapture = R"~~({"build_commit": "de3ff81", "build_number": 1, "cpu_info": "Intel(R) Xeon(R) Processor", "gpu_info": "", "backends": "CPU", "model_filename": "/tmp/kvsweep-it/tiny.gguf", "model_type": "llama ?B F16", "model_size": 8519680, "model_n_params": 4259840, "n_batch": 2048, "n_ubatch": 512, "n_threads": 2, "cpu_mask": "0x0", "cpu_strict": false, "poll": 50, "type_k": "q8_0", "type_v": "q4_0", "n_gpu_layers": -1, "n_cpu_moe": 0, "split_mode": "layer", "main_gpu": 0, "no_kv_offload": false, "flash_attn": 1, "devices": "auto", "tensor_split": "0.00", "tensor_buft_overrides": "none", "load_mode": "auto", "lazy_mode": "auto", "embeddings": false, "no_op_offload": 0, "no_host": false, "fit_target": 0, "fit_min_ctx": 0, "n_prompt": 32, "n_gen": 0, "n_depth": 64, "test_time": "2026-11-25T02:30:00Z", "avg_ns": 4410500, "stddev_ns": 131521, "avg_ts": 7258.526245, "stddev_ts": 216.434537, "samples_ns": [ 4317500, 4503500 ],"samples_ts": [ 7411.568, 7105.484 ]}
-(a line written to stderr between the tests)
-{"build_commit": "de3ff81", "build_number": 1, "cpu_info": "Intel(R) Xeon(R) Processor", "gpu_info": "", "backends": "CPU", "model_filename": "/tmp/kvsweep-it/tiny.gguf", "model_type": "llama ?B F16", "model_size": 8519680, "model_n_params": 4259840, "n_batch": 2048, "n_ubatch": 512, "n_threads": 2, "cpu_mask": "0x0", "cpu_strict": false, "poll": 50, "type_k": "q8_0", "type_v": "q4_0", "n_gpu_layers": -1, "n_cpu_moe": 0, "split_mode": "layer", "main_gpu": 0, "no_kv_offload": false, "flash_attn": 1, "devices": "auto", "tensor_split": "0.00", "tensor_buft_overrides": "none", "load_mode": "auto", "lazy_mode": "auto", "embeddings": false, "no_op_offload": 0, "no_host": false, "fit_target": 0, "fit_min_ctx": 0, "n_prompt": 0, "n_gen": 8, "n_depth": 64, "test_time": "2026-11-25T02:30:00Z", "avg_ns": 30215000, "stddev_ns": 1209152, "avg_ts": 264.961327, "stddev_ts": 10.603117, "samples_ns": [ 29360000, 31070000 ],"samples_ts": [ 272.479, 257.483 ]}
-)~~";
-constexpr double kPpAvg = 7258.526245, kPpSd = 216.434537, kTgAvg = 264.961327;
+// llama-bench's `-o jsonl` output, captured from the real tool (tests/data/llama-bench/README.md says
+// how): one line per test, every get_fields() field, then samples_ns and samples_ts.
+std::string capture() {
+  const auto path = std::filesystem::path(KVSWEEP_TEST_DATA) / "llama-bench" / "tiny-q8_0-q4_0-d64.jsonl";
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+// The capture's figures (avg_ts and stddev_ts of its pp32 and tg8 tests).
+constexpr double kPpAvg = 58.637999, kPpSd = 1.517810, kTgAvg = 272.735027;
 
-TEST(BenchOutput, ReadsThePromptAndGenerationTestsBetweenStderrLines) {
-  auto tests = parse_bench_output(kCapture);
+TEST(BenchOutput, ReadsThePromptAndGenerationTestsOfTheRealTool) {
+  const std::string output = capture();
+  ASSERT_FALSE(output.empty());
+  auto tests = parse_bench_output(output);
   ASSERT_TRUE(tests) << tests.error().message;
   ASSERT_EQ(tests->size(), 2u);
   const auto& pp = (*tests)[0];
@@ -60,9 +64,22 @@ TEST(BenchOutput, ReadsThePromptAndGenerationTestsBetweenStderrLines) {
   EXPECT_EQ(tg.n_prompt, 0);
   EXPECT_EQ(tg.n_gen, 8);
   EXPECT_DOUBLE_EQ(tg.avg_ts, kTgAvg);
+  EXPECT_EQ(tg.n_depth, 64);
   // The whole object is kept, samples included.
   EXPECT_EQ(pp.raw["samples_ts"].size(), 2u);
-  EXPECT_TRUE(pp.raw.contains("build_commit"));
+  EXPECT_EQ(pp.raw["build_commit"], "de3ff81");
+}
+
+TEST(BenchOutput, LinesOnStderrBetweenTheTestsAreSkipped) {
+  // The tool's log lines (a verbose or a failing backend) land in the same output as its JSONL.
+  std::string output = capture();
+  output.insert(output.find('\n') + 1, "llama_context: a line written to stderr between the tests\n");
+  output = "load_backend: loaded CPU backend\n" + output;
+  auto tests = parse_bench_output(output);
+  ASSERT_TRUE(tests) << tests.error().message;
+  ASSERT_EQ(tests->size(), 2u);
+  EXPECT_DOUBLE_EQ((*tests)[0].avg_ts, kPpAvg);
+  EXPECT_DOUBLE_EQ((*tests)[1].avg_ts, kTgAvg);
 }
 
 TEST(BenchOutput, ReadsTheJsonArrayForm) {
@@ -155,7 +172,7 @@ class SpeedProbeTest : public ::testing::Test {
 };
 
 TEST_F(SpeedProbeTest, OneItemPerDepthRunsLlamaBenchBesideTheServerWithTheCellsSettings) {
-  runner->output = std::string(kCapture);
+  runner->output = capture();
   auto probe = make({{"depths", {0, 64}}, {"pp", 32}, {"tg", 8}, {"repetitions", 2}});
   EXPECT_TRUE(probe->runs_tool());
   ASSERT_EQ(probe->items().size(), 2u);
@@ -193,7 +210,7 @@ TEST_F(SpeedProbeTest, SpeedsAreCostMetricsNeverQuality) {
 }
 
 TEST_F(SpeedProbeTest, TypesOtherThanTheCellsAreAnError) {
-  runner->output = std::string(kCapture);
+  runner->output = capture();
   auto probe = make({{"depths", {64}}, {"pp", 32}, {"tg", 8}});
   auto res = run(*probe, 0, "f16", "f16");
   ASSERT_FALSE(res);

@@ -1,8 +1,9 @@
 #pragma once
 /// `kvsweep run CONFIG --dry-run`: the plan before anything runs — cells in run order, per probe its
 /// items per cell, the corpus's tokens, the -c every cell gets, and for each gated metric whether the
-/// items can ever settle its verdict at its margin.
+/// items can ever settle its verdict at its margin, and the time a previous run of the model says it takes.
 
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -13,10 +14,14 @@
 
 namespace kvsweep::cli {
 
+/// Where runs go without -o: the config's output_dir, a relative one under the working directory.
+std::filesystem::path runs_directory(const config::Config& config);
+
 /// Prints the plan on stdout. A probe whose prompt holds a corpus (recall) has it counted in tokens by
 /// the model's own tokenizer: `backend` starts one server for the first model (llama-server: loaded
 /// with -c 512 for the count, then stopped; external: the attached server) and asks /tokenize; an
-/// Ollama backend has no tokenize endpoint, so the count is left out. Returns the exit code.
+/// Ollama backend has no tokenize endpoint, so the count is left out. The time is estimated per model
+/// from the complete run under runs_directory() that ran the same model file last. Returns the exit code.
 int print_dry_run(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
                   const sweep::RunOptions& options, server::Backend& backend);
 

@@ -56,6 +56,12 @@ class Client {
   /// the server's own message.
   core::Expected<nlohmann::json> post_for_json(const std::string& path, const nlohmann::json& body,
                                                std::size_t limit = kDefaultResponseLimit);
+  /// As post_json and post_for_json with the body already written as JSON text (a large prompt
+  /// spliced in as text, never built as JSON nodes: server::IdsJsonWriter).
+  core::Expected<Response> post_text(const std::string& path, std::string json_text,
+                                     std::size_t limit = kDefaultResponseLimit);
+  core::Expected<nlohmann::json> post_text_for_json(const std::string& path, std::string json_text,
+                                                    std::size_t limit = kDefaultResponseLimit);
   core::Expected<nlohmann::json> get_json(const std::string& path, std::size_t limit = kDefaultResponseLimit);
 
   /// POSTs JSON and hands the response body to `on_bytes` piece by piece as it arrives (a
@@ -69,6 +75,10 @@ class Client {
   core::Expected<StreamResult> post_stream(const std::string& path, const nlohmann::json& body,
                                            const std::function<bool(std::string_view)>& on_bytes,
                                            std::size_t limit = kDefaultResponseLimit);
+  /// As post_stream with the body already written as JSON text.
+  core::Expected<StreamResult> post_text_stream(const std::string& path, std::string json_text,
+                                                const std::function<bool(std::string_view)>& on_bytes,
+                                                std::size_t limit = kDefaultResponseLimit);
 
   const std::string& base_url() const { return m_base_url; }
 

@@ -41,6 +41,9 @@ std::string bytes_text(double bytes);
 /// "p2" < "p10": runs of digits compare by value, the rest byte by byte.
 bool natural_less(std::string_view a, std::string_view b);
 
+/// A duration for people: "4m10s" under an hour, "2h05m" from one; rounded to the second.
+std::string duration_text(double seconds);
+
 /// Attention rotation (llama.cpp's attn_rot_k / attn_rot_v: 1, 0, or -1 when the log did not
 /// say) as a table cell: "on/off" for K/V, "-" when neither is known.
 std::string rotation_label(int attn_rot_k, int attn_rot_v);

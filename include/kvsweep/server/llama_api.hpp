@@ -3,11 +3,13 @@
 /// /tokenize, /detokenize, /v1/embeddings).
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/api.hpp"
+#include "kvsweep/server/ids_json.hpp"
 
 namespace kvsweep::server {
 
@@ -31,6 +33,8 @@ class LlamaApi final : public Api {
 
  private:
   std::shared_ptr<http::Client> m_client;
+  std::mutex m_ids_mutex;  // m_ids: complete() may be called from more than one thread
+  IdsJsonWriter m_ids;     // the last token prompt's text: the next one copies the ids they share
 };
 
 /// The fields a raw /completion asks the server to answer with (its `response_fields`): those the
@@ -38,6 +42,9 @@ class LlamaApi final : public Api {
 const std::vector<std::string>& completion_response_fields();
 /// The request body LlamaApi sends for `request` (exposed for tests).
 nlohmann::json completion_body(const CompletionRequest& request);
+/// completion_body(request) as the text sent, a token prompt written by `ids` (the ids it shares with
+/// the previous prompt copied as text, not built as JSON again): byte for byte the compact dump.
+std::string completion_body_text(const CompletionRequest& request, IdsJsonWriter& ids);
 /// The most bytes an answer to `request` can need (`body_bytes`: the request body's size; `answers`:
 /// prompts answered in one request): its max tokens times a generous size per token, plus the
 /// prompt it may echo. More is a server gone wrong: the client stops reading (ErrorKind::oversize).

@@ -1,0 +1,48 @@
+#include "kvsweep/sweep/previous_run.hpp"
+
+#include "kvsweep/sweep/run_store.hpp"
+
+namespace kvsweep::sweep {
+
+std::string model_name_in(const nlohmann::json& manifest, const std::string& path, std::optional<std::uintmax_t> size) {
+  if (!manifest.is_object()) return "";
+  const nlohmann::json models = manifest.value("models", nlohmann::json::array());
+  if (!models.is_array()) return "";
+  for (const auto& m : models) {
+    if (!m.is_object() || m.value("path", "") != path) continue;
+    const auto recorded = m.find("size");
+    if (size && recorded != m.end() && recorded->is_number_integer() && recorded->get<std::uintmax_t>() != *size)
+      continue;
+    return m.value("name", "");
+  }
+  return "";
+}
+
+std::optional<RunRates> previous_rates(const std::filesystem::path& runs_dir, const std::string& model_path) {
+  std::error_code ec;
+  std::optional<std::uintmax_t> size;
+  if (const auto bytes = std::filesystem::file_size(model_path, ec); !ec) size = bytes;
+  std::filesystem::path best;
+  std::string best_finished;
+  std::string best_model;
+  nlohmann::json best_manifest;
+  for (const auto& entry : std::filesystem::directory_iterator(runs_dir, ec)) {
+    if (!entry.is_directory(ec) || !std::filesystem::exists(entry.path() / "manifest.json", ec)) continue;
+    auto manifest = RunStore::read_manifest(entry.path());
+    if (!manifest || !manifest->is_object() || manifest->value("status", "") != "complete") continue;
+    const std::string model = model_name_in(*manifest, model_path, size);
+    const std::string finished = manifest->value("finished_at", "");
+    // ISO-8601 UTC stamps of one format order as text.
+    if (model.empty() || (!best.empty() && finished <= best_finished)) continue;
+    best = entry.path();
+    best_finished = finished;
+    best_model = model;
+    best_manifest = std::move(*manifest);
+  }
+  if (best.empty()) return std::nullopt;
+  auto records = RunStore::read_records(best);
+  if (!records) return std::nullopt;
+  return rates_from_run(best.filename().string(), best_manifest, *records, best_model);
+}
+
+}  // namespace kvsweep::sweep
