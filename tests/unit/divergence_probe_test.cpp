@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,8 @@
 #include "kvsweep/server/api.hpp"
 #include "kvsweep/server/llama_api.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -443,7 +446,7 @@ TEST(DivergenceProbe, ReferenceModeWithoutAReferenceRecordIsAnItemError) {
   auto res = run(*probe, api, false, &none);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::invalid);
-  EXPECT_NE(res.error().message.find("p0"), std::string::npos);
+  EXPECT_THAT(res.error().message, HasSubstr("p0"));
   EXPECT_TRUE(api.requests.empty());
 
   const std::vector<json> broken = {{{"item", "p0"}, {"status", "ok"}, {"response", {{"content", "x"}}}}};
@@ -478,12 +481,12 @@ TEST(DivergenceProbeConfig, DefaultsItemsAndNames) {
 
 TEST(DivergenceProbeConfig, ErrorsNameTheKeyAndSuggest) {
   EXPECT_EQ(config_error({{"tokns", 3}}).find("test.json: probes[0]"), 0u);
-  EXPECT_NE(config_error({{"tokns", 3}}).find("tokens"), std::string::npos);
+  EXPECT_THAT(config_error({{"tokns", 3}}), HasSubstr("tokens"));
   const std::string mode = config_error({{"mode", "refrence"}});
-  EXPECT_NE(mode.find("probes[0].mode"), std::string::npos) << mode;
-  EXPECT_NE(mode.find("did you mean 'reference'"), std::string::npos) << mode;
-  EXPECT_NE(config_error({{"tokens", 0}}).find("probes[0].tokens"), std::string::npos);
-  EXPECT_NE(config_error({{"top_n", 0}}).find("probes[0].top_n"), std::string::npos);
+  EXPECT_THAT(mode, HasSubstr("probes[0].mode")) << mode;
+  EXPECT_THAT(mode, HasSubstr("did you mean 'reference'")) << mode;
+  EXPECT_THAT(config_error({{"tokens", 0}}), HasSubstr("probes[0].tokens"));
+  EXPECT_THAT(config_error({{"top_n", 0}}), HasSubstr("probes[0].top_n"));
 }
 
 TEST(DivergenceProbeConfig, PromptsFilePlainAndJsonl) {
@@ -504,8 +507,8 @@ TEST(DivergenceProbeConfig, PromptsFilePlainAndJsonl) {
     kvsweep::probe::make_divergence_probe({{"kind", "divergence"}, {"prompts_file", "bad.jsonl"}}, site);
     FAIL() << "expected a FatalError";
   } catch (const FatalError& e) {
-    EXPECT_NE(e.message.find("probes[1].prompts_file"), std::string::npos) << e.message;
-    EXPECT_NE(e.message.find("bad.jsonl:2"), std::string::npos) << e.message;
+    EXPECT_THAT(e.message, HasSubstr("probes[1].prompts_file")) << e.message;
+    EXPECT_THAT(e.message, HasSubstr("bad.jsonl:2")) << e.message;
   }
   std::filesystem::remove_all(dir);
 }

@@ -1,5 +1,6 @@
 #include "kvsweep/probe/recall.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -10,6 +11,9 @@
 #include "kvsweep/corpus/sample.hpp"
 #include "kvsweep/score/recall_score.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kvsweep::probe {
 namespace {
@@ -173,17 +177,17 @@ TEST(RecallConfig, BadValuesSayWhatIsWrong) {
   EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].k: must be between 1 and 100000, got 0");
   cfg = random_config();
   cfg.erase("corpus");
-  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus: missing"), std::string::npos);
+  EXPECT_THAT(error_of(cfg), HasSubstr("sweep.json: probes[1].corpus: missing"));
   cfg = random_config();
   cfg["corpus"]["files"] = json::array({"a.py"});
   EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].corpus: give exactly one of \"files\" and \"random_bodies\"");
   cfg = random_config();
   cfg["corpus"] = {{"files", json::array({"notes.txt"})}};
-  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus.files[0]: notes.txt: unsupported file type '.txt'"),
-            std::string::npos);
+  EXPECT_THAT(error_of(cfg),
+              HasSubstr("sweep.json: probes[1].corpus.files[0]: notes.txt: unsupported file type '.txt'"));
   cfg = random_config();
   cfg["corpus"] = {{"files", json::array({"missing-file.py"})}};
-  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus.files: missing-file.py: cannot read"), std::string::npos);
+  EXPECT_THAT(error_of(cfg), HasSubstr("sweep.json: probes[1].corpus.files: missing-file.py: cannot read"));
 }
 
 TEST(RecallTaskText, BraceLanguagesAnchorOnTheOpeningBracePythonOnTheDef) {
@@ -192,14 +196,14 @@ TEST(RecallTaskText, BraceLanguagesAnchorOnTheOpeningBracePythonOnTheDef) {
   php.file = "View.php";
   php.language = corpus::Language::php;
   const std::string text = recall_task_text(php, 20, true);
-  EXPECT_NE(text.find("function named `render` in file `View.php`"), std::string::npos) << text;
-  EXPECT_NE(text.find("start right after the line with the opening brace `{` of `render`"), std::string::npos)
+  EXPECT_THAT(text, HasSubstr("function named `render` in file `View.php`")) << text;
+  EXPECT_THAT(text, HasSubstr("start right after the line with the opening brace `{` of `render`"))
       << text;
-  EXPECT_EQ(text.find("def "), std::string::npos) << text;
+  EXPECT_THAT(text, Not(HasSubstr("def "))) << text;
   corpus::Target py = php;
   py.language = corpus::Language::python;
-  EXPECT_NE(recall_task_text(py, 20, false).find("`def render(...):` signature"), std::string::npos);
-  EXPECT_EQ(recall_task_text(py, 20, false).find("opening brace"), std::string::npos);
+  EXPECT_THAT(recall_task_text(py, 20, false), HasSubstr("`def render(...):` signature"));
+  EXPECT_THAT(recall_task_text(py, 20, false), Not(HasSubstr("opening brace")));
 }
 
 TEST(RecallProbe, ItemsAreTheCodeneedleSample) {
@@ -230,11 +234,11 @@ TEST(RecallProbe, ChatRequestPutsTheCorpusFirstAndPrefillsAnEmptyThinkBlock) {
   EXPECT_EQ(r.messages[0].role, "user");
   const std::string& prompt = r.messages[0].content;
   EXPECT_TRUE(prompt.starts_with(recall.corpus().text + "\n\n---\n\nTask: reproduce verbatim the first 20 lines"));
-  EXPECT_NE(prompt.find("the function named `" + target.name + "`"), std::string::npos);
-  EXPECT_NE(prompt.find("`def " + target.name + "(`"), std::string::npos);
-  EXPECT_NE(prompt.find("markdown code fences"), std::string::npos);
-  EXPECT_NE(prompt.find("blank lines"), std::string::npos);
-  EXPECT_EQ(prompt.find(" in file `"), std::string::npos);  // one file: no file qualifier
+  EXPECT_THAT(prompt, HasSubstr("the function named `" + target.name + "`"));
+  EXPECT_THAT(prompt, HasSubstr("`def " + target.name + "(`"));
+  EXPECT_THAT(prompt, HasSubstr("markdown code fences"));
+  EXPECT_THAT(prompt, HasSubstr("blank lines"));
+  EXPECT_THAT(prompt, Not(HasSubstr(" in file `")));  // one file: no file qualifier
   EXPECT_EQ(r.messages[1].role, "assistant");
   EXPECT_EQ(r.messages[1].content, "<think>\n\n</think>\n\n");
   EXPECT_EQ(r.n_predict, 6000);
@@ -286,7 +290,7 @@ TEST(RecallProbe, SignatureCueEndsTheRawPromptOrTheChatPrefillWithTheTargetsSign
   EXPECT_EQ(signature_text(recall.corpus(), target), sig);
   const server::CompletionRequest raw = recall.request_for(target);
   EXPECT_EQ(raw.prompt, recall_prompt(recall.corpus(), target, 20, RecallCue::signature) + sig + "\n");
-  EXPECT_NE(raw.prompt.find("signature is repeated below"), std::string::npos);
+  EXPECT_THAT(raw.prompt, HasSubstr("signature is repeated below"));
 
   cfg["mode"] = "chat";
   auto chat_probe = make_recall_probe(cfg, k_site);
@@ -301,7 +305,7 @@ TEST(RecallProbe, SignatureCueEndsTheRawPromptOrTheChatPrefillWithTheTargetsSign
     (void)make_recall_probe(cfg, k_site);
     FAIL() << "an unknown cue must be refused";
   } catch (const core::FatalError& e) {
-    EXPECT_NE(std::string(e.what()).find("cue"), std::string::npos) << e.what();
+    EXPECT_THAT(std::string(e.what()), HasSubstr("cue")) << e.what();
   }
 }
 
@@ -367,7 +371,7 @@ TEST(RecallProbe, RunScoresTheAnswer) {
   EXPECT_EQ(result->timings.prompt_n, 11);
   EXPECT_EQ(result->timings.predicted_n, 7);
   ASSERT_EQ(api.requests.size(), 1u);
-  EXPECT_NE(api.requests[0].messages[0].content.find("`" + target.name + "`"), std::string::npos);
+  EXPECT_THAT(api.requests[0].messages[0].content, HasSubstr("`" + target.name + "`"));
   // n_ctx unknown: no preflight; only the expected answer (20 primary + 5 bonus lines here) is
   // tokenized, for the budget: 1.25 × tokens + 32.
   ASSERT_EQ(api.tokenized.size(), 1u);
@@ -425,7 +429,7 @@ TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
   auto result = recall.run(recall.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, core::ErrorKind::exceeds_context);
-  EXPECT_NE(result.error().message.find("raise the server's -c"), std::string::npos);
+  EXPECT_THAT(result.error().message, HasSubstr("raise the server's -c"));
   EXPECT_TRUE(api.requests.empty());
 
   // Big enough: the corpus is tokenized once per model (the first cell did), the question per item.
@@ -495,7 +499,7 @@ TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
   EXPECT_EQ(recall.corpus().targets.size(), 6u);
   EXPECT_TRUE(recall.corpus().text.starts_with("# ====== src/a.py ======\ndef a_fn0():\n"));
   const auto r = recall.request_for(recall.sampled().front());
-  EXPECT_NE(r.messages[0].content.find(" in file `" + recall.sampled().front().file + "`"), std::string::npos);
+  EXPECT_THAT(r.messages[0].content, HasSubstr(" in file `" + recall.sampled().front().file + "`"));
   EXPECT_EQ(probe->min_context(), static_cast<int>(recall.corpus().text.size()) / 3 + 512 + 256);
 
   // A glob pattern expands to its matches in sorted order, shown relative to the config.
@@ -510,7 +514,7 @@ TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
     make_recall_probe(globbed, site);
     ADD_FAILURE() << "a pattern matching nothing must fail";
   } catch (const core::FatalError& e) {
-    EXPECT_NE(e.message.find("probes[0].corpus.files[0]: pattern 'src/*.js' matches no file"), std::string::npos)
+    EXPECT_THAT(e.message, HasSubstr("probes[0].corpus.files[0]: pattern 'src/*.js' matches no file"))
         << e.message;
   }
   std::filesystem::remove_all(dir);
@@ -579,13 +583,13 @@ TEST(RecallProbe, UnboundedAnswersUseMaxTokensOnly) {
 TEST(RecallConfig, BudgetKnobsAreValidated) {
   json cfg = random_config();
   cfg["budget_factor"] = 0;
-  EXPECT_NE(error_of(cfg).find("probes[1].budget_factor: expected a number > 0"), std::string::npos) << error_of(cfg);
+  EXPECT_THAT(error_of(cfg), HasSubstr("probes[1].budget_factor: expected a number > 0")) << error_of(cfg);
   cfg = random_config();
   cfg["stop_extra_lines"] = -1;
-  EXPECT_NE(error_of(cfg).find("probes[1].stop_extra_lines"), std::string::npos) << error_of(cfg);
+  EXPECT_THAT(error_of(cfg), HasSubstr("probes[1].stop_extra_lines")) << error_of(cfg);
   cfg = random_config();
   cfg["bounded"] = "yes";
-  EXPECT_NE(error_of(cfg).find("probes[1].bounded"), std::string::npos) << error_of(cfg);
+  EXPECT_THAT(error_of(cfg), HasSubstr("probes[1].bounded")) << error_of(cfg);
 }
 
 TEST(RecallProbe, DeclaresExactlyTheMetricsItEmits) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,8 @@
 #include "kvsweep/probe/telephone.hpp"
 #include "kvsweep/server/api.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -356,7 +359,7 @@ TEST(TelephoneProbe, ErrorAtHopTwoIsRecordedNotScoredAsZero) {
   EXPECT_EQ(r["completed_hops"], 1);
   EXPECT_EQ(r["error"]["kind"], "http_status");
   EXPECT_EQ(r["error"]["http_status"], 500);
-  EXPECT_NE(r["error"]["message"].get<std::string>().find("500 Internal Server Error"), std::string::npos);
+  EXPECT_THAT(r["error"]["message"].get<std::string>(), HasSubstr("500 Internal Server Error"));
   EXPECT_EQ(api.requests.size(), 2u);  // the chain stopped
 
   // Metrics over hop 1 only: nothing is 0.
@@ -377,7 +380,7 @@ TEST(TelephoneProbe, ErrorAtHopOneFailsTheItem) {
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::http_status);
   EXPECT_EQ(result.error().http_status, 400);
-  EXPECT_NE(result.error().message.find("hop 1/3"), std::string::npos);
+  EXPECT_THAT(result.error().message, HasSubstr("hop 1/3"));
 }
 
 TEST(TelephoneProbe, ConnectAndTimeoutErrorsAreReturnedEvenMidChain) {
@@ -391,7 +394,7 @@ TEST(TelephoneProbe, ConnectAndTimeoutErrorsAreReturnedEvenMidChain) {
     auto result = h.run(probe, api);
     ASSERT_FALSE(result.has_value()) << kvsweep::core::to_string(kind);
     EXPECT_EQ(result.error().kind, kind);
-    EXPECT_NE(result.error().message.find("hop 2/3: server gone"), std::string::npos);
+    EXPECT_THAT(result.error().message, HasSubstr("hop 2/3: server gone"));
   }
 }
 
@@ -405,7 +408,7 @@ TEST(TelephoneProbe, EmbedderFailureFailsTheItem) {
   auto result = probe.run(probe.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::connect);
-  EXPECT_NE(result.error().message.find("embedder: embedding server down"), std::string::npos);
+  EXPECT_THAT(result.error().message, HasSubstr("embedder: embedding server down"));
 }
 
 TEST(TelephoneProbe, ZeroNormEmbeddingIsAnErrorNotASimilarity) {
@@ -417,8 +420,8 @@ TEST(TelephoneProbe, ZeroNormEmbeddingIsAnErrorNotASimilarity) {
   Context ctx{api, cell, &embedder, nullptr};
   auto result = probe.run(probe.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
-  EXPECT_NE(result.error().message.find("zero-norm"), std::string::npos);
-  EXPECT_NE(result.error().message.find("hop 2/3"), std::string::npos);
+  EXPECT_THAT(result.error().message, HasSubstr("zero-norm"));
+  EXPECT_THAT(result.error().message, HasSubstr("hop 2/3"));
 }
 
 TEST(TelephoneProbe, NonFiniteEmbeddingIsAnError) {
@@ -430,7 +433,7 @@ TEST(TelephoneProbe, NonFiniteEmbeddingIsAnError) {
   Context ctx{api, cell, &embedder, nullptr};
   auto result = probe.run(probe.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
-  EXPECT_NE(result.error().message.find("hop 1/3: cannot score: embedding holds a NaN"), std::string::npos)
+  EXPECT_THAT(result.error().message, HasSubstr("hop 1/3: cannot score: embedding holds a NaN"))
       << result.error().message;
 }
 
@@ -588,7 +591,7 @@ TEST(TelephoneProbe, PresetsRenderAroundTheMessage) {
   for (const auto& name : names) {
     auto text = kvsweep::probe::telephone_preset(name);
     ASSERT_TRUE(text.has_value());
-    EXPECT_NE(text->find("{message}"), std::string::npos) << name;
+    EXPECT_THAT(*text, HasSubstr("{message}")) << name;
   }
   EXPECT_EQ(*kvsweep::probe::telephone_preset("published"), "Paraphrase this to the next agent: {message}");
 
@@ -629,34 +632,29 @@ TEST(TelephoneConfig, DefaultsReproduceSeed000) {
 
 TEST(TelephoneConfig, UnknownKeySuggestsTheNearest) {
   const std::string e = config_error({{"kind", "telephone"}, {"hopz", 3}});
-  EXPECT_NE(e.find("cfg.json: probes[0]: unknown key 'hopz'"), std::string::npos) << e;
-  EXPECT_NE(e.find("(did you mean 'hops'?)"), std::string::npos) << e;
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"temprature", 0.1}}).find("did you mean 'temperature'"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"suppress_think", true}}).find("did you mean 'suppress_thinking'"),
-            std::string::npos);
+  EXPECT_THAT(e, HasSubstr("cfg.json: probes[0]: unknown key 'hopz'")) << e;
+  EXPECT_THAT(e, HasSubstr("(did you mean 'hops'?)")) << e;
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"temprature", 0.1}}), HasSubstr("did you mean 'temperature'"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"suppress_think", true}}),
+              HasSubstr("did you mean 'suppress_thinking'"));
   // Nothing close: the valid keys are listed instead.
   const std::string far = config_error({{"kind", "telephone"}, {"zzzzzzzzzz", 1}});
-  EXPECT_NE(far.find("one of: kind, name, texts"), std::string::npos) << far;
+  EXPECT_THAT(far, HasSubstr("one of: kind, name, texts")) << far;
 }
 
 TEST(TelephoneConfig, WrongTypesNameTheKey) {
   const std::string e = config_error({{"kind", "telephone"}, {"hops", "30"}});
-  EXPECT_NE(e.find("cfg.json: probes[0].hops: expected an integer, got string \"30\""), std::string::npos) << e;
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"hops", 2.5}}).find("probes[0].hops: expected an integer"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"temperature", "hot"}}).find("probes[0].temperature: expected a number"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"texts", "one"}}).find("probes[0].texts: expected an array"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"texts", {"ok", 1}}}).find("probes[0].texts[1]: expected a string"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"suppress_thinking", "false"}})
-                .find("probes[0].suppress_thinking: expected true or false"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"system", 3}}).find("probes[0].system: expected a string"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"seeds", {42, "x"}}}).find("probes[0].seeds[1]"), std::string::npos);
+  EXPECT_THAT(e, HasSubstr("cfg.json: probes[0].hops: expected an integer, got string \"30\"")) << e;
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"hops", 2.5}}), HasSubstr("probes[0].hops: expected an integer"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"temperature", "hot"}}),
+              HasSubstr("probes[0].temperature: expected a number"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"texts", "one"}}), HasSubstr("probes[0].texts: expected an array"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"texts", {"ok", 1}}}),
+              HasSubstr("probes[0].texts[1]: expected a string"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"suppress_thinking", "false"}}),
+              HasSubstr("probes[0].suppress_thinking: expected true or false"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"system", 3}}), HasSubstr("probes[0].system: expected a string"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"seeds", {42, "x"}}}), HasSubstr("probes[0].seeds[1]"));
 }
 
 TEST(TelephoneConfig, ValuesOutOfRangeOrInConflict) {
@@ -683,8 +681,8 @@ TEST(TelephoneConfig, ValuesOutOfRangeOrInConflict) {
   EXPECT_TRUE(has({{"texts", {""}}}, "probes[0].texts[0]: must not be empty"));
   EXPECT_TRUE(has({{"texts", {"a"}}, {"texts_file", "t.txt"}}, "not both"));
   EXPECT_TRUE(has({{"max_tokens", 0}}, "probes[0].max_tokens"));
-  EXPECT_NE(config_error({{"kind", "recall"}}).find("probes[0].kind: expected \"telephone\""), std::string::npos);
-  EXPECT_NE(config_error(json::array()).find("cfg.json: probes[0]: expected an object, got array []"), std::string::npos);
+  EXPECT_THAT(config_error({{"kind", "recall"}}), HasSubstr("probes[0].kind: expected \"telephone\""));
+  EXPECT_THAT(config_error(json::array()), HasSubstr("cfg.json: probes[0]: expected an object, got array []"));
 }
 
 TEST(TelephoneConfig, TextsFileLinesAndJsonlResolveAgainstBaseDir) {
@@ -702,10 +700,10 @@ TEST(TelephoneConfig, TextsFileLinesAndJsonlResolveAgainstBaseDir) {
   EXPECT_EQ(jsonl.texts, (std::vector<std::string>{"one", "two"}));
 
   const std::string bad = config_error({{"kind", "telephone"}, {"texts_file", "bad.jsonl"}}, site(dir));
-  EXPECT_NE(bad.find("probes[0].texts_file: "), std::string::npos) << bad;
-  EXPECT_NE(bad.find("bad.jsonl:2: expected an object with a string \"text\""), std::string::npos) << bad;
+  EXPECT_THAT(bad, HasSubstr("probes[0].texts_file: ")) << bad;
+  EXPECT_THAT(bad, HasSubstr("bad.jsonl:2: expected an object with a string \"text\"")) << bad;
   const std::string missing = config_error({{"kind", "telephone"}, {"texts_file", "nope.txt"}}, site(dir));
-  EXPECT_NE(missing.find("probes[0].texts_file: cannot read " + (dir / "nope.txt").string()), std::string::npos)
+  EXPECT_THAT(missing, HasSubstr("probes[0].texts_file: cannot read " + (dir / "nope.txt").string()))
       << missing;
   std::filesystem::remove_all(dir);
 }
@@ -810,7 +808,7 @@ TEST(ApiEmbedder, ServerErrorsAndMalformedRepliesAreErrors) {
   server.dimension_override = 10;
   auto other_dims = embedder.embed({"b"});
   ASSERT_FALSE(other_dims.has_value());
-  EXPECT_NE(other_dims.error().message.find("10 dimensions after 26"), std::string::npos);
+  EXPECT_THAT(other_dims.error().message, HasSubstr("10 dimensions after 26"));
   EXPECT_EQ(embedder.cached(), 1u);  // nothing from a bad reply is cached
 }
 

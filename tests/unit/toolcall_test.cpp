@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,9 @@
 #include "kvsweep/score/toolcall_score.hpp"
 #include "kvsweep/server/api.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -91,7 +95,7 @@ TEST(ToolcallScore, ExtraParameterFailsOnlyNoExtraParams) {
   auto s = score_text(R"({"tool": "search_file", "arguments": {"file_path": "svc/a-7f2a/x.py", "query": "could not settle 3c9e", "recursive": true}})");
   EXPECT_EQ(flags(s), (std::vector<int>{1, 1, 1, 0, 1, 0}));
   ASSERT_EQ(s.problems.size(), 1u);
-  EXPECT_NE(s.problems[0].find("\"recursive\" is not in search_file's schema"), std::string::npos) << s.problems[0];
+  EXPECT_THAT(s.problems[0], HasSubstr("\"recursive\" is not in search_file's schema")) << s.problems[0];
 }
 
 TEST(ToolcallScore, OptionalParameterOfTheSchemaIsNotExtra) {
@@ -102,7 +106,7 @@ TEST(ToolcallScore, OptionalParameterOfTheSchemaIsNotExtra) {
 TEST(ToolcallScore, WrongValueFailsOnlyArgsExact) {
   auto s = score_text(R"({"tool": "search_file", "arguments": {"file_path": "svc/a-7f2a/y.py", "query": "could not settle 3c9e"}})");
   EXPECT_EQ(flags(s), (std::vector<int>{1, 1, 1, 1, 0, 0}));
-  EXPECT_NE(s.problems.at(0).find("\"svc/a-7f2a/y.py\", expected \"svc/a-7f2a/x.py\""), std::string::npos);
+  EXPECT_THAT(s.problems.at(0), HasSubstr("\"svc/a-7f2a/y.py\", expected \"svc/a-7f2a/x.py\""));
 }
 
 TEST(ToolcallScore, MissingRequiredFailsSchemaAndArgs) {
@@ -122,10 +126,10 @@ TEST(ToolcallScore, NotJsonScoresZeroEverywhere) {
 TEST(ToolcallScore, JsonWithoutTheCallShapeIsNotParsed) {
   auto p = parse_json_call(R"({"file_path": "svc/a-7f2a/x.py"})");
   EXPECT_FALSE(p.call);
-  EXPECT_NE(p.error.find("no \"tool\""), std::string::npos) << p.error;
+  EXPECT_THAT(p.error, HasSubstr("no \"tool\"")) << p.error;
   p = parse_json_call(R"({"tool": "search_file", "arguments": [1]})");
   EXPECT_FALSE(p.call);
-  EXPECT_NE(p.error.find("not a JSON object"), std::string::npos) << p.error;
+  EXPECT_THAT(p.error, HasSubstr("not a JSON object")) << p.error;
 }
 
 TEST(ToolcallScore, JsonInFencesAfterProseWithBraces) {
@@ -153,7 +157,7 @@ TEST(ToolcallScore, LeadingThinkBlockIsStripped) {
   // Thinking that never ended is no answer at all.
   auto cut = parse_json_call("<think>\nLet me look at {\"tool\": \"search_file\", \"arguments\": {}} first");
   EXPECT_FALSE(cut.call);
-  EXPECT_NE(cut.error.find("unterminated <think>"), std::string::npos) << cut.error;
+  EXPECT_THAT(cut.error, HasSubstr("unterminated <think>")) << cut.error;
 }
 
 TEST(ToolcallScore, AliasesAndArgumentsAsJsonText) {
@@ -356,7 +360,7 @@ TEST(Filler, NoteIsOneUnitInTheKindsStyleAtItsDepth) {
   EXPECT_LE(code.text.size(), 10000u);
   auto logs = make_filler({FillerKind::logs, 10000, 3}, note, 0.5);
   const std::string line = logs.text.substr(logs.note_offset, logs.text.find('\n', logs.note_offset) - logs.note_offset);
-  EXPECT_NE(line.find(" WARN  ops-notes[1] " + note), std::string::npos) << line;
+  EXPECT_THAT(line, HasSubstr(" WARN  ops-notes[1] " + note)) << line;
   // Too little room: the note alone.
   auto tiny = make_filler({FillerKind::prose, 10, 3}, note, 0.5);
   EXPECT_EQ(tiny.text, note + "\n\n");
@@ -391,27 +395,26 @@ TEST(ToolcallConfig, Defaults) {
 
 TEST(ToolcallConfig, ErrorsNameFileAndKey) {
   EXPECT_EQ(config_error({{"kind", "toolcall"}, {"lenghts", {2048}}}).rfind("sweep.json: probes[0]", 0), 0u);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"lenghts", {2048}}}).find("lengths"), std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"filler", "prosa"}}).find("probes[0].filler: unknown value 'prosa' (did you mean 'prose'?)"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"mode", "tools"}}).find("probes[0].mode: unknown value 'tools' (one of: json, native)"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"lengths", json::array()}}).find("probes[0].lengths: expected a non-empty list"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"lengths", {2048, "8k"}}}).find("probes[0].lengths[1]: expected an integer"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"lengths", {2048, 2048}}}).find("lengths[1]: 2048 is listed twice"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"seeds", {1, -2}}}).find("probes[0].seeds[1]: expected a non-negative"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"tools", 0}}).find("probes[0].tools: expected 1 … 12"), std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"max_tokens", 0}}).find("probes[0].max_tokens: must be >= 1"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"chat_template_kwargs", "off"}}).find("chat_template_kwargs: expected an object"),
-            std::string::npos);
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"lenghts", {2048}}}), HasSubstr("lengths"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"filler", "prosa"}}),
+              HasSubstr("probes[0].filler: unknown value 'prosa' (did you mean 'prose'?)"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"mode", "tools"}}),
+              HasSubstr("probes[0].mode: unknown value 'tools' (one of: json, native)"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"lengths", json::array()}}),
+              HasSubstr("probes[0].lengths: expected a non-empty list"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"lengths", {2048, "8k"}}}),
+              HasSubstr("probes[0].lengths[1]: expected an integer"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"lengths", {2048, 2048}}}),
+              HasSubstr("lengths[1]: 2048 is listed twice"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"seeds", {1, -2}}}),
+              HasSubstr("probes[0].seeds[1]: expected a non-negative"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"tools", 0}}), HasSubstr("probes[0].tools: expected 1 … 12"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"max_tokens", 0}}), HasSubstr("probes[0].max_tokens: must be >= 1"));
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"chat_template_kwargs", "off"}}),
+              HasSubstr("chat_template_kwargs: expected an object"));
   // Twelve tool schemas do not fit in 512 tokens; two do.
-  EXPECT_NE(config_error({{"kind", "toolcall"}, {"lengths", {512, 2048}}}).find("probes[0].lengths[0]: 512 tokens leave no room for filler"),
-            std::string::npos);
+  EXPECT_THAT(config_error({{"kind", "toolcall"}, {"lengths", {512, 2048}}}),
+              HasSubstr("probes[0].lengths[0]: 512 tokens leave no room for filler"));
   EXPECT_EQ(config_error({{"kind", "toolcall"}, {"lengths", {512, 1024}}, {"tools", 2}}), "(no error)");
   // The registry knows the kind.
   auto probe = kvsweep::probe::make_probe({{"kind", "toolcall"}, {"lengths", {1024}}, {"tools", 4}}, site());
@@ -501,7 +504,7 @@ TEST(ToolcallProbe, JsonModeScoresTheAnswerAndSendsGreedyCachedChat) {
   const auto& req = r.api.requests[0];
   ASSERT_EQ(req.messages.size(), 2u);
   EXPECT_EQ(req.messages[0].role, "system");
-  EXPECT_NE(req.messages[0].content.find("\"name\":\"" + item.spec["tool"].get<std::string>() + "\""), std::string::npos);
+  EXPECT_THAT(req.messages[0].content, HasSubstr("\"name\":\"" + item.spec["tool"].get<std::string>() + "\""));
   EXPECT_EQ(req.temperature, 0.0);
   EXPECT_TRUE(req.cache_prompt);
   EXPECT_EQ(req.n_predict, 64);
@@ -536,7 +539,7 @@ TEST(ToolcallProbe, NativeModeSendsToolsAndReadsToolCalls) {
   EXPECT_EQ(req.extra["tool_choice"], "auto");
   EXPECT_EQ(req.extra["chat_template_kwargs"]["enable_thinking"], false);
   // The schemas travel as tools, not in the system message.
-  EXPECT_EQ(req.messages[0].content.find("\"parameters\""), std::string::npos);
+  EXPECT_THAT(req.messages[0].content, Not(HasSubstr("\"parameters\"")));
 }
 
 TEST(ToolcallProbe, CalibratesTheFillerAgainstTheServersTokenizer) {
