@@ -23,7 +23,7 @@
 #include "kvsweep/probe/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
-#include "no_api.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
 
 using ::testing::HasSubstr;
@@ -311,7 +311,7 @@ class KldProbeTest : public ::testing::Test {
     cell.is_reference = reference;
     cell.server_args = {"-fa", "on", "--jinja", "-t", "2"};
     cell.run_dir = dir / "run";
-    kvsweep::testing::NoApi api("kld");
+    kvsweep::testing::FakeApi api = kvsweep::testing::no_api("kld");
     Context ctx{api, cell, nullptr, nullptr};
     return probe.run(probe.items().at(0), ctx);
   }

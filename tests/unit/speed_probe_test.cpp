@@ -21,7 +21,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/speed.hpp"
 #include "kvsweep/server/api.hpp"
-#include "no_api.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
 
 using ::testing::HasSubstr;
@@ -148,7 +148,7 @@ class SpeedProbeTest : public ::testing::Test {
     cell.server_args = {"-fa", "on", "--jinja", "-t", "2"};
     cell.run_dir = dir / "run";
     cell.server_binary = (dir / "build" / "llama-server").string();
-    kvsweep::testing::NoApi api("speed");
+    kvsweep::testing::FakeApi api = kvsweep::testing::no_api("speed");
     Context ctx{api, cell, nullptr, nullptr};
     return probe.run(probe.items().at(item), ctx);
   }

@@ -17,6 +17,7 @@
 
 #include "kvsweep/sweep/merge.hpp"
 #include "kvsweep/sweep/runner.hpp"
+#include "fake_api.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"
 
@@ -28,18 +29,6 @@ namespace {
 using namespace kvsweep;
 using server::CellOutcome;
 namespace kt = kvsweep::testing;
-
-class NoApi final : public server::Api {
- public:
-  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest&) override { return nope(); }
-  core::Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override { return nope(); }
-  core::Expected<std::string> detokenize(const std::vector<std::int32_t>&) override { return nope(); }
-  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override { return nope(); }
-  std::string describe() const override { return "no api"; }
-
- private:
-  static std::unexpected<core::Error> nope() { return core::fail(core::ErrorKind::unsupported, "the probe is scripted"); }
-};
 
 /// A server that lives until the test kills it.
 class FakeInstance final : public server::Instance {
@@ -60,7 +49,7 @@ class FakeInstance final : public server::Instance {
   void kill() { m_alive = false; }
 
  private:
-  NoApi m_api;
+  kt::FakeApi m_api;  // the probe is scripted: it asks the server nothing
   server::EffectiveKv m_effective;
   int& m_stops;
   bool m_alive = true;

@@ -21,6 +21,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/telephone.hpp"
 #include "kvsweep/server/api.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
 
 using ::testing::HasSubstr;
@@ -39,6 +40,7 @@ using kvsweep::probe::ItemResult;
 using kvsweep::probe::TelephoneProbe;
 using kvsweep::server::CompletionRequest;
 using kvsweep::server::CompletionResponse;
+using kvsweep::testing::FakeApi;
 using nlohmann::json;
 
 constexpr std::string_view prefix = "Paraphrase this to the next agent: ";
@@ -77,64 +79,47 @@ CompletionResponse answer(std::string content, std::string stop_type = "eos") {
   return r;
 }
 
-/// A server that answers from a script and records every request; embed() gives
-/// bag-of-letters vectors and records every batch.
-class FakeApi final : public kvsweep::server::Api {
- public:
-  using Script = std::function<Expected<CompletionResponse>(const CompletionRequest&, int call)>;
+/// The scripted paraphraser: every agent drops the last word of what it is given.
+Expected<CompletionResponse> drop_a_word(const CompletionRequest& r, int) {
+  return answer(drop_last_word(message_of(r)));
+}
 
-  FakeApi() = default;
-  explicit FakeApi(Script script) : m_script(std::move(script)) {}
+/// A tokenizer: one token per space-separated word.
+Expected<std::vector<std::int32_t>> words(const std::string& text, bool) {
+  std::vector<std::int32_t> out;
+  std::size_t pos = 0;
+  while ((pos = text.find_first_not_of(' ', pos)) != std::string::npos) {
+    out.push_back(static_cast<std::int32_t>(out.size()));
+    pos = text.find(' ', pos);
+  }
+  return out;
+}
 
-  Expected<CompletionResponse> complete(const CompletionRequest& request) override {
-    requests.push_back(request);
-    return m_script(request, static_cast<int>(requests.size()));
-  }
-  Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool) override {
-    tokenize_calls.push_back(text);
-    if (!tokenizes) return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
-    // One token per space-separated word.
-    std::vector<std::int32_t> out;
-    std::size_t pos = 0;
-    while ((pos = text.find_first_not_of(' ', pos)) != std::string::npos) {
-      out.push_back(static_cast<std::int32_t>(out.size()));
-      pos = text.find(' ', pos);
-    }
-    return out;
-  }
-  bool tokenizes = false;
-  std::vector<std::string> tokenize_calls;
-  Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
-  }
-  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) override {
-    batches.push_back(inputs);
-    if (embed_error) return std::unexpected(*embed_error);
-    std::vector<std::vector<float>> out;
-    for (const auto& text : inputs) out.push_back(bag_of_letters(text));
-    if (extra_vector) out.push_back(bag_of_letters("x"));
-    if (dimension_override && !out.empty()) out.back().resize(*dimension_override, 1.0f);
-    return out;
-  }
-  std::string describe() const override { return "fake"; }
+/// Embeddings: a bag-of-letters vector per input.
+Expected<std::vector<std::vector<float>>> letters(const std::vector<std::string>& inputs) {
+  std::vector<std::vector<float>> out;
+  for (const auto& text : inputs) out.push_back(bag_of_letters(text));
+  return out;
+}
 
-  int times_embedded(const std::string& text) const {
-    int n = 0;
-    for (const auto& batch : batches) n += static_cast<int>(std::count(batch.begin(), batch.end(), text));
-    return n;
-  }
+/// An embedding server: letters().
+FakeApi bag_of_letters_server() {
+  FakeApi server;
+  server.on_embed = letters;
+  return server;
+}
 
-  std::vector<CompletionRequest> requests;
-  std::vector<std::vector<std::string>> batches;
-  std::optional<kvsweep::core::Error> embed_error;
-  bool extra_vector = false;
-  std::optional<std::size_t> dimension_override;
+int times_embedded(const FakeApi& server, const std::string& text) {
+  int n = 0;
+  for (const auto& batch : server.embedded) n += static_cast<int>(std::count(batch.begin(), batch.end(), text));
+  return n;
+}
 
- private:
-  Script m_script = [](const CompletionRequest& r, int) -> Expected<CompletionResponse> {
-    return answer(drop_last_word(message_of(r)));
-  };
-};
+std::vector<std::string> tokenized_texts(const FakeApi& api) {
+  std::vector<std::string> out;
+  for (const auto& [text, add_special] : api.tokenized) out.push_back(text);
+  return out;
+}
 
 /// An embedder without a server: bag-of-letters, with an error or a zero vector on demand.
 class FakeEmbedder final : public Embedder {
@@ -166,7 +151,7 @@ TelephoneProbe probe_from(json config) {
 
 /// Runs the first item of `probe` against `api`, embedding through a second fake server.
 struct Harness {
-  FakeApi embedding_server;
+  FakeApi embedding_server = bag_of_letters_server();
   ApiEmbedder embedder{embedding_server, json{{"model", "bag-of-letters"}}};
   kvsweep::probe::CellInfo cell;
 
@@ -197,7 +182,7 @@ const double r3 = std::sqrt(3.0);
 // 2/√6 = √(2/3), 1/√2.
 TEST(TelephoneProbe, ThreeHopChainScoresEveryHopByHand) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.8}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   auto result = h.run(probe, api);
   ASSERT_TRUE(result.has_value()) << result.error().message;
@@ -236,14 +221,14 @@ TEST(TelephoneProbe, ThreeHopChainScoresEveryHopByHand) {
   EXPECT_DOUBLE_EQ(result->timings.predicted_ms, 6.75);
 
   // The original went to the embedding server once, each hop's output once.
-  ASSERT_EQ(h.embedding_server.batches.size(), 4u);
-  EXPECT_EQ(h.embedding_server.batches[0], std::vector<std::string>{"a b c d"});
-  EXPECT_EQ(h.embedding_server.batches[3], std::vector<std::string>{"a"});
+  ASSERT_EQ(h.embedding_server.embedded.size(), 4u);
+  EXPECT_EQ(h.embedding_server.embedded[0], std::vector<std::string>{"a b c d"});
+  EXPECT_EQ(h.embedding_server.embedded[3], std::vector<std::string>{"a"});
 }
 
 TEST(TelephoneProbe, NeverBelowThresholdIsHopsPlusOne) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.4}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   auto result = h.run(probe, api);
   ASSERT_TRUE(result.has_value());
@@ -263,7 +248,7 @@ TEST(TelephoneProbe, IdenticalOutputHasSimilarityOneToPreviousHop) {
   }
   EXPECT_EQ(result->metrics["first_below_threshold"], 4);
   // A message seen again comes from the cache.
-  EXPECT_EQ(h.embedding_server.times_embedded("a b c d"), 1);
+  EXPECT_EQ(times_embedded(h.embedding_server, "a b c d"), 1);
 }
 
 TEST(TelephoneProbe, EmptyOutputKeepsPreviousMessageAndIsCounted) {
@@ -315,7 +300,7 @@ TEST(TelephoneProbe, LeadingThinkBlockIsStrippedAndRawKept) {
   const json& hop = result->response["hops"][0];
   EXPECT_EQ(hop["text"], "a b c");
   EXPECT_EQ(hop["raw"], "<think>\nlet me think\n</think>\n\na b c\n");
-  EXPECT_EQ(h.embedding_server.times_embedded("a b c"), 1);
+  EXPECT_EQ(times_embedded(h.embedding_server, "a b c"), 1);
 }
 
 TEST(TelephoneProbe, StripThinkBlock) {
@@ -400,7 +385,7 @@ TEST(TelephoneProbe, ConnectAndTimeoutErrorsAreReturnedEvenMidChain) {
 
 TEST(TelephoneProbe, EmbedderFailureFailsTheItem) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   FakeEmbedder embedder;
   embedder.fail_on_call = 2;  // the first hop's output
   kvsweep::probe::CellInfo cell;
@@ -413,7 +398,7 @@ TEST(TelephoneProbe, EmbedderFailureFailsTheItem) {
 
 TEST(TelephoneProbe, ZeroNormEmbeddingIsAnErrorNotASimilarity) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   FakeEmbedder embedder;
   embedder.zero_for = "a b";
   kvsweep::probe::CellInfo cell;
@@ -426,7 +411,7 @@ TEST(TelephoneProbe, ZeroNormEmbeddingIsAnErrorNotASimilarity) {
 
 TEST(TelephoneProbe, NonFiniteEmbeddingIsAnError) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   FakeEmbedder embedder;
   embedder.nan_for = "a b c";
   kvsweep::probe::CellInfo cell;
@@ -439,7 +424,7 @@ TEST(TelephoneProbe, NonFiniteEmbeddingIsAnError) {
 
 TEST(TelephoneProbe, NoEmbedderIsAnError) {
   auto probe = probe_from({{"hops", 1}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   kvsweep::probe::CellInfo cell;
   Context ctx{api, cell, nullptr, nullptr};
   auto result = probe.run(probe.items()[0], ctx);
@@ -464,8 +449,8 @@ TEST(TelephoneProbe, HopBudgetIsRelativeToTheInputAndCappedByMaxTokens) {
   // Fake tokens = words; the chain drops a word per hop: inputs of 4, 3, 2 words.
   auto relative = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {7}}, {"max_tokens", 64},
                               {"budget_factor", 2}, {"budget_plus", 1}});
-  FakeApi api;
-  api.tokenizes = true;
+  FakeApi api(drop_a_word);
+  api.on_tokenize = words;
   Harness h;
   ASSERT_TRUE(h.run(relative, api, 0).has_value());
   ASSERT_EQ(api.requests.size(), 3u);
@@ -475,8 +460,8 @@ TEST(TelephoneProbe, HopBudgetIsRelativeToTheInputAndCappedByMaxTokens) {
 
   auto capped = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {7}}, {"max_tokens", 6},
                             {"budget_factor", 2}, {"budget_plus", 1}});
-  FakeApi api2;
-  api2.tokenizes = true;
+  FakeApi api2(drop_a_word);
+  api2.on_tokenize = words;
   ASSERT_TRUE(h.run(capped, api2, 0).has_value());
   EXPECT_EQ(api2.requests[0].n_predict, 6);  // min(6, 9)
   EXPECT_EQ(api2.requests[1].n_predict, 6);  // min(6, 7)
@@ -487,23 +472,23 @@ TEST(TelephoneProbe, ATextIsTokenizedOnceForItsBudget) {
   // asks the server to count nothing, and its budgets are the same.
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {7, 9}}, {"max_tokens", 64},
                            {"budget_factor", 2}, {"budget_plus", 1}});
-  FakeApi api;
-  api.tokenizes = true;
+  FakeApi api(drop_a_word);
+  api.on_tokenize = words;
   Harness h;
   ASSERT_TRUE(h.run(probe, api, 0).has_value());
-  EXPECT_EQ(api.tokenize_calls, (std::vector<std::string>{"a b c d", "a b c", "a b"}));
+  EXPECT_EQ(tokenized_texts(api), (std::vector<std::string>{"a b c d", "a b c", "a b"}));
   ASSERT_TRUE(h.run(probe, api, 1).has_value());
-  EXPECT_EQ(api.tokenize_calls.size(), 3u);
+  EXPECT_EQ(api.tokenized.size(), 3u);
   ASSERT_EQ(api.requests.size(), 6u);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(api.requests[3 + i].n_predict, api.requests[i].n_predict) << i;
   EXPECT_EQ(api.requests[3].n_predict, 9);  // 2 * 4 + 1
 
   // A failed count is not remembered: the next hop asks again, and the budget falls back to max_tokens.
-  FakeApi failing;
+  FakeApi failing(drop_a_word);
   auto fresh = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {7}}, {"max_tokens", 64},
                            {"budget_factor", 2}, {"budget_plus", 1}});
   ASSERT_TRUE(h.run(fresh, failing, 0).has_value());
-  EXPECT_EQ(failing.tokenize_calls.size(), 2u);
+  EXPECT_EQ(failing.tokenized.size(), 2u);
   EXPECT_EQ(failing.requests[0].n_predict, 64);
 }
 
@@ -517,7 +502,7 @@ TEST(TelephoneProbe, ChatRequestSetsEverySamplingFieldAndPerHopSeed) {
                            {"min_p", 0.05},
                            {"max_tokens", 64},
                            {"system", "Be brief."}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   auto result = h.run(probe, api, 1);  // item t0-s9
   ASSERT_TRUE(result.has_value()) << result.error().message;
@@ -547,7 +532,7 @@ TEST(TelephoneProbe, ChatRequestSetsEverySamplingFieldAndPerHopSeed) {
 
 TEST(TelephoneProbe, ChatWithoutSystemOrThinkingSuppression) {
   auto probe = probe_from({{"texts", {"a b"}}, {"hops", 1}, {"seeds", {42}}, {"suppress_thinking", false}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   ASSERT_TRUE(h.run(probe, api).has_value());
   ASSERT_EQ(api.requests[0].messages.size(), 1u);
@@ -745,21 +730,21 @@ TEST(TelephoneProbe, MetricsAndTheirDirections) {
 
 TEST(ApiEmbedder, OriginalTextIsEmbeddedOncePerRun) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {42, 137}}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   ASSERT_TRUE(h.run(probe, api, 0).has_value());
   ASSERT_TRUE(h.run(probe, api, 1).has_value());
-  EXPECT_EQ(h.embedding_server.times_embedded("a b c d"), 1);
+  EXPECT_EQ(times_embedded(h.embedding_server, "a b c d"), 1);
   EXPECT_GE(h.embedder.cache_hits(), 1u);
 }
 
 TEST(ApiEmbedder, BatchesDistinctMissesInOrderAndDescribes) {
-  FakeApi server;
+  FakeApi server = bag_of_letters_server();
   ApiEmbedder embedder(server, json{{"model", "/m/embed.gguf"}, {"sha256", "abc"}, {"backend", "llama-server"}});
   auto first = embedder.embed({"ab", "b", "ab"});
   ASSERT_TRUE(first.has_value());
-  ASSERT_EQ(server.batches.size(), 1u);
-  EXPECT_EQ(server.batches[0], (std::vector<std::string>{"ab", "b"}));
+  ASSERT_EQ(server.embedded.size(), 1u);
+  EXPECT_EQ(server.embedded[0], (std::vector<std::string>{"ab", "b"}));
   ASSERT_EQ(first->size(), 3u);
   EXPECT_EQ((*first)[0], bag_of_letters("ab"));
   EXPECT_EQ((*first)[1], bag_of_letters("b"));
@@ -767,8 +752,8 @@ TEST(ApiEmbedder, BatchesDistinctMissesInOrderAndDescribes) {
 
   auto second = embedder.embed({"b", "c"});
   ASSERT_TRUE(second.has_value());
-  ASSERT_EQ(server.batches.size(), 2u);
-  EXPECT_EQ(server.batches[1], std::vector<std::string>{"c"});
+  ASSERT_EQ(server.embedded.size(), 2u);
+  EXPECT_EQ(server.embedded[1], std::vector<std::string>{"c"});
   EXPECT_EQ((*second)[0], bag_of_letters("b"));
   EXPECT_EQ(embedder.requests_sent(), 2u);
   EXPECT_EQ(embedder.texts_sent(), 3u);
@@ -776,36 +761,45 @@ TEST(ApiEmbedder, BatchesDistinctMissesInOrderAndDescribes) {
 }
 
 TEST(ApiEmbedder, TextAskedForTwiceSurvivesAStreamOfOneOffs) {
-  FakeApi server;
+  FakeApi server = bag_of_letters_server();
   ApiEmbedder embedder(server, json::object(), /*capacity=*/8);  // 2 protected, 6 probation
   ASSERT_TRUE(embedder.embed({"original"}).has_value());
   ASSERT_TRUE(embedder.embed({"original"}).has_value());  // promoted
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(embedder.embed({"hop " + std::to_string(i)}).has_value());
   ASSERT_TRUE(embedder.embed({"original"}).has_value());
-  EXPECT_EQ(server.times_embedded("original"), 1);
+  EXPECT_EQ(times_embedded(server, "original"), 1);
   EXPECT_LE(embedder.cached(), 8u);
   // A one-off from long ago was evicted and is fetched again.
   ASSERT_TRUE(embedder.embed({"hop 0"}).has_value());
-  EXPECT_EQ(server.times_embedded("hop 0"), 2);
+  EXPECT_EQ(times_embedded(server, "hop 0"), 2);
 }
 
 TEST(ApiEmbedder, ServerErrorsAndMalformedRepliesAreErrors) {
-  FakeApi server;
+  FakeApi server = bag_of_letters_server();
   ApiEmbedder embedder(server, json::object());
-  server.embed_error = kvsweep::core::Error{ErrorKind::connect, "refused", 0};
+  server.on_embed = [](const std::vector<std::string>&) -> Expected<std::vector<std::vector<float>>> {
+    return kvsweep::core::fail(ErrorKind::connect, "refused");
+  };
   auto down = embedder.embed({"a"});
   ASSERT_FALSE(down.has_value());
   EXPECT_EQ(down.error().kind, ErrorKind::connect);
-  server.embed_error.reset();
 
-  server.extra_vector = true;
+  server.on_embed = [](const std::vector<std::string>& inputs) {  // one vector too many
+    auto out = letters(inputs);
+    out->push_back(bag_of_letters("x"));
+    return out;
+  };
   auto too_many = embedder.embed({"a"});
   ASSERT_FALSE(too_many.has_value());
   EXPECT_EQ(too_many.error().kind, ErrorKind::parse);
-  server.extra_vector = false;
 
+  server.on_embed = letters;
   ASSERT_TRUE(embedder.embed({"a"}).has_value());  // 26 dimensions from now on
-  server.dimension_override = 10;
+  server.on_embed = [](const std::vector<std::string>& inputs) {  // 10 dimensions
+    auto out = letters(inputs);
+    out->back().resize(10, 1.0f);
+    return out;
+  };
   auto other_dims = embedder.embed({"b"});
   ASSERT_FALSE(other_dims.has_value());
   EXPECT_THAT(other_dims.error().message, HasSubstr("10 dimensions after 26"));
@@ -816,7 +810,7 @@ TEST(ApiEmbedder, ServerErrorsAndMalformedRepliesAreErrors) {
 
 TEST(TelephoneProbe, DeclaresExactlyTheMetricsAChainEmits) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.8}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   auto result = h.run(probe, api);
   ASSERT_TRUE(result.has_value()) << result.error().message;

@@ -18,6 +18,7 @@
 #include "kvsweep/probe/toolcall.hpp"
 #include "kvsweep/score/toolcall_score.hpp"
 #include "kvsweep/server/api.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
 
 using ::testing::HasSubstr;
@@ -425,47 +426,39 @@ TEST(ToolcallConfig, ErrorsNameFileAndKey) {
 // The probe against a fake server
 // ---------------------------------------------------------------------------------------
 
-class FakeApi final : public kvsweep::server::Api {
- public:
-  Expected<kvsweep::server::CompletionResponse> complete(const kvsweep::server::CompletionRequest& r) override {
-    requests.push_back(r);
-    if (fail_exceed)
-      // What http::Client makes of llama-server's exceed_context_size_error (servers.md A3).
-      return kvsweep::core::fail(ErrorKind::http_status,
-                                 "POST /v1/chat/completions: HTTP 400: request (3000 tokens) exceeds the available "
-                                 "context size (2048 tokens), try increasing it",
-                                 400);
-    kvsweep::server::CompletionResponse out = answer;
-    out.timings.prompt_n = 100;
-    out.timings.cache_n = 20;
-    return out;
-  }
-  Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool) override {
-    tokenized.push_back(text.size());
-    if (chars_per_token <= 0) return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
-    return std::vector<std::int32_t>(static_cast<std::size_t>(static_cast<double>(text.size()) / chars_per_token), 1);
-  }
-  Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "fake");
-  }
-  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "fake");
-  }
-  std::string describe() const override { return "fake"; }
-
-  std::vector<kvsweep::server::CompletionRequest> requests;
-  std::vector<std::size_t> tokenized;
+/// The probe against a server that answers every chat with `answer`, or fails as llama-server does
+/// past its context (`fail_exceed`), and tokenizes at `chars_per_token` (0: no tokenizer).
+struct ProbeRun {
+  std::unique_ptr<kvsweep::probe::Probe> probe;
   kvsweep::server::CompletionResponse answer;
   double chars_per_token = 0;
   bool fail_exceed = false;
-};
-
-struct ProbeRun {
-  std::unique_ptr<kvsweep::probe::Probe> probe;
-  FakeApi api;
+  kvsweep::testing::FakeApi api;
   kvsweep::probe::CellInfo cell;
 
-  explicit ProbeRun(const json& cfg) : probe(kvsweep::probe::make_toolcall_probe(cfg, site())) { cell.n_ctx = 1 << 20; }
+  explicit ProbeRun(const json& cfg) : probe(kvsweep::probe::make_toolcall_probe(cfg, site())) {
+    cell.n_ctx = 1 << 20;
+    api.on_complete = [this](const kvsweep::server::CompletionRequest&,
+                             int) -> Expected<kvsweep::server::CompletionResponse> {
+      if (fail_exceed)
+        // What http::Client makes of llama-server's exceed_context_size_error (servers.md A3).
+        return kvsweep::core::fail(ErrorKind::http_status,
+                                   "POST /v1/chat/completions: HTTP 400: request (3000 tokens) exceeds the available "
+                                   "context size (2048 tokens), try increasing it",
+                                   400);
+      kvsweep::server::CompletionResponse out = answer;
+      out.timings.prompt_n = 100;
+      out.timings.cache_n = 20;
+      return out;
+    };
+    api.on_tokenize = [this](const std::string& text, bool) -> Expected<std::vector<std::int32_t>> {
+      if (chars_per_token <= 0) return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
+      return std::vector<std::int32_t>(static_cast<std::size_t>(static_cast<double>(text.size()) / chars_per_token), 1);
+    };
+  }
+  ProbeRun(const ProbeRun&) = delete;  // the api's scripts point at this one
+  ProbeRun& operator=(const ProbeRun&) = delete;
+
   Expected<kvsweep::probe::ItemResult> run(std::size_t i) {
     kvsweep::probe::Context ctx{api, cell, nullptr, nullptr};
     return probe->run(probe->items().at(i), ctx);
@@ -492,7 +485,7 @@ TEST(ToolcallProbe, JsonModeScoresTheAnswerAndSendsGreedyCachedChat) {
   ProbeRun r({{"kind", "toolcall"}, {"lengths", {1024, 2048}}, {"seeds", {5}}, {"tools", 4}, {"max_tokens", 64}});
   auto item = r.probe->items().at(1);
   json answer = {{"tool", item.spec["tool"]}, {"arguments", item.spec["arguments"]}};
-  r.api.answer.content = "```json\n" + answer.dump() + "\n```";
+  r.answer.content = "```json\n" + answer.dump() + "\n```";
   auto res = r.run(1);
   ASSERT_TRUE(res) << res.error().message;
   EXPECT_EQ(res->metrics["all_correct"], 1);
@@ -514,7 +507,7 @@ TEST(ToolcallProbe, JsonModeScoresTheAnswerAndSendsGreedyCachedChat) {
   EXPECT_NEAR(chars / 2048.0, kvsweep::corpus::kCharsPerToken, 0.3);
 
   // A wrong answer is a scored 0, not an error.
-  r.api.answer.content = "I cannot help with that.";
+  r.answer.content = "I cannot help with that.";
   res = r.run(0);
   ASSERT_TRUE(res);
   EXPECT_EQ(res->metrics["parsed"], 0);
@@ -525,8 +518,8 @@ TEST(ToolcallProbe, NativeModeSendsToolsAndReadsToolCalls) {
   ProbeRun r({{"kind", "toolcall"}, {"lengths", {2048}}, {"seeds", {2}}, {"tools", 4}, {"mode", "native"},
               {"chat_template_kwargs", {{"enable_thinking", false}}}});
   auto item = r.probe->items().at(0);
-  r.api.answer.content = "";
-  r.api.answer.tool_calls = json::array({{{"type", "function"},
+  r.answer.content = "";
+  r.answer.tool_calls = json::array({{{"type", "function"},
                                           {"function", {{"name", item.spec["tool"]}, {"arguments", item.spec["arguments"].dump()}}}}});
   auto res = r.run(0);
   ASSERT_TRUE(res) << res.error().message;
@@ -544,8 +537,8 @@ TEST(ToolcallProbe, NativeModeSendsToolsAndReadsToolCalls) {
 
 TEST(ToolcallProbe, CalibratesTheFillerAgainstTheServersTokenizer) {
   ProbeRun r({{"kind", "toolcall"}, {"lengths", {4096}}, {"seeds", {3}}, {"tools", 4}});
-  r.api.chars_per_token = 2.0;  // a tokenizer much denser than the 3.5 estimate
-  r.api.answer.content = "{}";
+  r.chars_per_token = 2.0;  // a tokenizer much denser than the 3.5 estimate
+  r.answer.content = "{}";
   auto res = r.run(0);
   ASSERT_TRUE(res) << res.error().message;
   ASSERT_EQ(r.api.tokenized.size(), 2u);  // the prompt without filler, then with it
@@ -567,7 +560,7 @@ TEST(ToolcallProbe, LengthsBeyondTheContextAreItemErrors) {
       << res.error().message;
   EXPECT_TRUE(r.api.requests.empty());
   // The server's own refusal (its context turned out smaller than asked) reads the same.
-  r.api.fail_exceed = true;
+  r.fail_exceed = true;
   res = r.run(0);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::exceeds_context);
@@ -581,7 +574,7 @@ TEST(ToolcallProbe, DeclaresExactlyTheMetricsItsItemsEmit) {
     ProbeRun r({{"kind", "toolcall"}, {"lengths", lengths}, {"seeds", {5}}, {"tools", 4}, {"max_tokens", 64}});
     std::vector<json> emitted;
     for (std::size_t i = 0; i < r.probe->items().size(); ++i) {
-      r.api.answer.content = "not a call";
+      r.answer.content = "not a call";
       auto res = r.run(i);
       ASSERT_TRUE(res) << res.error().message;
       emitted.push_back(res->metrics);
