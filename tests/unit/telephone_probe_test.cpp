@@ -1,5 +1,5 @@
-// The telephone probe and the ApiEmbedder, against a scripted fake server::Api (canned
-// paraphrases; bag-of-letters embeddings) and a fake Embedder.
+// The telephone probe against a scripted fake server::Api (canned paraphrases; bag-of-letters
+// embeddings through an ApiEmbedder) and a fake Embedder.
 
 #include <algorithm>
 #include <cctype>
@@ -21,6 +21,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/telephone.hpp"
 #include "kvsweep/server/api.hpp"
+#include "bag_of_letters.hpp"
 #include "fake_api.hpp"
 #include "metric_declarations.hpp"
 
@@ -40,20 +41,13 @@ using kvsweep::probe::ItemResult;
 using kvsweep::probe::TelephoneProbe;
 using kvsweep::server::CompletionRequest;
 using kvsweep::server::CompletionResponse;
+using kvsweep::testing::bag_of_letters;
+using kvsweep::testing::bag_of_letters_server;
 using kvsweep::testing::FakeApi;
+using kvsweep::testing::times_embedded;
 using nlohmann::json;
 
 constexpr std::string_view prefix = "Paraphrase this to the next agent: ";
-
-/// 26 counts, one per letter a–z (case-folded); everything else ignored.
-std::vector<float> bag_of_letters(const std::string& text) {
-  std::vector<float> v(26, 0.0f);
-  for (char c : text) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (l >= 'a' && l <= 'z') v[static_cast<std::size_t>(l - 'a')] += 1.0f;
-  }
-  return v;
-}
 
 /// The message inside a request made with the default template.
 std::string message_of(const CompletionRequest& r) {
@@ -93,26 +87,6 @@ Expected<std::vector<std::int32_t>> words(const std::string& text, bool) {
     pos = text.find(' ', pos);
   }
   return out;
-}
-
-/// Embeddings: a bag-of-letters vector per input.
-Expected<std::vector<std::vector<float>>> letters(const std::vector<std::string>& inputs) {
-  std::vector<std::vector<float>> out;
-  for (const auto& text : inputs) out.push_back(bag_of_letters(text));
-  return out;
-}
-
-/// An embedding server: letters().
-FakeApi bag_of_letters_server() {
-  FakeApi server;
-  server.on_embed = letters;
-  return server;
-}
-
-int times_embedded(const FakeApi& server, const std::string& text) {
-  int n = 0;
-  for (const auto& batch : server.embedded) n += static_cast<int>(std::count(batch.begin(), batch.end(), text));
-  return n;
 }
 
 std::vector<std::string> tokenized_texts(const FakeApi& api) {
@@ -725,7 +699,7 @@ TEST(TelephoneProbe, MetricsAndTheirDirections) {
 }
 
 // ---------------------------------------------------------------------------------------
-// ApiEmbedder
+// ApiEmbedder in a chain (the embedder alone: embedder_test.cpp)
 // ---------------------------------------------------------------------------------------
 
 TEST(ApiEmbedder, OriginalTextIsEmbeddedOncePerRun) {
@@ -736,74 +710,6 @@ TEST(ApiEmbedder, OriginalTextIsEmbeddedOncePerRun) {
   ASSERT_TRUE(h.run(probe, api, 1).has_value());
   EXPECT_EQ(times_embedded(h.embedding_server, "a b c d"), 1);
   EXPECT_GE(h.embedder.cache_hits(), 1u);
-}
-
-TEST(ApiEmbedder, BatchesDistinctMissesInOrderAndDescribes) {
-  FakeApi server = bag_of_letters_server();
-  ApiEmbedder embedder(server, json{{"model", "/m/embed.gguf"}, {"sha256", "abc"}, {"backend", "llama-server"}});
-  auto first = embedder.embed({"ab", "b", "ab"});
-  ASSERT_TRUE(first.has_value());
-  ASSERT_EQ(server.embedded.size(), 1u);
-  EXPECT_EQ(server.embedded[0], (std::vector<std::string>{"ab", "b"}));
-  ASSERT_EQ(first->size(), 3u);
-  EXPECT_EQ((*first)[0], bag_of_letters("ab"));
-  EXPECT_EQ((*first)[1], bag_of_letters("b"));
-  EXPECT_EQ((*first)[2], bag_of_letters("ab"));
-
-  auto second = embedder.embed({"b", "c"});
-  ASSERT_TRUE(second.has_value());
-  ASSERT_EQ(server.embedded.size(), 2u);
-  EXPECT_EQ(server.embedded[1], std::vector<std::string>{"c"});
-  EXPECT_EQ((*second)[0], bag_of_letters("b"));
-  EXPECT_EQ(embedder.requests_sent(), 2u);
-  EXPECT_EQ(embedder.texts_sent(), 3u);
-  EXPECT_EQ(embedder.describe()["sha256"], "abc");
-}
-
-TEST(ApiEmbedder, TextAskedForTwiceSurvivesAStreamOfOneOffs) {
-  FakeApi server = bag_of_letters_server();
-  ApiEmbedder embedder(server, json::object(), /*capacity=*/8);  // 2 protected, 6 probation
-  ASSERT_TRUE(embedder.embed({"original"}).has_value());
-  ASSERT_TRUE(embedder.embed({"original"}).has_value());  // promoted
-  for (int i = 0; i < 50; ++i) ASSERT_TRUE(embedder.embed({"hop " + std::to_string(i)}).has_value());
-  ASSERT_TRUE(embedder.embed({"original"}).has_value());
-  EXPECT_EQ(times_embedded(server, "original"), 1);
-  EXPECT_LE(embedder.cached(), 8u);
-  // A one-off from long ago was evicted and is fetched again.
-  ASSERT_TRUE(embedder.embed({"hop 0"}).has_value());
-  EXPECT_EQ(times_embedded(server, "hop 0"), 2);
-}
-
-TEST(ApiEmbedder, ServerErrorsAndMalformedRepliesAreErrors) {
-  FakeApi server = bag_of_letters_server();
-  ApiEmbedder embedder(server, json::object());
-  server.on_embed = [](const std::vector<std::string>&) -> Expected<std::vector<std::vector<float>>> {
-    return kvsweep::core::fail(ErrorKind::connect, "refused");
-  };
-  auto down = embedder.embed({"a"});
-  ASSERT_FALSE(down.has_value());
-  EXPECT_EQ(down.error().kind, ErrorKind::connect);
-
-  server.on_embed = [](const std::vector<std::string>& inputs) {  // one vector too many
-    auto out = letters(inputs);
-    out->push_back(bag_of_letters("x"));
-    return out;
-  };
-  auto too_many = embedder.embed({"a"});
-  ASSERT_FALSE(too_many.has_value());
-  EXPECT_EQ(too_many.error().kind, ErrorKind::parse);
-
-  server.on_embed = letters;
-  ASSERT_TRUE(embedder.embed({"a"}).has_value());  // 26 dimensions from now on
-  server.on_embed = [](const std::vector<std::string>& inputs) {  // 10 dimensions
-    auto out = letters(inputs);
-    out->back().resize(10, 1.0f);
-    return out;
-  };
-  auto other_dims = embedder.embed({"b"});
-  ASSERT_FALSE(other_dims.has_value());
-  EXPECT_THAT(other_dims.error().message, HasSubstr("10 dimensions after 26"));
-  EXPECT_EQ(embedder.cached(), 1u);  // nothing from a bad reply is cached
 }
 
 }  // namespace
