@@ -126,6 +126,169 @@ void register_secrets(const Config& c) {
     if (const char* key = name.empty() ? nullptr : std::getenv(name.c_str())) core::add_secret(key);
 }
 
+/// Phase server: the backend and how to launch or reach it, checked against each other.
+ServerConfig read_server(const nlohmann::json& sj, const Site& s) {
+  ServerConfig server;
+  check_keys(sj, {"backend", "binary", "args", "env", "ctx", "ready_timeout_s", "request_timeout_s", "stop_grace_s", "url",
+                  "api_key_env", "api"},
+             s);
+  server.backend = get_string(sj, "backend", server.backend, s);
+  static const std::vector<std::string> backends = {"llama-server", "ollama", "external"};
+  if (std::find(backends.begin(), backends.end(), server.backend) == backends.end()) {
+    std::string msg = "unknown backend '" + server.backend + "'";
+    msg += did_you_mean(server.backend, backends);
+    s.child("backend").fail(msg + "; valid: " + join(backends));
+  }
+  server.binary = get_string(sj, "binary", server.backend == "ollama" ? "ollama" : server.binary, s);
+  server.args = get_strings(sj, "args", {}, s);
+  server.env = get_env(sj, "env", s);
+  // Ranges are those the values are used in: -c takes an int (rounded up to 256), timeouts
+  // become milliseconds; a week bounds any wait kvsweep should make.
+  server.ctx = static_cast<int>(get_int_in(sj, "ctx", 0, 0, kMaxContext, s));
+  server.ready_timeout_s = get_number_in(sj, "ready_timeout_s", server.ready_timeout_s, 0, kWeekSeconds, s, Bound::open);
+  server.request_timeout_s =
+      get_number_in(sj, "request_timeout_s", server.request_timeout_s, 0, kWeekSeconds, s, Bound::open);
+  server.stop_grace_s = get_number_in(sj, "stop_grace_s", server.stop_grace_s, 0, kWeekSeconds, s);
+  auto url = checked_url(get_string(sj, "url", "", s), s.child("url"));
+  server.url = url.url;
+  server.url_user = url.user;
+  server.url_password = url.password;
+  server.api_key_env = get_string(sj, "api_key_env", "", s);
+  if (server.backend == "external" && server.url.empty())
+    s.child("url").fail("required for backend \"external\" (e.g. \"http://127.0.0.1:8080\")");
+  // api: what an external server speaks; backend ollama implies it.
+  server.api = get_string(sj, "api", server.backend == "ollama" ? "ollama" : "llama-server", s);
+  if (server.api != "llama-server" && server.api != "ollama")
+    s.child("api").fail("expected \"llama-server\" or \"ollama\", got \"" + server.api + "\"");
+  if (server.backend == "llama-server" && server.api != "llama-server")
+    s.child("api").fail("backend \"llama-server\" speaks the llama-server API; for Ollama use backend \"ollama\" "
+                        "(launch) or \"external\" with \"api\": \"ollama\" (attach)");
+  if (server.backend == "ollama" && server.api != "ollama")
+    s.child("api").fail("backend \"ollama\" speaks the Ollama API");
+  if (server.backend == "ollama") {
+    if (!server.url.empty())
+      s.child("url").fail("backend \"ollama\" launches its own server; to attach to a running Ollama use "
+                          "\"backend\": \"external\" with \"api\": \"ollama\"");
+    if (!server.args.empty())
+      s.child("args").fail("`ollama serve` takes no arguments: kvsweep sets OLLAMA_* per cell; put other settings "
+                           "in server.env");
+    check_ollama_env(server.env, s.child("env"));
+  }
+  check_server_args(server.args, s.child("args"));
+  return server;
+}
+
+/// Phase models: at least one, names unique; a llama-server model's path resolved against the config's folder.
+std::vector<ModelConfig> read_models(const nlohmann::json& doc, const std::string& backend,
+                                     const std::filesystem::path& base_dir, const Site& root) {
+  std::vector<ModelConfig> models;
+  if (!doc.contains("models") || !doc["models"].is_array() || doc["models"].empty())
+    root.child("models").fail("missing or empty: give at least one {\"name\":…, \"path\":…}");
+  for (std::size_t i = 0; i < doc["models"].size(); ++i) {
+    Site m = root.child("models").index(i);
+    const auto& mj = doc["models"][i];
+    check_keys(mj, {"name", "path"}, m);
+    ModelConfig model;
+    model.path = get_string(mj, "path", "", m);
+    if (model.path.empty()) m.child("path").fail("missing");
+    if (backend == "llama-server") {
+      std::filesystem::path p(model.path);
+      if (p.is_relative()) p = base_dir / p;
+      model.path = p.lexically_normal().string();
+    }
+    model.name = get_string(mj, "name", std::filesystem::path(model.path).stem().string(), m);
+    for (const auto& other : models)
+      if (other.name == model.name) m.child("name").fail("duplicate model name '" + model.name + "'");
+    models.push_back(model);
+  }
+  return models;
+}
+
+/// Phase grid: the K and V types, the cells included and excluded, the reference and the order.
+GridConfig read_grid(const nlohmann::json& doc, const ServerConfig& server, const Site& root) {
+  GridConfig grid;
+  Site g = root.child("grid");
+  if (!doc.contains("grid")) g.fail("missing (e.g. {\"k\": [\"f16\",\"q8_0\"], \"v\": \"same-as-k\"})");
+  const auto& gj = doc["grid"];
+  check_keys(gj, {"k", "v", "include", "exclude", "reference", "order", "seed"}, g);
+  grid.k = type_list(gj, "k", g);
+  if (gj.contains("v") && gj["v"].is_string() && gj["v"] == "same-as-k") {
+    grid.v = grid.k;
+  } else if (gj.contains("v") && gj["v"].is_string() && gj["v"] == "tied") {
+    grid.v = grid.k;
+    grid.tied = true;
+  } else {
+    grid.v = type_list(gj, "v", g);
+  }
+  grid.include = get_strings(gj, "include", {}, g);
+  grid.exclude = get_strings(gj, "exclude", {}, g);
+  for (std::size_t i = 0; i < grid.include.size(); ++i) check_cell_name(grid.include[i], g.child("include").index(i));
+  for (std::size_t i = 0; i < grid.exclude.size(); ++i) check_cell_name(grid.exclude[i], g.child("exclude").index(i));
+  grid.reference = get_string(gj, "reference", "f16/f16", g);
+  check_cell_name(grid.reference, g.child("reference"));
+  std::string order = get_string(gj, "order", "shuffle", g);
+  if (order == "shuffle") grid.order = Order::shuffle;
+  else if (order == "as-listed") grid.order = Order::as_listed;
+  else g.child("order").fail("expected \"shuffle\" or \"as-listed\", got \"" + order + "\"");
+  grid.seed = static_cast<std::uint64_t>(get_int(gj, "seed", 7, g));
+  if (uses_ollama(server)) check_symmetric(grid, g);
+  return grid;
+}
+
+/// Phase embedder: the backend and model of the embedding server (telephone's similarity).
+EmbedderConfig read_embedder(const nlohmann::json& ej, const std::filesystem::path& base_dir, const Site& e) {
+  check_keys(ej, {"backend", "model", "pooling", "args", "url", "api_key_env"}, e);
+  EmbedderConfig emb;
+  emb.backend = get_string(ej, "backend", emb.backend, e);
+  if (emb.backend != "llama-server" && emb.backend != "external" && emb.backend != "ollama")
+    e.child("backend").fail("expected \"llama-server\", \"external\" or \"ollama\", got \"" + emb.backend + "\"");
+  emb.model = get_string(ej, "model", "", e);
+  emb.pooling = get_string(ej, "pooling", "mean", e);
+  if (emb.pooling != "mean" && emb.pooling != "last" && emb.pooling != "cls")
+    e.child("pooling").fail("expected mean, last or cls, got \"" + emb.pooling + "\"");
+  emb.args = get_strings(ej, "args", {}, e);
+  auto url = checked_url(get_string(ej, "url", "", e), e.child("url"));
+  emb.url = url.url;
+  emb.url_user = url.user;
+  emb.url_password = url.password;
+  emb.api_key_env = get_string(ej, "api_key_env", "", e);
+  if (emb.backend == "llama-server") {
+    if (emb.model.empty()) e.child("model").fail("missing (path to an embedding GGUF)");
+    std::filesystem::path p(emb.model);
+    if (p.is_relative()) p = base_dir / p;
+    emb.model = p.lexically_normal().string();
+  } else if (emb.backend == "ollama") {
+    // A tag; launched with `ollama serve` (f16 KV) unless url names a running Ollama.
+    if (emb.model.empty()) e.child("model").fail("missing (an Ollama tag, e.g. \"qwen3-embedding:0.6b\")");
+  } else if (emb.url.empty()) {
+    e.child("url").fail("required for an external embedder");
+  }
+  return emb;
+}
+
+/// Phase sweep: cells at once (llama-server only), their slot environments, the adaptive stop.
+SweepConfig read_sweep(const nlohmann::json& swj, const ServerConfig& server, const Site& sw) {
+  SweepConfig sweep;
+  check_keys(swj, {"parallel_cells", "slot_env", "adaptive"}, sw);
+  sweep.parallel_cells = static_cast<int>(get_int(swj, "parallel_cells", 1, sw));
+  if (sweep.parallel_cells < 1) sw.child("parallel_cells").fail("must be >= 1");
+  if (swj.contains("slot_env")) {
+    if (!swj["slot_env"].is_object())
+      sw.child("slot_env").fail("expected an object of NAME: template, e.g. {\"CUDA_VISIBLE_DEVICES\": \"{slot}\"}");
+    for (auto it = swj["slot_env"].begin(); it != swj["slot_env"].end(); ++it) {
+      if (!it.value().is_string()) sw.child("slot_env").child(it.key()).fail("expected a string");
+      auto e = make_slot_env(it.key(), it.value().get<std::string>());
+      if (!e) sw.child("slot_env").child(it.key()).fail(e.error().message);
+      sweep.slot_env.push_back(*e);
+    }
+  }
+  if (swj.contains("adaptive")) sweep.adaptive = parse_adaptive(swj["adaptive"], sw.child("adaptive"));
+  if (sweep.parallel_cells > 1 && server.backend != "llama-server")
+    sw.child("parallel_cells").fail("needs backend \"llama-server\" (an Ollama or external server is one server, "
+                                    "not one per cell)");
+  return sweep;
+}
+
 }  // namespace
 
 bool uses_ollama(const ServerConfig& server) {
@@ -143,168 +306,16 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
              root);
   c.name = get_string(doc, "name", file.stem().string(), root);
   c.output_dir = get_string(doc, "output_dir", "runs", root);
-
-  // server
-  if (doc.contains("server")) {
-    Site s = root.child("server");
-    const auto& sj = doc["server"];
-    check_keys(sj, {"backend", "binary", "args", "env", "ctx", "ready_timeout_s", "request_timeout_s", "stop_grace_s", "url",
-                    "api_key_env", "api"},
-               s);
-    c.server.backend = get_string(sj, "backend", c.server.backend, s);
-    static const std::vector<std::string> backends = {"llama-server", "ollama", "external"};
-    if (std::find(backends.begin(), backends.end(), c.server.backend) == backends.end()) {
-      std::string msg = "unknown backend '" + c.server.backend + "'";
-      msg += did_you_mean(c.server.backend, backends);
-      s.child("backend").fail(msg + "; valid: " + join(backends));
-    }
-    c.server.binary = get_string(sj, "binary", c.server.backend == "ollama" ? "ollama" : c.server.binary, s);
-    c.server.args = get_strings(sj, "args", {}, s);
-    c.server.env = get_env(sj, "env", s);
-    // Ranges are those the values are used in: -c takes an int (rounded up to 256), timeouts
-    // become milliseconds; a week bounds any wait kvsweep should make.
-    c.server.ctx = static_cast<int>(get_int_in(sj, "ctx", 0, 0, kMaxContext, s));
-    c.server.ready_timeout_s = get_number_in(sj, "ready_timeout_s", c.server.ready_timeout_s, 0, kWeekSeconds, s, Bound::open);
-    c.server.request_timeout_s =
-        get_number_in(sj, "request_timeout_s", c.server.request_timeout_s, 0, kWeekSeconds, s, Bound::open);
-    c.server.stop_grace_s = get_number_in(sj, "stop_grace_s", c.server.stop_grace_s, 0, kWeekSeconds, s);
-    auto url = checked_url(get_string(sj, "url", "", s), s.child("url"));
-    c.server.url = url.url;
-    c.server.url_user = url.user;
-    c.server.url_password = url.password;
-    c.server.api_key_env = get_string(sj, "api_key_env", "", s);
-    if (c.server.backend == "external" && c.server.url.empty())
-      s.child("url").fail("required for backend \"external\" (e.g. \"http://127.0.0.1:8080\")");
-    // api: what an external server speaks; backend ollama implies it.
-    c.server.api = get_string(sj, "api", c.server.backend == "ollama" ? "ollama" : "llama-server", s);
-    if (c.server.api != "llama-server" && c.server.api != "ollama")
-      s.child("api").fail("expected \"llama-server\" or \"ollama\", got \"" + c.server.api + "\"");
-    if (c.server.backend == "llama-server" && c.server.api != "llama-server")
-      s.child("api").fail("backend \"llama-server\" speaks the llama-server API; for Ollama use backend \"ollama\" "
-                          "(launch) or \"external\" with \"api\": \"ollama\" (attach)");
-    if (c.server.backend == "ollama" && c.server.api != "ollama")
-      s.child("api").fail("backend \"ollama\" speaks the Ollama API");
-    if (c.server.backend == "ollama") {
-      if (!c.server.url.empty())
-        s.child("url").fail("backend \"ollama\" launches its own server; to attach to a running Ollama use "
-                            "\"backend\": \"external\" with \"api\": \"ollama\"");
-      if (!c.server.args.empty())
-        s.child("args").fail("`ollama serve` takes no arguments: kvsweep sets OLLAMA_* per cell; put other settings "
-                             "in server.env");
-      check_ollama_env(c.server.env, s.child("env"));
-    }
-    check_server_args(c.server.args, s.child("args"));
-  }
+  if (doc.contains("server")) c.server = read_server(doc["server"], root.child("server"));
   c.variants = read_variants(doc, c.server, c.base_dir, root.child("variants"));
-
-  // models
-  if (!doc.contains("models") || !doc["models"].is_array() || doc["models"].empty())
-    root.child("models").fail("missing or empty: give at least one {\"name\":…, \"path\":…}");
-  for (std::size_t i = 0; i < doc["models"].size(); ++i) {
-    Site m = root.child("models").index(i);
-    const auto& mj = doc["models"][i];
-    check_keys(mj, {"name", "path"}, m);
-    ModelConfig model;
-    model.path = get_string(mj, "path", "", m);
-    if (model.path.empty()) m.child("path").fail("missing");
-    if (c.server.backend == "llama-server") {
-      std::filesystem::path p(model.path);
-      if (p.is_relative()) p = c.base_dir / p;
-      model.path = p.lexically_normal().string();
-    }
-    model.name = get_string(mj, "name", std::filesystem::path(model.path).stem().string(), m);
-    for (const auto& other : c.models)
-      if (other.name == model.name) m.child("name").fail("duplicate model name '" + model.name + "'");
-    c.models.push_back(model);
-  }
-
-  // grid
-  {
-    Site g = root.child("grid");
-    if (!doc.contains("grid")) g.fail("missing (e.g. {\"k\": [\"f16\",\"q8_0\"], \"v\": \"same-as-k\"})");
-    const auto& gj = doc["grid"];
-    check_keys(gj, {"k", "v", "include", "exclude", "reference", "order", "seed"}, g);
-    c.grid.k = type_list(gj, "k", g);
-    if (gj.contains("v") && gj["v"].is_string() && gj["v"] == "same-as-k") {
-      c.grid.v = c.grid.k;
-    } else if (gj.contains("v") && gj["v"].is_string() && gj["v"] == "tied") {
-      c.grid.v = c.grid.k;
-      c.grid.tied = true;
-    } else {
-      c.grid.v = type_list(gj, "v", g);
-    }
-    c.grid.include = get_strings(gj, "include", {}, g);
-    c.grid.exclude = get_strings(gj, "exclude", {}, g);
-    for (std::size_t i = 0; i < c.grid.include.size(); ++i) check_cell_name(c.grid.include[i], g.child("include").index(i));
-    for (std::size_t i = 0; i < c.grid.exclude.size(); ++i) check_cell_name(c.grid.exclude[i], g.child("exclude").index(i));
-    c.grid.reference = get_string(gj, "reference", "f16/f16", g);
-    check_cell_name(c.grid.reference, g.child("reference"));
-    std::string order = get_string(gj, "order", "shuffle", g);
-    if (order == "shuffle") c.grid.order = Order::shuffle;
-    else if (order == "as-listed") c.grid.order = Order::as_listed;
-    else g.child("order").fail("expected \"shuffle\" or \"as-listed\", got \"" + order + "\"");
-    c.grid.seed = static_cast<std::uint64_t>(get_int(gj, "seed", 7, g));
-    if (uses_ollama(c.server)) check_symmetric(c.grid, g);
-  }
-
+  c.models = read_models(doc, c.server.backend, c.base_dir, root);
+  c.grid = read_grid(doc, c.server, root);
   // probes: each factory validates its own keys
   if (!doc.contains("probes") || !doc["probes"].is_array() || doc["probes"].empty())
     root.child("probes").fail("missing or empty: give at least one probe, e.g. {\"kind\": \"complete\"}");
   c.probes = doc["probes"];
-
-  if (doc.contains("embedder")) {
-    Site e = root.child("embedder");
-    const auto& ej = doc["embedder"];
-    check_keys(ej, {"backend", "model", "pooling", "args", "url", "api_key_env"}, e);
-    EmbedderConfig emb;
-    emb.backend = get_string(ej, "backend", emb.backend, e);
-    if (emb.backend != "llama-server" && emb.backend != "external" && emb.backend != "ollama")
-      e.child("backend").fail("expected \"llama-server\", \"external\" or \"ollama\", got \"" + emb.backend + "\"");
-    emb.model = get_string(ej, "model", "", e);
-    emb.pooling = get_string(ej, "pooling", "mean", e);
-    if (emb.pooling != "mean" && emb.pooling != "last" && emb.pooling != "cls")
-      e.child("pooling").fail("expected mean, last or cls, got \"" + emb.pooling + "\"");
-    emb.args = get_strings(ej, "args", {}, e);
-    auto url = checked_url(get_string(ej, "url", "", e), e.child("url"));
-    emb.url = url.url;
-    emb.url_user = url.user;
-    emb.url_password = url.password;
-    emb.api_key_env = get_string(ej, "api_key_env", "", e);
-    if (emb.backend == "llama-server") {
-      if (emb.model.empty()) e.child("model").fail("missing (path to an embedding GGUF)");
-      std::filesystem::path p(emb.model);
-      if (p.is_relative()) p = c.base_dir / p;
-      emb.model = p.lexically_normal().string();
-    } else if (emb.backend == "ollama") {
-      // A tag; launched with `ollama serve` (f16 KV) unless url names a running Ollama.
-      if (emb.model.empty()) e.child("model").fail("missing (an Ollama tag, e.g. \"qwen3-embedding:0.6b\")");
-    } else if (emb.url.empty()) {
-      e.child("url").fail("required for an external embedder");
-    }
-    c.embedder = emb;
-  }
-
-  if (doc.contains("sweep")) {
-    Site sw = root.child("sweep");
-    const auto& swj = doc["sweep"];
-    check_keys(swj, {"parallel_cells", "slot_env", "adaptive"}, sw);
-    c.sweep.parallel_cells = static_cast<int>(get_int(swj, "parallel_cells", 1, sw));
-    if (c.sweep.parallel_cells < 1) sw.child("parallel_cells").fail("must be >= 1");
-    if (swj.contains("slot_env")) {
-      if (!swj["slot_env"].is_object())
-        sw.child("slot_env").fail("expected an object of NAME: template, e.g. {\"CUDA_VISIBLE_DEVICES\": \"{slot}\"}");
-      for (auto it = swj["slot_env"].begin(); it != swj["slot_env"].end(); ++it) {
-        if (!it.value().is_string()) sw.child("slot_env").child(it.key()).fail("expected a string");
-        auto e = make_slot_env(it.key(), it.value().get<std::string>());
-        if (!e) sw.child("slot_env").child(it.key()).fail(e.error().message);
-        c.sweep.slot_env.push_back(*e);
-      }
-    }
-    if (swj.contains("adaptive")) c.sweep.adaptive = parse_adaptive(swj["adaptive"], sw.child("adaptive"));
-    if (c.sweep.parallel_cells > 1 && c.server.backend != "llama-server")
-      sw.child("parallel_cells").fail("needs backend \"llama-server\" (an Ollama or external server is one server, "
-                                      "not one per cell)");
-  }
+  if (doc.contains("embedder")) c.embedder = read_embedder(doc["embedder"], c.base_dir, root.child("embedder"));
+  if (doc.contains("sweep")) c.sweep = read_sweep(doc["sweep"], c.server, root.child("sweep"));
   register_secrets(c);
   return c;
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -68,6 +69,67 @@ std::string_view trim(std::string_view s) {
   if (first == std::string_view::npos) return {};
   const auto last = s.find_last_not_of(space);
   return s.substr(first, last - first + 1);
+}
+
+/// An item's spec: a string text and a seed that fits 32 bits.
+bool spec_ok(const nlohmann::json& spec) {
+  return spec.is_object() && spec.contains("text") && spec["text"].is_string() && spec.contains("seed") &&
+         spec["seed"].is_number_integer() &&
+         (spec["seed"].is_number_unsigned() || spec["seed"].get<long long>() >= 0) &&
+         spec["seed"].get<unsigned long long>() <= 0xFFFFFFFFull;
+}
+
+/// The request of one hop: the message in the template, every sampling field, the hop's seed, and
+/// (budget_factor > 0) a budget relative to the message's own length in tokens, when counted.
+server::CompletionRequest hop_request(const TelephoneConfig& config, const std::string& message,
+                                      std::optional<std::size_t> message_tokens, std::uint32_t chain_seed, int hop) {
+  server::CompletionRequest request;
+  const std::string rendered = render_template(config.template_text, message);
+  if (config.mode == TelephoneMode::chat) {
+    if (config.system) request.messages.push_back({"system", *config.system});
+    request.messages.push_back({"user", rendered});
+    if (config.suppress_thinking) {
+      request.extra["chat_template_kwargs"] = {{"enable_thinking", false}};
+    }
+  } else {
+    request.prompt = rendered;
+  }
+  request.n_predict = config.max_tokens;
+  if (config.budget_factor > 0) {
+    // Relative budget: the input's own length in tokens bounds the answer.
+    if (message_tokens) {
+      const double budget = config.budget_factor * static_cast<double>(*message_tokens) + config.budget_plus;
+      request.n_predict = std::min(config.max_tokens, std::max(1, static_cast<int>(budget)));
+    }
+  }
+  request.temperature = config.temperature;
+  request.seed = telephone_hop_seed(chain_seed, hop);
+  request.top_k = config.top_k;
+  request.top_p = config.top_p;
+  request.min_p = config.min_p;
+  request.n_probs = 0;
+  request.cache_prompt = true;
+  return request;
+}
+
+/// The chain's metrics from each completed hop's similarity to the original (completed >= 1).
+nlohmann::json chain_metrics(const std::vector<double>& similarities, double threshold, int empty_hops, int cut_hops) {
+  const int completed = static_cast<int>(similarities.size());
+  int first_below = completed + 1;
+  for (int i = 0; i < completed; ++i) {
+    if (similarities[static_cast<std::size_t>(i)] < threshold) {
+      first_below = i + 1;
+      break;
+    }
+  }
+  return {
+      {"final_similarity", similarities.back()},
+      {"mean_similarity", std::accumulate(similarities.begin(), similarities.end(), 0.0) / completed},
+      {"min_similarity", *std::min_element(similarities.begin(), similarities.end())},
+      {"first_below_threshold", first_below},
+      {"empty_hops", empty_hops},
+      {"cut_hops", cut_hops},
+  };
 }
 
 }  // namespace
@@ -151,16 +213,11 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
   if (ctx.embedder == nullptr) {
     return core::fail(core::ErrorKind::invalid, "telephone probe " + name() + ": no embedder was provided");
   }
-  const auto& spec = item.spec;
-  const bool spec_ok = spec.is_object() && spec.contains("text") && spec["text"].is_string() &&
-                       spec.contains("seed") && spec["seed"].is_number_integer() &&
-                       (spec["seed"].is_number_unsigned() || spec["seed"].get<long long>() >= 0) &&
-                       spec["seed"].get<unsigned long long>() <= 0xFFFFFFFFull;
-  if (!spec_ok) {
+  if (!spec_ok(item.spec)) {
     return core::fail(core::ErrorKind::invalid, "telephone item " + item.key + ": spec needs a string text and a seed");
   }
-  const std::string original = spec["text"].get<std::string>();
-  const auto chain_seed = static_cast<std::uint32_t>(spec["seed"].get<unsigned long long>());
+  const std::string original = item.spec["text"].get<std::string>();
+  const auto chain_seed = static_cast<std::uint32_t>(item.spec["seed"].get<unsigned long long>());
 
   auto original_vector = embed_one(*ctx.embedder, original);
   if (!original_vector) return std::unexpected(original_vector.error());
@@ -176,32 +233,11 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
 
   for (int hop = 1; hop <= m_config.hops; ++hop) {
     const std::string where = "hop " + std::to_string(hop) + "/" + std::to_string(m_config.hops) + ": ";
-    server::CompletionRequest request;
-    const std::string rendered = render_template(m_config.template_text, message);
-    if (m_config.mode == TelephoneMode::chat) {
-      if (m_config.system) request.messages.push_back({"system", *m_config.system});
-      request.messages.push_back({"user", rendered});
-      if (m_config.suppress_thinking) {
-        request.extra["chat_template_kwargs"] = {{"enable_thinking", false}};
-      }
-    } else {
-      request.prompt = rendered;
-    }
-    request.n_predict = m_config.max_tokens;
+    std::optional<std::size_t> message_tokens;
     if (m_config.budget_factor > 0) {
-      // Relative budget: the input's own length in tokens bounds the answer.
-      if (auto n = m_counts->count(ctx.api, ctx.cell.model_path, message)) {
-        const double budget = m_config.budget_factor * static_cast<double>(*n) + m_config.budget_plus;
-        request.n_predict = std::min(m_config.max_tokens, std::max(1, static_cast<int>(budget)));
-      }
+      if (auto n = m_counts->count(ctx.api, ctx.cell.model_path, message)) message_tokens = *n;
     }
-    request.temperature = m_config.temperature;
-    request.seed = telephone_hop_seed(chain_seed, hop);
-    request.top_k = m_config.top_k;
-    request.top_p = m_config.top_p;
-    request.min_p = m_config.min_p;
-    request.n_probs = 0;
-    request.cache_prompt = true;
+    const server::CompletionRequest request = hop_request(m_config, message, message_tokens, chain_seed, hop);
 
     auto reply = ctx.api.complete(request);
     if (!reply) {
@@ -273,21 +309,7 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
   if (!failure.is_null()) result.response["error"] = std::move(failure);
 
   // completed >= 1 here: a failure on hop 1 returned above, and hops >= 1.
-  int first_below = completed + 1;
-  for (int i = 0; i < completed; ++i) {
-    if (similarities[static_cast<std::size_t>(i)] < m_config.threshold) {
-      first_below = i + 1;
-      break;
-    }
-  }
-  result.metrics = {
-      {"final_similarity", similarities.back()},
-      {"mean_similarity", std::accumulate(similarities.begin(), similarities.end(), 0.0) / completed},
-      {"min_similarity", *std::min_element(similarities.begin(), similarities.end())},
-      {"first_below_threshold", first_below},
-      {"empty_hops", empty_hops},
-      {"cut_hops", cut_hops},
-  };
+  result.metrics = chain_metrics(similarities, m_config.threshold, empty_hops, cut_hops);
   return result;
 }
 

@@ -71,111 +71,119 @@ std::string default_id(const CellDef& c) {
   return c.model + "-" + (c.variant.empty() ? "" : c.variant + "-") + c.type_k + "-" + c.type_v;
 }
 
-}  // namespace
-
-core::Expected<RunData> RunData::load(const std::filesystem::path& dir) {
-  auto manifest = sweep::RunStore::read_manifest(dir);
-  if (!manifest) return std::unexpected(manifest.error());
-  auto records = sweep::RunStore::read_records(dir);
-  if (!records) return std::unexpected(records.error());
-  return from(std::move(*manifest), std::move(*records));
+/// Whether every metric of a manifest's probe entry is declared (direction, kind, role).
+bool all_declared(const nlohmann::json& metrics) {
+  return !metrics.empty() &&
+         std::all_of(metrics.begin(), metrics.end(), [](const nlohmann::json& e) { return probe::has_declaration(e); });
 }
 
-core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohmann::json> records) {
-  if (!manifest.is_object()) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
-  RunData d;
-  d.m_manifest = std::move(manifest);
-  d.m_records = std::move(records);
-  const nlohmann::json& m = d.m_manifest;
-  const nlohmann::json config = m.value("config", nlohmann::json::object());
-
-  // Probes: the manifest's list, matched to their config entry by name (default: the kind).
+/// Phase 1, probes: the manifest's list, matched to their config entry by name (default: the kind).
+core::Expected<std::vector<ProbeDef>> read_probes(const nlohmann::json& m, const nlohmann::json& config) {
+  std::vector<ProbeDef> probes;
   const nlohmann::json config_probes = config.is_object() ? config.value("probes", nlohmann::json::array())
                                                           : nlohmann::json::array();
-  if (m.contains("probes") && m["probes"].is_array()) {
-    for (const auto& p : m["probes"]) {
-      ProbeDef def;
-      def.name = string_field(p, "name");
-      def.kind = string_field(p, "kind");
-      if (def.name.empty()) def.name = def.kind;
-      if (def.name.empty()) continue;
-      if (p.contains("items") && p["items"].is_number_unsigned()) def.items = p["items"].get<std::size_t>();
-      if (p.contains("metrics") && p["metrics"].is_array()) {
-        def.declared = !p["metrics"].empty() && std::all_of(p["metrics"].begin(), p["metrics"].end(),
-                                                            [](const nlohmann::json& e) { return probe::has_declaration(e); });
-        for (std::size_t i = 0; i < p["metrics"].size(); ++i) {
-          const auto& metric = p["metrics"][i];
-          if (def.declared) {
-            auto spec = probe::metric_spec_from_json(
-                metric, "manifest.json: probes." + def.name + ".metrics[" + std::to_string(i) + "]");
-            if (!spec) return std::unexpected(spec.error());
-            def.metrics.push_back(std::move(*spec));
-          } else if (metric.is_string()) {
-            def.metrics.push_back(inferred_metric(metric.get<std::string>(), true));
-          } else if (metric.is_object() && !string_field(metric, "name").empty()) {
-            def.metrics.push_back(inferred_metric(string_field(metric, "name"), metric.value("higher_is_better", true)));
-          }
+  if (!m.contains("probes") || !m["probes"].is_array()) return probes;
+  for (const auto& p : m["probes"]) {
+    ProbeDef def;
+    def.name = string_field(p, "name");
+    def.kind = string_field(p, "kind");
+    if (def.name.empty()) def.name = def.kind;
+    if (def.name.empty()) continue;
+    if (p.contains("items") && p["items"].is_number_unsigned()) def.items = p["items"].get<std::size_t>();
+    if (p.contains("metrics") && p["metrics"].is_array()) {
+      def.declared = all_declared(p["metrics"]);
+      for (std::size_t i = 0; i < p["metrics"].size(); ++i) {
+        const auto& metric = p["metrics"][i];
+        if (def.declared) {
+          auto spec = probe::metric_spec_from_json(
+              metric, "manifest.json: probes." + def.name + ".metrics[" + std::to_string(i) + "]");
+          if (!spec) return std::unexpected(spec.error());
+          def.metrics.push_back(std::move(*spec));
+        } else if (metric.is_string()) {
+          def.metrics.push_back(inferred_metric(metric.get<std::string>(), true));
+        } else if (metric.is_object() && !string_field(metric, "name").empty()) {
+          def.metrics.push_back(inferred_metric(string_field(metric, "name"), metric.value("higher_is_better", true)));
         }
       }
-      if (p.contains("calibration") && p["calibration"].is_object()) {
-        const auto& c = p["calibration"];
-        def.calibration_metric = string_field(c, "metric");
-        def.calibration_lo = number_field(c, "lo");
-        def.calibration_hi = number_field(c, "hi");
-      }
-      if (config_probes.is_array()) {
-        for (const auto& c : config_probes) {
-          if (!c.is_object()) continue;
-          const std::string cname = c.contains("name") ? string_field(c, "name") : string_field(c, "kind");
-          if (cname == def.name) def.config = c;
-        }
-      }
-      def.deterministic = infer_deterministic(def.kind, p, def.config);
-      d.m_probes.push_back(std::move(def));
     }
-  }
-
-  // Cells: the manifest's list.
-  if (m.contains("cells") && m["cells"].is_array()) {
-    for (const auto& c : m["cells"]) {
-      CellDef cell;
-      cell.model = string_field(c, "model");
-      cell.variant = string_field(c, "variant");
-      cell.type_k = string_field(c, "type_k");
-      cell.type_v = string_field(c, "type_v");
-      cell.id = string_field(c, "id");
-      if (cell.id.empty()) cell.id = default_id(cell);
-      cell.is_reference = c.value("is_reference", false);
-      cell.outcome = string_field(c, "outcome");
-      if (cell.outcome.empty()) cell.outcome = "unknown";
-      cell.message = string_field(c, "message");
-      const nlohmann::json effective = c.value("effective", nlohmann::json::object());
-      cell.kv_mib = number_field(effective, "kv_mib");
-      cell.rotation = rotation_label(effective.value("attn_rot_k", -1), effective.value("attn_rot_v", -1));
-      cell.path = string_field(effective, "path");
-      cell.path_reason = string_field(effective, "path_reason");
-      if (effective.contains("memory") && effective["memory"].is_array()) {
-        for (const auto& buffers : effective["memory"]) {
-          if (!buffers.is_object()) continue;
-          cell.memory.push_back({string_field(buffers, "device"), buffers.value("gpu", false), number_field(buffers, "model_mib"),
-                                 number_field(buffers, "kv_mib"), number_field(buffers, "compute_mib")});
-        }
-      }
-      cell.ready_s = number_field(c, "ready_s");
-      d.m_cells.push_back(std::move(cell));
+    if (p.contains("calibration") && p["calibration"].is_object()) {
+      const auto& c = p["calibration"];
+      def.calibration_metric = string_field(c, "metric");
+      def.calibration_lo = number_field(c, "lo");
+      def.calibration_hi = number_field(c, "hi");
     }
+    if (config_probes.is_array()) {
+      for (const auto& c : config_probes) {
+        if (!c.is_object()) continue;
+        const std::string cname = c.contains("name") ? string_field(c, "name") : string_field(c, "kind");
+        if (cname == def.name) def.config = c;
+      }
+    }
+    def.deterministic = infer_deterministic(def.kind, p, def.config);
+    probes.push_back(std::move(def));
   }
+  return probes;
+}
 
-  // Records: the one that counts per triple is the last ok one, else the last one.
-  struct Seen {
-    std::size_t last = 0;
-    std::optional<std::size_t> last_ok;
-    std::size_t attempts = 0;
-  };
-  std::map<std::tuple<std::size_t, std::string, std::string>, Seen> seen;
-  d.m_counts.assign(d.m_records.size(), false);
-  for (std::size_t i = 0; i < d.m_records.size(); ++i) {
-    const auto& r = d.m_records[i];
+/// Phase 2, cells: the manifest's list.
+std::vector<CellDef> read_cells(const nlohmann::json& m) {
+  std::vector<CellDef> cells;
+  if (!m.contains("cells") || !m["cells"].is_array()) return cells;
+  for (const auto& c : m["cells"]) {
+    CellDef cell;
+    cell.model = string_field(c, "model");
+    cell.variant = string_field(c, "variant");
+    cell.type_k = string_field(c, "type_k");
+    cell.type_v = string_field(c, "type_v");
+    cell.id = string_field(c, "id");
+    if (cell.id.empty()) cell.id = default_id(cell);
+    cell.is_reference = c.value("is_reference", false);
+    cell.outcome = string_field(c, "outcome");
+    if (cell.outcome.empty()) cell.outcome = "unknown";
+    cell.message = string_field(c, "message");
+    const nlohmann::json effective = c.value("effective", nlohmann::json::object());
+    cell.kv_mib = number_field(effective, "kv_mib");
+    cell.rotation = rotation_label(effective.value("attn_rot_k", -1), effective.value("attn_rot_v", -1));
+    cell.path = string_field(effective, "path");
+    cell.path_reason = string_field(effective, "path_reason");
+    if (effective.contains("memory") && effective["memory"].is_array()) {
+      for (const auto& buffers : effective["memory"]) {
+        if (!buffers.is_object()) continue;
+        cell.memory.push_back({string_field(buffers, "device"), buffers.value("gpu", false), number_field(buffers, "model_mib"),
+                               number_field(buffers, "kv_mib"), number_field(buffers, "compute_mib")});
+      }
+    }
+    cell.ready_s = number_field(c, "ready_s");
+    cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+std::optional<std::size_t> find_cell_in(const std::vector<CellDef>& cells, const std::string& group,
+                                        const std::string& type_k, const std::string& type_v) {
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto& c = cells[i];
+    if (c.group() == group && c.type_k == type_k && c.type_v == type_v) return i;
+  }
+  return std::nullopt;
+}
+
+/// The records of one (cell, probe, item): the last one, the last ok one, and how many.
+struct Seen {
+  std::size_t last = 0;
+  std::optional<std::size_t> last_ok;
+  std::size_t attempts = 0;
+};
+using SeenMap = std::map<std::tuple<std::size_t, std::string, std::string>, Seen>;
+using ItemMap = std::map<std::pair<std::size_t, std::string>, std::vector<ItemResult>>;
+
+/// Phase 3, records: each (cell, probe, item)'s records; a cell or probe only the records name is
+/// added (an unknown outcome; a probe with its metrics as the records hold them).
+SeenMap read_records(const std::vector<nlohmann::json>& records, std::vector<CellDef>& cells,
+                     std::vector<ProbeDef>& probes) {
+  SeenMap seen;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
     if (!r.is_object() || !r.contains("cell") || !r["cell"].is_object()) continue;
     const auto& c = r["cell"];
     const std::string probe = string_field(r, "probe");
@@ -184,7 +192,7 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     CellDef key;
     key.model = string_field(c, "model");
     key.variant = string_field(c, "variant");
-    auto cell = d.find_cell(key.group(), string_field(c, "type_k"), string_field(c, "type_v"));
+    auto cell = find_cell_in(cells, key.group(), string_field(c, "type_k"), string_field(c, "type_v"));
     if (!cell) {
       CellDef def = key;
       def.type_k = string_field(c, "type_k");
@@ -192,20 +200,21 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
       def.id = default_id(def);
       def.outcome = "unknown";
       def.kv_mib = def.ready_s = kNaN;
-      d.m_cells.push_back(std::move(def));
-      cell = d.m_cells.size() - 1;
+      cells.push_back(std::move(def));
+      cell = cells.size() - 1;
     }
-    if (d.probe(probe) == nullptr) {
-      ProbeDef def;
-      def.name = probe;
-      def.kind = string_field(r, "kind");
-      def.deterministic = infer_deterministic(def.kind, nullptr, nullptr);
-      d.m_probes.push_back(std::move(def));
+    auto def = std::find_if(probes.begin(), probes.end(), [&](const ProbeDef& p) { return p.name == probe; });
+    if (def == probes.end()) {
+      ProbeDef added;
+      added.name = probe;
+      added.kind = string_field(r, "kind");
+      added.deterministic = infer_deterministic(added.kind, nullptr, nullptr);
+      probes.push_back(std::move(added));
+      def = probes.end() - 1;
     }
     if (r.contains("metrics") && r["metrics"].is_object()) {
-      auto& def = *std::find_if(d.m_probes.begin(), d.m_probes.end(), [&](const ProbeDef& p) { return p.name == probe; });
       for (const auto& [name, value] : r["metrics"].items()) {
-        if (value.is_number() || value.is_boolean()) add_metric(def, name);
+        if (value.is_number() || value.is_boolean()) add_metric(*def, name);
       }
     }
     Seen& s = seen[{*cell, probe, item}];
@@ -213,11 +222,19 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
     ++s.attempts;
     if (string_field(r, "status") == "ok") s.last_ok = i;
   }
+  return seen;
+}
+
+/// Phase 4, the record that counts per (cell, probe, item): the last ok one, else the last one;
+/// each (cell, probe)'s items in natural order.
+void pick_records(const std::vector<nlohmann::json>& records, const SeenMap& seen, ItemMap& items,
+                  std::vector<bool>& counts) {
+  counts.assign(records.size(), false);
   for (const auto& [key, s] : seen) {
     const auto& [cell, probe, item] = key;
     const std::size_t used = s.last_ok.value_or(s.last);
-    d.m_counts[used] = true;
-    const auto& r = d.m_records[used];
+    counts[used] = true;
+    const auto& r = records[used];
     ItemResult result;
     result.item = item;
     result.ok = s.last_ok.has_value();
@@ -238,21 +255,24 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
       }
       result.response = r.value("response", nlohmann::json());
     }
-    d.m_items[{cell, probe}].push_back(std::move(result));
+    items[{cell, probe}].push_back(std::move(result));
   }
-  for (auto& [key, items] : d.m_items) {
-    std::sort(items.begin(), items.end(),
+  for (auto& [key, list] : items) {
+    std::sort(list.begin(), list.end(),
               [](const ItemResult& a, const ItemResult& b) { return natural_less(a.item, b.item); });
   }
+}
 
-  // Kinds nobody declared: binary when every value the run holds is 0 or 1 (the older inference).
-  for (auto& probe : d.m_probes) {
+/// Phase 5, older runs: a metric of a probe without declarations is binary when every value the
+/// run holds is 0 or 1.
+void infer_binary(std::vector<ProbeDef>& probes, const ItemMap& items) {
+  for (auto& probe : probes) {
     if (probe.declared) continue;
     for (auto& metric : probe.metrics) {
       bool any = false, binary = true;
-      for (const auto& [key, items] : d.m_items) {
+      for (const auto& [key, list] : items) {
         if (key.second != probe.name) continue;
-        for (const auto& item : items) {
+        for (const auto& item : list) {
           auto it = item.metrics.find(metric.name);
           if (it == item.metrics.end() || !std::isfinite(it->second)) continue;
           any = true;
@@ -262,56 +282,91 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
       if (any && binary) metric.kind = probe::MetricKind::binary;
     }
   }
+}
 
-  // Models: the manifest's order, then any only the cells name.
+/// Phase 6, grids: models in the manifest's order, then any only the cells name; variants in the
+/// config's order, then any only the cells name; groups by model, then variant.
+void order_groups(const nlohmann::json& m, const nlohmann::json& config, const std::vector<CellDef>& cells,
+                  std::vector<std::string>& models, std::vector<std::string>& variants,
+                  std::vector<std::string>& groups) {
   if (m.contains("models") && m["models"].is_array()) {
-    for (const auto& model : m["models"]) append_missing(d.m_models, string_field(model, "name"));
+    for (const auto& model : m["models"]) append_missing(models, string_field(model, "name"));
   }
-  for (const auto& cell : d.m_cells) append_missing(d.m_models, cell.model);
-  // Variants: the config's order, then any only the cells name; groups by model, then variant.
+  for (const auto& cell : cells) append_missing(models, cell.model);
   if (config.is_object() && config.contains("variants") && config["variants"].is_array()) {
-    for (const auto& v : config["variants"]) append_missing(d.m_variants, string_field(v, "name"));
+    for (const auto& v : config["variants"]) append_missing(variants, string_field(v, "name"));
   }
-  for (const auto& cell : d.m_cells) append_missing(d.m_variants, cell.variant);
-  for (const auto& model : d.m_models) {
-    for (const auto& cell : d.m_cells)
-      if (cell.model == model && cell.variant.empty()) append_missing(d.m_groups, cell.group());
-    for (const auto& variant : d.m_variants) {
-      for (const auto& cell : d.m_cells)
-        if (cell.model == model && cell.variant == variant) append_missing(d.m_groups, cell.group());
+  for (const auto& cell : cells) append_missing(variants, cell.variant);
+  for (const auto& model : models) {
+    for (const auto& cell : cells)
+      if (cell.model == model && cell.variant.empty()) append_missing(groups, cell.group());
+    for (const auto& variant : variants) {
+      for (const auto& cell : cells)
+        if (cell.model == model && cell.variant == variant) append_missing(groups, cell.group());
     }
   }
   // A model the manifest lists whose cells have not started yet is still a (no-variant) grid.
-  if (d.m_variants.empty()) d.m_groups = d.m_models;
+  if (variants.empty()) groups = models;
+}
 
-  // Axis order: the config's grid lists ("v" may be "same-as-k"), else by bits per value.
-  const nlohmann::json grid = config.is_object() ? config.value("grid", nlohmann::json::object()) : nlohmann::json();
-  d.m_k_types = string_list(grid.is_object() ? grid.value("k", nlohmann::json()) : nlohmann::json());
-  d.m_v_types = string_list(grid.is_object() ? grid.value("v", nlohmann::json()) : nlohmann::json());
-  if (d.m_v_types.empty()) d.m_v_types = d.m_k_types;
+/// Phase 7, axis order: the config's grid lists ("v" may be "same-as-k"), then the cells' other
+/// types by bits per value.
+void order_axes(const nlohmann::json& grid, const std::vector<CellDef>& cells, std::vector<std::string>& k_types,
+                std::vector<std::string>& v_types) {
+  k_types = string_list(grid.is_object() ? grid.value("k", nlohmann::json()) : nlohmann::json());
+  v_types = string_list(grid.is_object() ? grid.value("v", nlohmann::json()) : nlohmann::json());
+  if (v_types.empty()) v_types = k_types;
   std::vector<std::string> extra_k, extra_v;
-  for (const auto& cell : d.m_cells) {
-    if (std::find(d.m_k_types.begin(), d.m_k_types.end(), cell.type_k) == d.m_k_types.end()) {
-      append_missing(extra_k, cell.type_k);
-    }
-    if (std::find(d.m_v_types.begin(), d.m_v_types.end(), cell.type_v) == d.m_v_types.end()) {
-      append_missing(extra_v, cell.type_v);
-    }
+  for (const auto& cell : cells) {
+    if (std::find(k_types.begin(), k_types.end(), cell.type_k) == k_types.end()) append_missing(extra_k, cell.type_k);
+    if (std::find(v_types.begin(), v_types.end(), cell.type_v) == v_types.end()) append_missing(extra_v, cell.type_v);
   }
   sort_by_bits(extra_k);
   sort_by_bits(extra_v);
-  d.m_k_types.insert(d.m_k_types.end(), extra_k.begin(), extra_k.end());
-  d.m_v_types.insert(d.m_v_types.end(), extra_v.begin(), extra_v.end());
+  k_types.insert(k_types.end(), extra_k.begin(), extra_k.end());
+  v_types.insert(v_types.end(), extra_v.begin(), extra_v.end());
+}
 
-  // Reference: flagged in the manifest, else the config's "K/V" for every model.
-  bool any_reference = std::any_of(d.m_cells.begin(), d.m_cells.end(), [](const CellDef& c) { return c.is_reference; });
-  if (!any_reference && grid.is_object() && grid.contains("reference") && grid["reference"].is_string()) {
-    const std::string ref = grid["reference"].get<std::string>();
-    const auto slash = ref.find('/');
-    const std::string k = ref.substr(0, slash);
-    const std::string v = slash == std::string::npos ? k : ref.substr(slash + 1);
-    for (auto& cell : d.m_cells) cell.is_reference = cell.type_k == k && cell.type_v == v;
-  }
+/// Phase 8, reference: flagged in the manifest, else (an older run) the config's "K/V" for every model.
+void infer_reference(const nlohmann::json& grid, std::vector<CellDef>& cells) {
+  const bool any_reference = std::any_of(cells.begin(), cells.end(), [](const CellDef& c) { return c.is_reference; });
+  if (any_reference || !grid.is_object() || !grid.contains("reference") || !grid["reference"].is_string()) return;
+  const std::string ref = grid["reference"].get<std::string>();
+  const auto slash = ref.find('/');
+  const std::string k = ref.substr(0, slash);
+  const std::string v = slash == std::string::npos ? k : ref.substr(slash + 1);
+  for (auto& cell : cells) cell.is_reference = cell.type_k == k && cell.type_v == v;
+}
+
+}  // namespace
+
+core::Expected<RunData> RunData::load(const std::filesystem::path& dir) {
+  auto manifest = sweep::RunStore::read_manifest(dir);
+  if (!manifest) return std::unexpected(manifest.error());
+  auto records = sweep::RunStore::read_records(dir);
+  if (!records) return std::unexpected(records.error());
+  return from(std::move(*manifest), std::move(*records));
+}
+
+core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohmann::json> records) {
+  if (!manifest.is_object()) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
+  RunData d;
+  d.m_manifest = std::move(manifest);
+  d.m_records = std::move(records);
+  const nlohmann::json& m = d.m_manifest;
+  const nlohmann::json config = m.value("config", nlohmann::json::object());
+
+  auto probes = read_probes(m, config);
+  if (!probes) return std::unexpected(probes.error());
+  d.m_probes = std::move(*probes);
+  d.m_cells = read_cells(m);
+  const auto seen = read_records(d.m_records, d.m_cells, d.m_probes);
+  pick_records(d.m_records, seen, d.m_items, d.m_counts);
+  infer_binary(d.m_probes, d.m_items);
+  order_groups(m, config, d.m_cells, d.m_models, d.m_variants, d.m_groups);
+  const nlohmann::json grid = config.is_object() ? config.value("grid", nlohmann::json::object()) : nlohmann::json();
+  order_axes(grid, d.m_cells, d.m_k_types, d.m_v_types);
+  infer_reference(grid, d.m_cells);
   return d;
 }
 
@@ -361,11 +416,7 @@ std::optional<std::size_t> RunData::reference(const std::string& group) const {
 
 std::optional<std::size_t> RunData::find_cell(const std::string& group, const std::string& type_k,
                                               const std::string& type_v) const {
-  for (std::size_t i = 0; i < m_cells.size(); ++i) {
-    const auto& c = m_cells[i];
-    if (c.group() == group && c.type_k == type_k && c.type_v == type_v) return i;
-  }
-  return std::nullopt;
+  return find_cell_in(m_cells, group, type_k, type_v);
 }
 
 const std::vector<ItemResult>& RunData::items(std::size_t cell, const std::string& probe) const {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "kvsweep/stats/precision.hpp"
 #include "kvsweep/stats/tests.hpp"
@@ -71,6 +72,164 @@ MetricRoles roles_for(const ProbeDef& probe) {
   }
   if (r.main_metric.empty() && !probe.metrics.empty()) r.main_metric = probe.metrics.front().name;
   return r;
+}
+
+/// Phase describe: per cell and probe, the items' outcomes and descriptive statistics of every metric.
+void describe_cells(const RunData& data, const SummaryOptions& options, RunSummary& s) {
+  for (const std::size_t cell : data.grid_order()) {
+    for (const auto& probe : data.probes()) {
+      const auto& items = data.items(cell, probe.name);
+      if (items.empty()) continue;
+      CellProbeStats r;
+      r.cell = cell;
+      r.probe = probe.name;
+      for (const auto& item : items) {
+        if (item.ok) {
+          ++r.items_ok;
+        } else if (item.settled) {
+          ++r.items_settled;
+        } else {
+          r.failed_items.push_back(item.item);
+        }
+      }
+      for (const auto& metric : probe.metrics) {
+        MetricStats m;
+        m.metric = metric.name;
+        m.higher_is_better = metric.higher_is_better();
+        m.values = data.values(cell, probe.name, metric.name);
+        m.summary = stats::summarize(m.values.values);
+        m.ci = ci_of(m.values.values, options);
+        r.metrics.push_back(std::move(m));
+      }
+      s.results.push_back(std::move(r));
+    }
+  }
+}
+
+/// Phase test: against the reference, one family per (group, probe, metric), Holm across its cells.
+void test_against_reference(const RunData& data, const SummaryOptions& options, RunSummary& s) {
+  const auto& cells = data.cells();
+  for (const auto& model : data.groups()) {
+    const auto ref = data.reference(model);
+    if (!ref) continue;
+    for (const auto& probe : data.probes()) {
+      for (const auto& metric : probe.metrics) {
+        const MetricStats* ref_stats = s.find(*ref, probe.name, metric.name);
+        if (ref_stats == nullptr || ref_stats->values.values.empty()) continue;
+        std::vector<MetricStats*> family;
+        std::vector<double> ps;
+        for (auto& r : s.results) {
+          if (r.probe != probe.name || r.cell == *ref || cells[r.cell].group() != model) continue;
+          for (auto& m : r.metrics) {
+            if (m.metric != metric.name) continue;
+            std::vector<double> x, y;
+            pair_up(m.values, ref_stats->values, x, y);
+            if (x.empty()) continue;
+            m.vs_reference = paired_test(x, y, metric.kind, options);
+            family.push_back(&m);
+            ps.push_back(m.vs_reference->p);
+          }
+        }
+        const std::vector<double> adjusted = stats::holm_adjust(ps);
+        for (std::size_t i = 0; i < family.size(); ++i) {
+          family[i]->vs_reference->p_holm = adjusted[i];
+          family[i]->vs_reference->significant = adjusted[i] < options.alpha;
+        }
+      }
+    }
+  }
+}
+
+/// One grid of a group, probe and metric: the precision gradient and the K / V marginal means
+/// (nullopt when no cell of the group has values).
+std::optional<GridStats> grid_of(const RunData& data, const SummaryOptions& options, const RunSummary& s,
+                                 const std::string& model, const ProbeDef& probe, const MetricDef& metric) {
+  const auto& cells = data.cells();
+  GridStats g;
+  g.model = model;
+  g.probe = probe.name;
+  g.metric = metric.name;
+  g.higher_is_better = metric.higher_is_better();
+  g.quality = metric.is_quality();
+  std::vector<double> bits_k, bits_v, bits_kv, means;
+  std::map<std::string, std::vector<double>> rows, columns;  // cell means by K type, by V type
+  for (std::size_t cell = 0; cell < cells.size(); ++cell) {
+    if (cells[cell].group() != model) continue;
+    const MetricStats* m = s.find(cell, probe.name, metric.name);
+    if (m == nullptr || m->values.values.empty()) continue;
+    rows[cells[cell].type_k].push_back(m->summary.mean);
+    columns[cells[cell].type_v].push_back(m->summary.mean);
+    const auto bk = stats::bits_per_value(cells[cell].type_k);
+    const auto bv = stats::bits_per_value(cells[cell].type_v);
+    if (!bk || !bv) continue;
+    bits_k.push_back(*bk);
+    bits_v.push_back(*bv);
+    bits_kv.push_back(*bk + *bv);
+    means.push_back(m->summary.mean);
+  }
+  if (rows.empty()) return std::nullopt;
+  // The gradient is a quality verdict: a diagnostic (a base perplexity, a token count) has no better side.
+  if (g.quality) {
+    g.gradient = stats::precision_gradient(bits_kv, means, g.higher_is_better, options.alpha);
+    g.k_gradient = stats::precision_gradient(bits_k, means, g.higher_is_better, options.alpha);
+    g.v_gradient = stats::precision_gradient(bits_v, means, g.higher_is_better, options.alpha);
+  }
+  for (const auto& type : data.k_types()) {
+    if (rows.contains(type)) g.rows.push_back(axis_mean(type, rows[type], options));
+  }
+  for (const auto& type : data.v_types()) {
+    if (columns.contains(type)) g.columns.push_back(axis_mean(type, columns[type], options));
+  }
+  g.k_spread = spread(g.rows);
+  g.v_spread = spread(g.columns);
+  return g;
+}
+
+/// Phase grids: every (group, probe, metric) that has values.
+void grid_stats(const RunData& data, const SummaryOptions& options, RunSummary& s) {
+  for (const auto& model : data.groups()) {
+    for (const auto& probe : data.probes()) {
+      for (const auto& metric : probe.metrics) {
+        if (auto g = grid_of(data, options, s, model, probe, metric)) s.grids.push_back(std::move(*g));
+      }
+    }
+  }
+}
+
+/// Phase headlines: seed 001's summary row per probe and group.
+void headlines(const RunData& data, RunSummary& s) {
+  const auto& cells = data.cells();
+  for (const auto& probe : data.probes()) {
+    const MetricRoles& roles = *s.roles_of(probe.name);
+    for (const auto& model : data.groups()) {
+      Headline h;
+      h.model = model;
+      h.probe = probe.name;
+      h.pass_metric = roles.pass_metric;
+      h.main_metric = roles.main_metric;
+      h.k = probe.items;
+      std::vector<double> passes, means;
+      for (const auto& r : s.results) {
+        if (r.probe != probe.name || cells[r.cell].group() != model) continue;
+        h.k = std::max(h.k, r.items_ok + r.failed_items.size() + r.items_settled);
+        if (r.items_ok == 0) continue;
+        ++h.combos;
+        if (const MetricStats* m = s.find(r.cell, probe.name, roles.pass_metric)) {
+          double count = 0;
+          for (double v : m->values.values) count += v == 1.0 ? 1.0 : 0.0;
+          passes.push_back(count);
+        }
+        if (const MetricStats* m = s.find(r.cell, probe.name, roles.main_metric); m && !m->values.values.empty()) {
+          means.push_back(m->summary.mean);
+        }
+      }
+      if (h.combos == 0) continue;
+      h.pass_count = stats::summarize(passes);
+      h.main = stats::summarize(means);
+      if (const GridStats* g = s.grid(model, probe.name, roles.main_metric)) h.gradient = g->gradient.verdict;
+      s.headlines.push_back(std::move(h));
+    }
+  }
 }
 
 }  // namespace
@@ -152,148 +311,11 @@ const MetricRoles* RunSummary::roles_of(const std::string& probe) const {
 RunSummary summarize_run(const RunData& data, const SummaryOptions& options) {
   RunSummary s;
   s.options = options;
-  const auto& cells = data.cells();
   for (const auto& probe : data.probes()) s.roles.push_back(roles_for(probe));
-
-  // Per cell and probe: descriptive statistics of every metric.
-  for (const std::size_t cell : data.grid_order()) {
-    for (const auto& probe : data.probes()) {
-      const auto& items = data.items(cell, probe.name);
-      if (items.empty()) continue;
-      CellProbeStats r;
-      r.cell = cell;
-      r.probe = probe.name;
-      for (const auto& item : items) {
-        if (item.ok) {
-          ++r.items_ok;
-        } else if (item.settled) {
-          ++r.items_settled;
-        } else {
-          r.failed_items.push_back(item.item);
-        }
-      }
-      for (const auto& metric : probe.metrics) {
-        MetricStats m;
-        m.metric = metric.name;
-        m.higher_is_better = metric.higher_is_better();
-        m.values = data.values(cell, probe.name, metric.name);
-        m.summary = stats::summarize(m.values.values);
-        m.ci = ci_of(m.values.values, options);
-        r.metrics.push_back(std::move(m));
-      }
-      s.results.push_back(std::move(r));
-    }
-  }
-
-  // Against the reference: one family per (model, probe, metric), Holm across its cells.
-  for (const auto& model : data.groups()) {
-    const auto ref = data.reference(model);
-    if (!ref) continue;
-    for (const auto& probe : data.probes()) {
-      for (const auto& metric : probe.metrics) {
-        const MetricStats* ref_stats = s.find(*ref, probe.name, metric.name);
-        if (ref_stats == nullptr || ref_stats->values.values.empty()) continue;
-        std::vector<MetricStats*> family;
-        std::vector<double> ps;
-        for (auto& r : s.results) {
-          if (r.probe != probe.name || r.cell == *ref || cells[r.cell].group() != model) continue;
-          for (auto& m : r.metrics) {
-            if (m.metric != metric.name) continue;
-            std::vector<double> x, y;
-            pair_up(m.values, ref_stats->values, x, y);
-            if (x.empty()) continue;
-            m.vs_reference = paired_test(x, y, metric.kind, options);
-            family.push_back(&m);
-            ps.push_back(m.vs_reference->p);
-          }
-        }
-        const std::vector<double> adjusted = stats::holm_adjust(ps);
-        for (std::size_t i = 0; i < family.size(); ++i) {
-          family[i]->vs_reference->p_holm = adjusted[i];
-          family[i]->vs_reference->significant = adjusted[i] < options.alpha;
-        }
-      }
-    }
-  }
-
-  // Grids: the precision gradient and the K / V marginal means.
-  for (const auto& model : data.groups()) {
-    for (const auto& probe : data.probes()) {
-      for (const auto& metric : probe.metrics) {
-        GridStats g;
-        g.model = model;
-        g.probe = probe.name;
-        g.metric = metric.name;
-        g.higher_is_better = metric.higher_is_better();
-        g.quality = metric.is_quality();
-        std::vector<double> bits_k, bits_v, bits_kv, means;
-        std::map<std::string, std::vector<double>> rows, columns;  // cell means by K type, by V type
-        for (std::size_t cell = 0; cell < cells.size(); ++cell) {
-          if (cells[cell].group() != model) continue;
-          const MetricStats* m = s.find(cell, probe.name, metric.name);
-          if (m == nullptr || m->values.values.empty()) continue;
-          rows[cells[cell].type_k].push_back(m->summary.mean);
-          columns[cells[cell].type_v].push_back(m->summary.mean);
-          const auto bk = stats::bits_per_value(cells[cell].type_k);
-          const auto bv = stats::bits_per_value(cells[cell].type_v);
-          if (!bk || !bv) continue;
-          bits_k.push_back(*bk);
-          bits_v.push_back(*bv);
-          bits_kv.push_back(*bk + *bv);
-          means.push_back(m->summary.mean);
-        }
-        if (rows.empty()) continue;
-        // The gradient is a quality verdict: a diagnostic (a base perplexity, a token count) has no better side.
-        if (g.quality) {
-          g.gradient = stats::precision_gradient(bits_kv, means, g.higher_is_better, options.alpha);
-          g.k_gradient = stats::precision_gradient(bits_k, means, g.higher_is_better, options.alpha);
-          g.v_gradient = stats::precision_gradient(bits_v, means, g.higher_is_better, options.alpha);
-        }
-        for (const auto& type : data.k_types()) {
-          if (rows.contains(type)) g.rows.push_back(axis_mean(type, rows[type], options));
-        }
-        for (const auto& type : data.v_types()) {
-          if (columns.contains(type)) g.columns.push_back(axis_mean(type, columns[type], options));
-        }
-        g.k_spread = spread(g.rows);
-        g.v_spread = spread(g.columns);
-        s.grids.push_back(std::move(g));
-      }
-    }
-  }
-
-  // Headlines: seed 001's summary row per probe and model.
-  for (const auto& probe : data.probes()) {
-    const MetricRoles& roles = *s.roles_of(probe.name);
-    for (const auto& model : data.groups()) {
-      Headline h;
-      h.model = model;
-      h.probe = probe.name;
-      h.pass_metric = roles.pass_metric;
-      h.main_metric = roles.main_metric;
-      h.k = probe.items;
-      std::vector<double> passes, means;
-      for (const auto& r : s.results) {
-        if (r.probe != probe.name || cells[r.cell].group() != model) continue;
-        h.k = std::max(h.k, r.items_ok + r.failed_items.size() + r.items_settled);
-        if (r.items_ok == 0) continue;
-        ++h.combos;
-        if (const MetricStats* m = s.find(r.cell, probe.name, roles.pass_metric)) {
-          double count = 0;
-          for (double v : m->values.values) count += v == 1.0 ? 1.0 : 0.0;
-          passes.push_back(count);
-        }
-        if (const MetricStats* m = s.find(r.cell, probe.name, roles.main_metric); m && !m->values.values.empty()) {
-          means.push_back(m->summary.mean);
-        }
-      }
-      if (h.combos == 0) continue;
-      h.pass_count = stats::summarize(passes);
-      h.main = stats::summarize(means);
-      if (const GridStats* g = s.grid(model, probe.name, roles.main_metric)) h.gradient = g->gradient.verdict;
-      s.headlines.push_back(std::move(h));
-    }
-  }
+  describe_cells(data, options, s);
+  test_against_reference(data, options, s);
+  grid_stats(data, options, s);
+  headlines(data, s);
   return s;
 }
 

@@ -40,25 +40,8 @@ ojson reference_json(const ReferenceTest& t, const std::string& reference_id) {
   return out;
 }
 
-}  // namespace
-
-nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& summary, const Generator& generator) {
-  ojson doc;
-  doc["schema_version"] = kReportSchemaVersion;
-  doc["kind"] = "kvsweep-summary";
-  doc["context"] = ojson::parse(context_block(data, generator).dump());
-  doc["statistics"] = {
-      {"bootstrap",
-       {{"statistic", "mean"},
-        {"iterations", summary.options.bootstrap_iterations},
-        {"confidence", summary.options.confidence},
-        {"seed", summary.options.bootstrap_seed}}},
-      {"alpha", summary.options.alpha},
-      {"paired_test", "mcnemar for metrics declared binary, else wilcoxon signed-rank; cell vs reference on common items"},
-      {"multiple_comparisons", "holm across a model's non-reference cells, per probe metric"},
-      {"gradient", "spearman rho of bits_per_value(type_k) + bits_per_value(type_v) vs the cell mean"},
-  };
-
+/// The probes as the run declared them, with each metric's role.
+ojson probes_json(const RunData& data, const RunSummary& summary) {
   ojson probes = ojson::array();
   for (const auto& p : data.probes()) {
     const MetricRoles* roles = summary.roles_of(p.name);
@@ -79,8 +62,11 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                       {"main_metric", roles ? roles->main_metric : ""},
                       {"metrics", std::move(metrics)}});
   }
-  doc["probes"] = std::move(probes);
+  return probes;
+}
 
+/// Every cell: its types, outcome, KV size, attention path and buffers per device.
+ojson cells_json(const RunData& data) {
   ojson cells = ojson::array();
   for (const auto& c : data.cells()) {
     cells.push_back({{"id", c.id},
@@ -105,8 +91,11 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
       cells.back()["memory"] = std::move(memory);
     }
   }
-  doc["cells"] = std::move(cells);
+  return cells;
+}
 
+/// Per cell and probe: item counts, and per metric its statistics, test against the reference and values.
+ojson results_json(const RunData& data, const RunSummary& summary) {
   ojson results = ojson::array();
   for (const auto& r : summary.results) {
     const CellDef& cell = data.cells()[r.cell];
@@ -137,8 +126,11 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
     if (!cell.variant.empty()) result["variant"] = cell.variant;
     results.push_back(std::move(result));
   }
-  doc["results"] = std::move(results);
+  return results;
+}
 
+/// Per grid and metric: the precision gradients and the K / V marginal means.
+ojson grids_json(const RunData& data, const RunSummary& summary) {
   ojson grids = ojson::array();
   for (const auto& g : summary.grids) {
     const auto [model, variant] = data.group_parts(g.model);
@@ -155,8 +147,11 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                      {"v_spread", g.v_spread}});
     if (!variant.empty()) grids.back()["variant"] = variant;
   }
-  doc["grids"] = std::move(grids);
+  return grids;
+}
 
+/// Seed 001's summary row per probe and model.
+ojson headlines_json(const RunData& data, const RunSummary& summary) {
   ojson headlines = ojson::array();
   for (const auto& h : summary.headlines) {
     const auto [model, variant] = data.group_parts(h.model);
@@ -171,25 +166,57 @@ nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& s
                          {"gradient", std::string(stats::to_string(h.gradient))}});
     if (!variant.empty()) headlines.back()["variant"] = variant;
   }
-  doc["headlines"] = std::move(headlines);
+  return headlines;
+}
+
+/// Only in a run with variants (null otherwise): what each variant changes against the base variant.
+ojson variant_effects_json(const RunData& data, const RunSummary& summary) {
+  const auto effects = variant_effects(data, summary);
+  if (effects.empty()) return nullptr;
+  ojson rows = ojson::array();
+  for (const auto& e : effects) {
+    rows.push_back({{"model", e.model},
+                    {"base", e.base},
+                    {"variant", e.variant},
+                    {"type_k", e.type_k},
+                    {"type_v", e.type_v},
+                    {"probe", e.probe},
+                    {"metric", e.metric},
+                    {"base_mean", e.base_mean},
+                    {"variant_mean", e.variant_mean},
+                    {"vs_base", reference_json(e.test, data.cells()[e.base_cell].id)}});
+  }
+  return rows;
+}
+
+}  // namespace
+
+nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& summary, const Generator& generator) {
+  ojson doc;
+  doc["schema_version"] = kReportSchemaVersion;
+  doc["kind"] = "kvsweep-summary";
+  doc["context"] = ojson::parse(context_block(data, generator).dump());
+  doc["statistics"] = {
+      {"bootstrap",
+       {{"statistic", "mean"},
+        {"iterations", summary.options.bootstrap_iterations},
+        {"confidence", summary.options.confidence},
+        {"seed", summary.options.bootstrap_seed}}},
+      {"alpha", summary.options.alpha},
+      {"paired_test", "mcnemar for metrics declared binary, else wilcoxon signed-rank; cell vs reference on common items"},
+      {"multiple_comparisons", "holm across a model's non-reference cells, per probe metric"},
+      {"gradient", "spearman rho of bits_per_value(type_k) + bits_per_value(type_v) vs the cell mean"},
+  };
+
+  doc["probes"] = probes_json(data, summary);
+  doc["cells"] = cells_json(data);
+  doc["results"] = results_json(data, summary);
+  doc["grids"] = grids_json(data, summary);
+  doc["headlines"] = headlines_json(data, summary);
   doc["cost"] = cost_json(data, cell_costs(data, std::nullopt, summary.options));
   // Only in a run with variants: what each variant changes against the base variant.
-  if (const auto effects = variant_effects(data, summary); !effects.empty()) {
-    ojson rows = ojson::array();
-    for (const auto& e : effects) {
-      rows.push_back({{"model", e.model},
-                      {"base", e.base},
-                      {"variant", e.variant},
-                      {"type_k", e.type_k},
-                      {"type_v", e.type_v},
-                      {"probe", e.probe},
-                      {"metric", e.metric},
-                      {"base_mean", e.base_mean},
-                      {"variant_mean", e.variant_mean},
-                      {"vs_base", reference_json(e.test, data.cells()[e.base_cell].id)}});
-    }
-    doc["variant_effects"] = std::move(rows);
-  }
+  if (ojson effects = variant_effects_json(data, summary); !effects.is_null())
+    doc["variant_effects"] = std::move(effects);
   return doc;
 }
 

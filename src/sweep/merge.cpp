@@ -18,13 +18,9 @@ nlohmann::json comparable(const nlohmann::json& r) {
   return {{"response", r.value("response", nlohmann::json())}, {"metrics", r.value("metrics", nlohmann::json())}};
 }
 
-}  // namespace
-
-core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>& inputs,
-                                        const std::filesystem::path& output) {
-  if (inputs.size() < 2) return core::fail(core::ErrorKind::invalid, "merge needs at least two run directories");
-  MergeSummary summary;
-  summary.runs = inputs.size();
+/// Phase read: each input's manifest, with the cells a crash kept out of it rebuilt from its
+/// journal; a run still running is refused.
+core::Expected<std::vector<nlohmann::json>> read_manifests(const std::vector<std::filesystem::path>& inputs) {
   std::vector<nlohmann::json> manifests;
   for (const auto& dir : inputs) {
     if (auto pid = RunStore::lock_holder(dir))
@@ -32,11 +28,16 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
                                                       " holds its lock); merge it once that run has ended");
     auto m = RunStore::read_manifest(dir);
     if (!m) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (" + m.error().message + ")");
-    // Cells a crash kept out of the manifest are in the shard's journal.
     if (auto journal = RunStore::read_cells(dir); !journal.empty())
       (*m)["cells"] = rebuild_cells(m->value("cells", nlohmann::json::array()), journal);
     manifests.push_back(*m);
   }
+  return manifests;
+}
+
+/// Phase check: every input ran the first one's config (its hash).
+core::Expected<void> check_one_config(const std::vector<std::filesystem::path>& inputs,
+                                      const std::vector<nlohmann::json>& manifests) {
   const std::string hash = manifests[0].value("config_hash", "");
   for (std::size_t i = 1; i < manifests.size(); ++i) {
     std::string h = manifests[i].value("config_hash", "");
@@ -45,24 +46,36 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
                                                       " has config hash " + hash + ", " + inputs[i].string() + " has " + h);
     }
   }
+  return {};
+}
 
-  // Support cells: a shard's copy of a reference cell another shard owns. When the owner is
-  // among the inputs, its records stand and the copies are dropped unread: they served that
-  // shard's comparisons and may differ (another node, another GPU).
-  std::vector<std::set<std::string>> support(inputs.size());  // per input: its support cells
-  std::set<std::string> owned;                                 // cells some input owns
-  for (std::size_t i = 0; i < manifests.size(); ++i) {
-    for (const auto& c : manifests[i].value("cells", nlohmann::json::array())) {
-      if (c.value("support", false)) support[i].insert(cell_key(c));
-      else owned.insert(cell_key(c));
+/// Support cells: a shard's copy of a reference cell another shard owns. When the owner is among
+/// the inputs, its records stand and the copies are dropped unread: they served that shard's
+/// comparisons and may differ (another node, another GPU).
+class Superseded {
+ public:
+  explicit Superseded(const std::vector<nlohmann::json>& manifests) : m_support(manifests.size()) {
+    for (std::size_t i = 0; i < manifests.size(); ++i) {
+      for (const auto& c : manifests[i].value("cells", nlohmann::json::array())) {
+        if (c.value("support", false)) m_support[i].insert(cell_key(c));
+        else m_owned.insert(cell_key(c));
+      }
     }
   }
-  auto superseded = [&](std::size_t i, const nlohmann::json& cell) {
+  /// Whether input i's `cell` is a support copy of a cell another input owns.
+  bool operator()(std::size_t i, const nlohmann::json& cell) const {
     const std::string key = cell_key(cell);
-    return support[i].contains(key) && owned.contains(key);
-  };
+    return m_support[i].contains(key) && m_owned.contains(key);
+  }
 
-  // Records: union; an ok triple seen twice must say the same thing.
+ private:
+  std::vector<std::set<std::string>> m_support;  // per input: its support cells
+  std::set<std::string> m_owned;                 // cells some input owns
+};
+
+/// Phase records: the union of the inputs' records; an ok triple seen twice must say the same thing.
+core::Expected<std::vector<nlohmann::json>> merge_records(const std::vector<std::filesystem::path>& inputs,
+                                                          const Superseded& superseded, MergeSummary& summary) {
   std::map<std::string, std::pair<nlohmann::json, std::string>> ok;  // triple -> (record, from)
   std::vector<nlohmann::json> merged;
   std::set<std::string> seen_lines;
@@ -97,27 +110,59 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
       merged.push_back(r);
     }
   }
+  return merged;
+}
+
+/// Shards of one N that leave some index out: the merged run lacks their cells ("I/N" each).
+std::vector<std::string> missing_shards(const std::vector<nlohmann::json>& manifests) {
+  std::vector<std::string> out;
+  std::set<int> indices;
+  int count = 0;
+  for (const auto& m : manifests) {
+    if (!m.contains("shard")) continue;
+    indices.insert(m["shard"].value("index", 0));
+    count = std::max(count, m["shard"].value("count", 0));
+  }
+  for (int s = 0; s < count; ++s)
+    if (!indices.contains(s)) out.push_back(std::to_string(s) + "/" + std::to_string(count));
+  return out;
+}
+
+}  // namespace
+
+core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>& inputs,
+                                        const std::filesystem::path& output) {
+  if (inputs.size() < 2) return core::fail(core::ErrorKind::invalid, "merge needs at least two run directories");
+  MergeSummary summary;
+  summary.runs = inputs.size();
+  auto manifests = read_manifests(inputs);
+  if (!manifests) return std::unexpected(manifests.error());
+  if (auto same = check_one_config(inputs, *manifests); !same) return std::unexpected(same.error());
+  const Superseded superseded(*manifests);
+  auto merged = merge_records(inputs, superseded, summary);
+  if (!merged) return std::unexpected(merged.error());
 
   auto store = RunStore::create(output);
   if (!store) return std::unexpected(store.error());
-  for (const auto& r : merged) {
+  for (const auto& r : *merged) {
     if (auto a = store->append(r); !a) return std::unexpected(a.error());
   }
-  summary.records = merged.size();
+  summary.records = merged->size();
 
   // Manifest: the first one's provenance; cells joined; logs copied.
-  nlohmann::json manifest = manifests[0];
+  nlohmann::json manifest = (*manifests)[0];
   manifest.erase("shard");
   nlohmann::json cells = nlohmann::json::array();
   std::set<std::string> cell_keys;
   bool complete = true;
   nlohmann::json from = nlohmann::json::array();
-  for (std::size_t i = 0; i < manifests.size(); ++i) {
+  for (std::size_t i = 0; i < manifests->size(); ++i) {
+    const nlohmann::json& m = (*manifests)[i];
     from.push_back({{"dir", std::filesystem::absolute(inputs[i]).string()},
-                    {"shard", manifests[i].value("shard", nlohmann::json())},
-                    {"status", manifests[i].value("status", "")}});
-    complete = complete && manifests[i].value("status", "") == "complete";
-    for (const auto& c : manifests[i].value("cells", nlohmann::json::array())) {
+                    {"shard", m.value("shard", nlohmann::json())},
+                    {"status", m.value("status", "")}});
+    complete = complete && m.value("status", "") == "complete";
+    for (const auto& c : m.value("cells", nlohmann::json::array())) {
       if (superseded(i, c)) continue;
       if (cell_keys.insert(cell_key(c)).second) cells.push_back(c);
     }
@@ -128,16 +173,7 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
       std::filesystem::copy_file(f.path(), dest, ec);
     }
   }
-  // Shards of one N that leave some index out: the merged run lacks their cells.
-  std::set<int> indices;
-  int count = 0;
-  for (const auto& m : manifests) {
-    if (!m.contains("shard")) continue;
-    indices.insert(m["shard"].value("index", 0));
-    count = std::max(count, m["shard"].value("count", 0));
-  }
-  for (int s = 0; s < count; ++s)
-    if (!indices.contains(s)) summary.missing_shards.push_back(std::to_string(s) + "/" + std::to_string(count));
+  summary.missing_shards = missing_shards(*manifests);
   complete = complete && summary.missing_shards.empty();
 
   summary.cells = cells.size();

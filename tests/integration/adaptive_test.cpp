@@ -6,9 +6,12 @@
 #include <map>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -53,7 +56,7 @@ TEST(Adaptive, ABrokenCellSettlesEarlyAndResumeWithoutAdaptiveCompletesIt) {
 
   auto rec = kt::run_kvsweep({"recommend", run.string()});
   ASSERT_EQ(rec.exit_code, 0) << rec.output;
-  EXPECT_NE(rec.output.find("Adaptive verdicts"), std::string::npos) << rec.output;
+  EXPECT_THAT(rec.output, HasSubstr("Adaptive verdicts")) << rec.output;
 
   // Without --adaptive, a resume runs exactly the settled items.
   auto done = kt::run_kvsweep({"run", "--resume", run.string(), "--no-adaptive"}, 600);

@@ -7,9 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kt = kvsweep::testing;
 
@@ -29,7 +33,7 @@ TEST(BadInput, AModelThatIsMissingNotAFileOrNotGgufExits2BeforeAnythingStarts) {
     auto run = dir / "run";
     auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("models[1].path: '" + path + "': " + why), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("models[1].path: '" + path + "': " + why)) << r.output;
     EXPECT_FALSE(std::filesystem::exists(run)) << path;
   }
 }
@@ -43,13 +47,13 @@ TEST(BadInput, ARunWhereNoCellWorkedExits1WithTheServersErrorLines) {
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("no cell produced an ok record"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("no cell produced an ok record")) << r.output;
   auto manifest = kt::read_manifest(run);
   ASSERT_EQ(manifest["cells"].size(), 2u);
   for (const auto& c : manifest["cells"]) {
     EXPECT_EQ(c["outcome"], "load_failed") << c.dump();
     const std::string msg = c["message"];
-    EXPECT_NE(msg.find("error: invalid argument: --no-such-flag"), std::string::npos) << msg;
+    EXPECT_THAT(msg, HasSubstr("error: invalid argument: --no-such-flag")) << msg;
     // The message's first line says what happened; the rest is the server's last lines (it
     // printed only two here), never its whole log.
     EXPECT_EQ(msg.rfind("llama-server exited with code 1 before it was ready\n", 0), 0u) << msg;
@@ -62,10 +66,10 @@ TEST(BadInput, AdaptiveFlagsAreOneOrTheOtherAndTheDryRunSaysAdaptive) {
   const auto file = kt::write_config(dir, kt::base_config(kt::tiny_model()));
   auto both = kt::run_kvsweep({"run", file.string(), "--dry-run", "--adaptive", "--no-adaptive"});
   EXPECT_EQ(both.exit_code, 2) << both.output;
-  EXPECT_NE(both.output.find("--adaptive and --no-adaptive: give one"), std::string::npos) << both.output;
+  EXPECT_THAT(both.output, HasSubstr("--adaptive and --no-adaptive: give one")) << both.output;
   auto plan = kt::run_kvsweep({"run", file.string(), "--dry-run", "--adaptive"});
   EXPECT_EQ(plan.exit_code, 0) << plan.output;
-  EXPECT_NE(plan.output.find("adaptive: at most that many"), std::string::npos) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("adaptive: at most that many")) << plan.output;
   auto plain = kt::run_kvsweep({"run", file.string(), "--dry-run"});
-  EXPECT_EQ(plain.output.find("adaptive:"), std::string::npos) << plain.output;
+  EXPECT_THAT(plain.output, Not(HasSubstr("adaptive:"))) << plain.output;
 }

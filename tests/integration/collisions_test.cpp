@@ -7,9 +7,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -25,8 +28,8 @@ TEST(Collisions, ASecondRunOnTheSameDirectoryIsRefusedWithTheFirstsPidAndABadMid
 
   auto second = kt::run_kvsweep({"run", "--resume", run.string()});
   EXPECT_EQ(second.exit_code, 2) << second.output;
-  EXPECT_NE(second.output.find(run.string() + " is in use by another kvsweep (pid " + std::to_string(first.pid()) + ")"),
-            std::string::npos)
+  EXPECT_THAT(second.output,
+              HasSubstr(run.string() + " is in use by another kvsweep (pid " + std::to_string(first.pid()) + ")"))
       << second.output;
   ::kill(first.pid(), SIGINT);
   ASSERT_EQ(first.wait(60), 130) << first.output();
@@ -43,7 +46,7 @@ TEST(Collisions, ASecondRunOnTheSameDirectoryIsRefusedWithTheFirstsPidAndABadMid
            {"run", "--resume", run.string()}, {"report", run.string()}, {"recommend", run.string()}, {"merge", run.string(), run.string(), "-o", (dir / "merged").string()}}) {
     auto r = kt::run_kvsweep(args);
     EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.output;
-    EXPECT_NE(r.output.find(named), std::string::npos) << args[0] << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr(named)) << args[0] << ": " << r.output;
   }
   EXPECT_EQ(kt::read_manifest(run)["status"], "interrupted");
 }

@@ -9,10 +9,14 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kt = kvsweep::testing;
 namespace fs = std::filesystem;
@@ -64,9 +68,9 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
     SCOPED_TRACE("identical runs: exit 0 and a handful of lines");
     auto r = kt::run_kvsweep({"compare", base, "--baseline", base});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find(": 0 regressions, 0 inconclusive, 0 improvements"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(": 0 regressions, 0 inconclusive, 0 improvements")) << r.output;
     EXPECT_LE(count_of(r.output, "\n"), 8u) << r.output;  // per-probe counts and the summary line
-    EXPECT_EQ(r.output.find("| tiny-"), std::string::npos) << "no check rows when nothing moved:\n" << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("| tiny-"))) << "no check rows when nothing moved:\n" << r.output;
     auto all = kt::run_kvsweep({"compare", base, "--baseline", base, "--all"});
     EXPECT_EQ(all.exit_code, 0);
     EXPECT_GT(count_of(all.output, "| tiny-"), 10u) << all.output;
@@ -77,7 +81,7 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
     std::ofstream(dir / "bad.json") << "{not json";
     auto bad = kt::run_kvsweep({"compare", base, "--baseline", (dir / "bad.json").string()});
     EXPECT_EQ(bad.exit_code, 2);
-    EXPECT_NE(bad.output.find("bad.json: not valid JSON"), std::string::npos) << bad.output;
+    EXPECT_THAT(bad.output, HasSubstr("bad.json: not valid JSON")) << bad.output;
     std::ofstream(dir / "other.json") << R"({"kind": "something-else", "results": []})";
     EXPECT_EQ(kt::run_kvsweep({"compare", base, "--baseline", (dir / "other.json").string()}).exit_code, 2);
   }
@@ -95,8 +99,8 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
     const fs::path junit = dir / "junit.xml";
     auto r = kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--junit", junit.string()});
     EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_NE(r.output.find("REGRESSION tiny-q4_0-f16 complete/common_prefix_chars"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("1 regression,"), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("REGRESSION tiny-q4_0-f16 complete/common_prefix_chars")) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("1 regression,")) << r.output;
     auto js = kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--format", "json"});
     EXPECT_EQ(js.exit_code, 1);
     const json doc = json::parse(js.output.substr(0, js.output.rfind('}') + 1));
@@ -121,7 +125,7 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
               1);
     auto bad = kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--tolerance", "common_prefix_chars"});
     EXPECT_EQ(bad.exit_code, 2);
-    EXPECT_NE(bad.output.find("--tolerance common_prefix_chars: no METRIC="), std::string::npos) << bad.output;
+    EXPECT_THAT(bad.output, HasSubstr("--tolerance common_prefix_chars: no METRIC=")) << bad.output;
   }
   {
     SCOPED_TRACE("a diagnostic metric moved: not gated");
@@ -146,13 +150,13 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
     const fs::path junit = dir / "sto.xml";
     auto r = kt::run_kvsweep({"compare", sto.string(), "--baseline", base, "--junit", junit.string()});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("INCONCLUSIVE tiny-f16-f16 telephone/final_similarity"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("1 inconclusive: telephone has 2 items per cell; at least "), std::string::npos) << r.output;
-    EXPECT_NE(read_file(junit).find("<skipped message=\"inconclusive: "), std::string::npos);
+    EXPECT_THAT(r.output, HasSubstr("INCONCLUSIVE tiny-f16-f16 telephone/final_similarity")) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("1 inconclusive: telephone has 2 items per cell; at least ")) << r.output;
+    EXPECT_THAT(read_file(junit), HasSubstr("<skipped message=\"inconclusive: "));
     auto strict = kt::run_kvsweep(
         {"compare", sto.string(), "--baseline", base, "--fail-inconclusive", "--junit", junit.string()});
     EXPECT_EQ(strict.exit_code, 1) << strict.output;
-    EXPECT_NE(read_file(junit).find("<failure type=\"inconclusive\""), std::string::npos);
+    EXPECT_THAT(read_file(junit), HasSubstr("<failure type=\"inconclusive\""));
   }
   {
     SCOPED_TRACE("--published: informational exit 0, 2 for a malformed file");

@@ -3,9 +3,13 @@
 #include <fstream>
 #include <map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kt = kvsweep::testing;
 
@@ -70,14 +74,14 @@ TEST(CopyModel, RecallsAtF16AndUnrotatedLowBitKeysLoseLinesWithASignificantGradi
   }
   EXPECT_TRUE(gradient) << "gradient? must say yes for primary_matched";
   // The report's calibration line: the reference is not floored.
-  EXPECT_NE(rep.output.find("Calibration (copy): primary_matched is"), std::string::npos) << rep.output;
-  EXPECT_EQ(rep.output.find("Warning: floored"), std::string::npos) << rep.output;
+  EXPECT_THAT(rep.output, HasSubstr("Calibration (copy): primary_matched is")) << rep.output;
+  EXPECT_THAT(rep.output, Not(HasSubstr("Warning: floored"))) << rep.output;
 }
 
 TEST(CopyModel, CopyKnobsWithoutKindCopyAreAnError) {
   kt::TempDir dir;
   auto r = kt::run_kvsweep({"tiny-model", "-o", (dir / "m.gguf").string(), "--outlier", "3"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--outlier is a knob of the copy model; add --kind copy"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--outlier is a knob of the copy model; add --kind copy")) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "m.gguf"));
 }

@@ -8,9 +8,12 @@
 #include <regex>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -63,8 +66,8 @@ TEST(Html, IndexRendersEveryFigureInChromiumWithoutScriptErrors) {
   // with its <title>), one per figure file, and the trade-off figure among them.
   EXPECT_EQ(count(dom, "<figure"), svg_files) << dom.substr(0, 2000);
   EXPECT_EQ(count(dom, "<svg"), svg_files);
-  EXPECT_NE(dom.find("vs KV MiB"), std::string::npos);
-  EXPECT_NE(dom.find("<h2 id=\"Cost\">Cost</h2>"), std::string::npos);
+  EXPECT_THAT(dom, HasSubstr("vs KV MiB"));
+  EXPECT_THAT(dom, HasSubstr("<h2 id=\"Cost\">Cost</h2>"));
   const std::regex script_error("CONSOLE.*(Error|Uncaught)|Uncaught [A-Za-z]*Error");
   EXPECT_FALSE(std::regex_search(dom, script_error)) << dom.substr(0, 2000);
 

@@ -9,9 +9,12 @@
 #include <iterator>
 #include <map>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -43,7 +46,7 @@ TEST(HttpFaults, EachFaultIsItsItemsStatusAndResumeRerunsOnlyThoseItems) {
   auto records = kt::read_records(run);
   ASSERT_EQ(records.size(), 4u);
   EXPECT_EQ(records[1]["http_status"], 500);
-  EXPECT_NE(records[1]["error"].get<std::string>().find("fake: injected failure"), std::string::npos) << records[1].dump();
+  EXPECT_THAT(records[1]["error"].get<std::string>(), HasSubstr("fake: injected failure")) << records[1].dump();
   EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "wedged");
 
   // Run 2: the three failed items and the two never run; the stall wedges the cell again.
@@ -91,9 +94,9 @@ TEST(KvUnverified, ALogWithoutTheKvLineIsMarkedInTheManifestTheSummaryAndTheRepo
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "kv_unverified");
-  EXPECT_NE(r.output.find("tiny/f16/f16 *                  kv_unverified"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("no KV cache line"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("tiny/f16/f16 *                  kv_unverified")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("no KV cache line")) << r.output;
   auto report = kt::run_kvsweep({"report", run.string()});
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  EXPECT_NE(report.output.find("kv_unverified"), std::string::npos) << report.output;
+  EXPECT_THAT(report.output, HasSubstr("kv_unverified")) << report.output;
 }

@@ -11,9 +11,13 @@
 #include <fstream>
 #include <iterator>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kt = kvsweep::testing;
 
@@ -53,8 +57,8 @@ TEST(Integrity, ResumeRefusesAModelThatChangedEvenAtTheSameSize) {
 
   auto resumed = kt::run_kvsweep({"run", "--resume", run.string()});
   EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
-  EXPECT_NE(resumed.output.find(sha_then), std::string::npos) << resumed.output;
-  EXPECT_NE(resumed.output.find("changed since the run started"), std::string::npos) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr(sha_then)) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("changed since the run started")) << resumed.output;
   EXPECT_EQ(kt::read_manifest(run)["models"][0]["sha256"], sha_then);
   EXPECT_EQ(kt::count_lines(run / "records.jsonl"), records_before);
 }
@@ -99,8 +103,8 @@ TEST(Integrity, AManifestThatCannotBeWrittenStopsTheRun) {
   std::filesystem::create_directories(run / "manifest.json.tmp");
   auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("stopped"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("manifest.json"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("stopped")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("manifest.json")) << r.output;
   EXPECT_EQ(kt::count_lines(run / "records.jsonl"), 0u);
 }
 
@@ -122,11 +126,11 @@ TEST(Integrity, ARequestHasATotalDeadlineAndASizeCap) {
   std::vector<std::string> statuses;
   for (const auto& rec : records) statuses.push_back(rec["status"]);
   ASSERT_EQ(statuses, (std::vector<std::string>{"ok", "oversize", "timeout"})) << r.output;
-  EXPECT_NE(records[1]["error"].get<std::string>().find("bytes"), std::string::npos) << records[1].dump();
-  EXPECT_NE(records[2]["error"].get<std::string>().find("within 2.00 s"), std::string::npos) << records[2].dump();
+  EXPECT_THAT(records[1]["error"].get<std::string>(), HasSubstr("bytes")) << records[1].dump();
+  EXPECT_THAT(records[2]["error"].get<std::string>(), HasSubstr("within 2.00 s")) << records[2].dump();
   const auto cell = kt::read_manifest(run)["cells"][0];
   EXPECT_EQ(cell["outcome"], "wedged");
-  EXPECT_NE(cell["message"].get<std::string>().find("within 2.00 s"), std::string::npos) << cell.dump();
+  EXPECT_THAT(cell["message"].get<std::string>(), HasSubstr("within 2.00 s")) << cell.dump();
 }
 
 // Issue 31 item 4 (the real llama-server): server.binary is a wrapper script that runs
@@ -173,18 +177,18 @@ TEST(Integrity, NoSecretReachesAFileOrTheTerminal) {
   const auto records = kt::read_records(run);
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1]["status"], "http_status");
-  EXPECT_NE(records[1]["error"].get<std::string>().find("<redacted>"), std::string::npos) << records[1].dump();
+  EXPECT_THAT(records[1]["error"].get<std::string>(), HasSubstr("<redacted>")) << records[1].dump();
   auto report = kt::run_kvsweep({"report", run.string(), "--format", "all"});
   ASSERT_EQ(report.exit_code, 0) << report.output;
   for (const std::string& secret : {key, password, basic}) {
     for (const auto& e : std::filesystem::recursive_directory_iterator(run)) {
       if (e.is_regular_file()) {
-        EXPECT_EQ(slurp(e.path()).find(secret), std::string::npos) << secret << " in " << e.path();
+        EXPECT_THAT(slurp(e.path()), Not(HasSubstr(secret))) << secret << " in " << e.path();
       }
     }
-    EXPECT_EQ(r.output.find(secret), std::string::npos) << r.output;
-    EXPECT_EQ(report.output.find(secret), std::string::npos) << secret;
-    EXPECT_EQ(slurp(dir / "trace.jsonl").find(secret), std::string::npos) << secret;
+    EXPECT_THAT(r.output, Not(HasSubstr(secret))) << r.output;
+    EXPECT_THAT(report.output, Not(HasSubstr(secret))) << secret;
+    EXPECT_THAT(slurp(dir / "trace.jsonl"), Not(HasSubstr(secret))) << secret;
   }
 }
 
@@ -205,7 +209,7 @@ TEST(Integrity, OddServerAnswersAreReadLenientlyAndImpossibleMetricsFailTheItem)
     for (const auto& rec : kt::read_records(run)) statuses.push_back(rec["status"]);
     EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "parse", "ok"})) << r.output;
     const auto records = kt::read_records(run);
-    EXPECT_NE(records[1]["error"].get<std::string>().find("impossible"), std::string::npos) << records[1].dump();
+    EXPECT_THAT(records[1]["error"].get<std::string>(), HasSubstr("impossible")) << records[1].dump();
     EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "ok");
   }
 }

@@ -7,10 +7,14 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
 #include "kvsweep/server/llama_server.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kt = kvsweep::testing;
 using namespace kvsweep;
@@ -72,6 +76,6 @@ TEST(Leaks, AnApiKeyAndUrlUserinfoReachTheServerButNoFileOfTheRun) {
   ASSERT_EQ(report.exit_code, 0) << report.output;
   for (const std::string secret : {kKey, kPassword, "kvuser"}) {
     EXPECT_EQ(files_holding(run, secret), std::vector<std::string>{}) << secret;
-    EXPECT_EQ(r.output.find(secret), std::string::npos) << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr(secret))) << r.output;
   }
 }

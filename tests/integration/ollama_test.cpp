@@ -15,11 +15,15 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/backend.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kt = kvsweep::testing;
 
@@ -173,7 +177,7 @@ TEST(Ollama, TwoTiedCellsOkWithKvTypesFromTheLogAndTimings) {
     ++logs;
     EXPECT_EQ(count(text, "# kvsweep: launching"), 1u) << text;
     EXPECT_EQ(count(text, "llama_kv_cache: size"), 1u) << text;
-    EXPECT_NE(text.find("OLLAMA_FLASH_ATTENTION=1"), std::string::npos) << text;
+    EXPECT_THAT(text, HasSubstr("OLLAMA_FLASH_ATTENTION=1")) << text;
   }
   EXPECT_EQ(logs, 2u);
 }
@@ -212,8 +216,8 @@ TEST(Ollama, MissingTagIsLoadFailedForItsCellsAndTheSweepGoesOn) {
     if (c["model"] == "missing") {
       EXPECT_EQ(c["outcome"], "load_failed") << c.dump();
       std::string msg = c["message"];
-      EXPECT_NE(msg.find("model 'missing:latest' not found"), std::string::npos) << msg;
-      EXPECT_NE(msg.find("ollama pull missing:latest"), std::string::npos) << msg;
+      EXPECT_THAT(msg, HasSubstr("model 'missing:latest' not found")) << msg;
+      EXPECT_THAT(msg, HasSubstr("ollama pull missing:latest")) << msg;
     } else {
       EXPECT_EQ(c["outcome"], "ok") << c.dump();
     }
@@ -277,7 +281,7 @@ TEST(Ollama, AttachModeLaunchesNothingAndRecordsTheKvTypeAsDeclared) {
   EXPECT_EQ(count(log, "POST \"/api/generate\""), 5u) << log;  // warm-up + 4 prompts
   if (std::filesystem::exists(run / "logs")) {
     for (const auto& entry : std::filesystem::directory_iterator(run / "logs")) {
-      EXPECT_EQ(slurp(entry.path()).find("# kvsweep: launching"), std::string::npos) << entry.path();
+      EXPECT_THAT(slurp(entry.path()), Not(HasSubstr("# kvsweep: launching"))) << entry.path();
     }
   }
 }
@@ -295,8 +299,8 @@ TEST(Ollama, InheritedOllamaAndLlamaArgVariablesDoNotReachTheServer) {
   EXPECT_EQ(c["outcome"], "ok") << c.dump();
   EXPECT_EQ(c["effective"]["type_k"], "q8_0");
   std::string log = slurp(run / "logs" / (c["id"].get<std::string>() + ".log"));
-  EXPECT_NE(log.find("removed from the environment:"), std::string::npos) << log;
-  EXPECT_NE(log.find("LLAMA_ARG_CACHE_TYPE_K"), std::string::npos) << log;
+  EXPECT_THAT(log, HasSubstr("removed from the environment:")) << log;
+  EXPECT_THAT(log, HasSubstr("LLAMA_ARG_CACHE_TYPE_K")) << log;
 }
 
 TEST(Ollama, FakeRefusesABrokenEnvironmentContract) {
@@ -315,7 +319,7 @@ TEST(Ollama, FakeRefusesABrokenEnvironmentContract) {
     env.emplace_back(c.name, c.value);  // setenv in order: the later value wins
     FakeProcess fake(env, dir / "fake.log");
     EXPECT_EQ(fake.wait_exit(60), 1) << c.name;
-    EXPECT_NE(slurp(dir / "fake.log").find(c.message), std::string::npos) << slurp(dir / "fake.log");
+    EXPECT_THAT(slurp(dir / "fake.log"), HasSubstr(c.message)) << slurp(dir / "fake.log");
   }
 }
 
@@ -331,8 +335,8 @@ TEST(Ollama, ServerExitAtStartIsLoadFailedWithTheLogTail) {
   for (const auto& c : manifest["cells"]) {
     EXPECT_EQ(c["outcome"], "load_failed") << c.dump();
     std::string msg = c["message"];
-    EXPECT_NE(msg.find("exited with code 3"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("told to fail at start"), std::string::npos) << msg;
+    EXPECT_THAT(msg, HasSubstr("exited with code 3")) << msg;
+    EXPECT_THAT(msg, HasSubstr("told to fail at start")) << msg;
   }
   EXPECT_TRUE(kt::read_records(run).empty());
 }
@@ -365,7 +369,7 @@ TEST(Ollama, NotReadyWithinTheReadyTimeoutIsLoadFailed) {
   auto manifest = kt::read_manifest(run);
   const auto& c = manifest["cells"][0];
   EXPECT_EQ(c["outcome"], "load_failed") << c.dump();
-  EXPECT_NE(c["message"].get<std::string>().find("not ready within the ready timeout"), std::string::npos) << c.dump();
+  EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("not ready within the ready timeout")) << c.dump();
 }
 
 TEST(Ollama, OlderOllamaThatIgnoresTheKvTypeIsAConfigMismatch) {
@@ -390,8 +394,8 @@ TEST(Ollama, AsymmetricGridIsRejectedBeforeAnythingStarts) {
   auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("grid.v"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("OLLAMA_KV_CACHE_TYPE is one setting for both"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("grid.v")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("OLLAMA_KV_CACHE_TYPE is one setting for both")) << r.output;
   EXPECT_FALSE(std::filesystem::exists(run));
 }
 
@@ -416,5 +420,5 @@ TEST(Ollama, TelephoneWithAnOllamaEmbedder) {
   // The embedder ran on its own `ollama serve`, at f16, launched once.
   std::string log = slurp(run / "logs" / "embedder.log");
   EXPECT_EQ(count(log, "# kvsweep: launching"), 1u) << log;
-  EXPECT_NE(log.find("OLLAMA_KV_CACHE_TYPE=f16"), std::string::npos) << log;
+  EXPECT_THAT(log, HasSubstr("OLLAMA_KV_CACHE_TYPE=f16")) << log;
 }

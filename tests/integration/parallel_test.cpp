@@ -8,9 +8,12 @@
 #include <sstream>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -140,8 +143,8 @@ TEST(Parallel, TwoSlotsGiveTheSerialRecordsWhileCellsOverlap) {
     EXPECT_EQ(values, (std::set<std::string>{slot_of[cell]})) << cell;
 
   // The progress names the slots; the summary has a slot column.
-  EXPECT_NE(bg.output().find("starting server in slot 1"), std::string::npos) << bg.output();
-  EXPECT_NE(bg.output().find("ready s  slot"), std::string::npos) << bg.output();
+  EXPECT_THAT(bg.output(), HasSubstr("starting server in slot 1")) << bg.output();
+  EXPECT_THAT(bg.output(), HasSubstr("ready s  slot")) << bg.output();
 }
 
 TEST(Parallel, InterruptStopsEveryServerAndResumeFinishesInParallel) {
@@ -162,7 +165,7 @@ TEST(Parallel, InterruptStopsEveryServerAndResumeFinishesInParallel) {
   auto partial = kt::read_records(run);  // parses: no line torn by two threads
   ASSERT_LT(partial.size(), 54u);
   EXPECT_EQ(kt::read_manifest(run)["status"], "interrupted");
-  EXPECT_NE(bg.output().find("kvsweep run --resume"), std::string::npos) << bg.output();
+  EXPECT_THAT(bg.output(), HasSubstr("kvsweep run --resume")) << bg.output();
 
   auto r = kt::run_kvsweep({"run", "--resume", run.string(), "--parallel-cells", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -181,7 +184,7 @@ TEST(Parallel, BadSlotTemplateIsAClearErrorBeforeAnythingRuns) {
   auto r = kt::run_kvsweep({"run", cfg.string(), "-o", (dir / "run").string(), "--parallel-cells", "2", "--slot-env",
                             "CUDA_VISIBLE_DEVICES={gpu}"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("--slot-env CUDA_VISIBLE_DEVICES={gpu}: unknown placeholder '{gpu}'"), std::string::npos)
+  EXPECT_THAT(r.output, HasSubstr("--slot-env CUDA_VISIBLE_DEVICES={gpu}: unknown placeholder '{gpu}'"))
       << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "run" / "records.jsonl"));
 }

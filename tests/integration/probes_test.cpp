@@ -3,9 +3,12 @@
 #include <map>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -39,7 +42,7 @@ TEST(Telephone, TwoByTwoGridChainsOfThreeHopsWithOneEmbedderForTheRun) {
   std::size_t launches = 0;
   for (std::size_t pos = 0; (pos = text.find("# kvsweep: launching", pos)) != std::string::npos; ++pos) ++launches;
   EXPECT_EQ(launches, 1u);
-  EXPECT_NE(text.find("--embeddings"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("--embeddings"));
   auto manifest = kt::read_manifest(run);
   EXPECT_EQ(manifest["embedder"]["sha256"].get<std::string>().size(), 64u);
 

@@ -3,9 +3,12 @@
 #include <map>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -95,15 +98,15 @@ TEST(Recall, CorpusBeyondTheContextStopsTheGridAfterItsFirstCellNamingTheTokensN
     EXPECT_EQ(rec["status"], "exceeds_context") << rec.dump().substr(0, 400);
     const std::string error = rec["error"];
     EXPECT_EQ(error.rfind("recall prompt needs about ", 0), 0u) << error;
-    EXPECT_NE(error.find("but the context holds 1024; raise the server's -c"), std::string::npos) << error;
+    EXPECT_THAT(error, HasSubstr("but the context holds 1024; raise the server's -c")) << error;
     EXPECT_FALSE(rec.contains("timings")) << rec.dump().substr(0, 400);  // nothing was generated
   }
   // The cell that ran is not shown as ok: every item failed.
-  EXPECT_NE(r.output.find("items_failed"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("items_failed")) << r.output;
   const auto manifest = kt::read_manifest(run);
   EXPECT_EQ(manifest["status"], "stopped");
   ASSERT_EQ(manifest["cells"].size(), 1u);
   EXPECT_EQ(manifest["cells"][0]["outcome"], "items_failed");
   EXPECT_EQ(manifest["cells"][0]["items_failed"], 3);
-  EXPECT_NE(manifest["cells"][0]["message"].get<std::string>().find("raise the server's -c"), std::string::npos);
+  EXPECT_THAT(manifest["cells"][0]["message"].get<std::string>(), HasSubstr("raise the server's -c"));
 }

@@ -2,10 +2,13 @@
 #include <algorithm>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 using nlohmann::json;
@@ -26,7 +29,7 @@ TEST(RecallTools, RandomBodiesFileIsByteStableAndEveryFunctionIsATarget) {
                             "-o", a.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // The seed corpus knobs: the golden sha256 is reported and the file matches it.
-  EXPECT_NE(r.output.find("sha256 d024b4e6d742104a9d3382553d02d5ea1a089efedb0f9a9cbd3e80b1a5704bfb"), std::string::npos)
+  EXPECT_THAT(r.output, HasSubstr("sha256 d024b4e6d742104a9d3382553d02d5ea1a089efedb0f9a9cbd3e80b1a5704bfb"))
       << r.output;
   r = kt::run_kvsweep({"corpus", "random-bodies", "--functions", "200", "--value-len", "24", "--seed", "42"});
   ASSERT_EQ(r.exit_code, 0);
@@ -35,8 +38,8 @@ TEST(RecallTools, RandomBodiesFileIsByteStableAndEveryFunctionIsATarget) {
   ASSERT_GE(r.output.size(), corpus_text.size());
   EXPECT_EQ(r.output.substr(0, corpus_text.size()), corpus_text);
   const std::string note = r.output.substr(corpus_text.size());
-  EXPECT_NE(note.find("200 functions, ~"), std::string::npos) << note;
-  EXPECT_NE(note.find("tokens (llama SPM estimate"), std::string::npos) << note;
+  EXPECT_THAT(note, HasSubstr("200 functions, ~")) << note;
+  EXPECT_THAT(note, HasSubstr("tokens (llama SPM estimate")) << note;
 
   r = kt::run_kvsweep({"extract", a.string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -108,25 +111,25 @@ TEST(RecallTools, ScoreReadsACaseOnStdinAndReportsBadInputClearly) {
 
   r = kt::run_kvsweep_with_input({"score", "--json"}, "{\"primary\": [\"x\"], \"respons\": \"x\"}");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("unknown key \"respons\""), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("unknown key \"respons\"")) << r.output;
   r = kt::run_kvsweep_with_input({"score", "--json"}, "{\"primary\": [\"x\"], \"response\": \"x\", \"align\": \"lcsx\"}");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("\"align\" must be"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("\"align\" must be")) << r.output;
   r = kt::run_kvsweep_with_input({"score", "--json"}, "not json");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("stdin: not JSON"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("stdin: not JSON")) << r.output;
 }
 
 TEST(RecallTools, BadFilesAndKnobsFailWithTheReason) {
   kt::TempDir dir;
   auto r = kt::run_kvsweep({"extract", (dir / "missing.py").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("missing.py"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("missing.py")) << r.output;
   std::ofstream(dir / "notes.txt") << "hello\n";
   r = kt::run_kvsweep({"sample", (dir / "notes.txt").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("notes.txt"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("notes.txt")) << r.output;
   r = kt::run_kvsweep({"corpus", "random-bodies", "--confusable", "--literal-tail", "30"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("--literal-tail"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--literal-tail")) << r.output;
 }

@@ -3,9 +3,13 @@
 #include <map>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kt = kvsweep::testing;
 
@@ -66,7 +70,7 @@ TEST(Shard, ThreeShardsMergedEqualTheUnshardedRun) {
   auto m = kt::run_kvsweep(merge_args);
   ASSERT_EQ(m.exit_code, 0) << m.output;
   // 2 support copies × 4 prompts.
-  EXPECT_NE(m.output.find("9 cells, 36 records (0 duplicates dropped, 8 records of support copies"), std::string::npos)
+  EXPECT_THAT(m.output, HasSubstr("9 cells, 36 records (0 duplicates dropped, 8 records of support copies"))
       << m.output;
 
   auto a = by_triple(kt::read_records(whole));
@@ -80,7 +84,7 @@ TEST(Shard, ThreeShardsMergedEqualTheUnshardedRun) {
   ASSERT_EQ(ra.exit_code, 0) << ra.output;
   ASSERT_EQ(rb.exit_code, 0) << rb.output;
   EXPECT_EQ(report_body(ra.output), report_body(rb.output));
-  EXPECT_NE(report_body(ra.output).find("## complete"), std::string::npos);
+  EXPECT_THAT(report_body(ra.output), HasSubstr("## complete"));
   // The recommendation reads the real server's KV sizes and timings, and a merged run recommends as the whole.
   auto ca = kt::run_kvsweep({"recommend", whole.string(), "--format", "json"});
   ASSERT_EQ(ca.exit_code, 0) << ca.output;
@@ -106,7 +110,7 @@ TEST(Shard, ThreeShardsMergedEqualTheUnshardedRun) {
   auto partial = dir / "partial";
   auto p = kt::run_kvsweep({"merge", (dir / "shard0").string(), (dir / "shard2").string(), "-o", partial.string()});
   ASSERT_EQ(p.exit_code, 0) << p.output;
-  EXPECT_NE(p.output.find("missing shards 1/3: the merged run is partial"), std::string::npos)
+  EXPECT_THAT(p.output, HasSubstr("missing shards 1/3: the merged run is partial"))
       << p.output;
   EXPECT_EQ(kt::read_manifest(partial)["status"], "partial");
 
@@ -160,7 +164,7 @@ TEST(Shard, SupportCopiesGiveWayToTheOwnerAndAShardResumesAsItself) {
   }
   auto refused = kt::run_kvsweep({"merge", s0.string(), copy.string(), "-o", (dir / "refused").string()});
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.output.find("has different results in"), std::string::npos) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("has different results in")) << refused.output;
 
   // --resume of a shard runs the shard's cells (all recorded: nothing), not the whole grid.
   auto r = kt::run_kvsweep({"run", "--resume", s0.string()});
@@ -168,16 +172,16 @@ TEST(Shard, SupportCopiesGiveWayToTheOwnerAndAShardResumesAsItself) {
   EXPECT_EQ(kt::read_records(s0).size(), 8u);
   auto wrong = kt::run_kvsweep({"run", "--resume", s0.string(), "--shard", "1/2"});
   EXPECT_EQ(wrong.exit_code, 2);
-  EXPECT_NE(wrong.output.find("the run is shard 0/2, not 1/2"), std::string::npos) << wrong.output;
+  EXPECT_THAT(wrong.output, HasSubstr("the run is shard 0/2, not 1/2")) << wrong.output;
 
   // Without a probe that compares with the reference, a shard runs only its own cells.
   config["probes"] = {{{"kind", "divergence"}, {"mode", "cache"}, {"tokens", 4}}};
   auto plan = kt::run_kvsweep({"run", kt::write_config(dir, config, "cache.json").string(), "--shard", "1/2", "--dry-run"});
   ASSERT_EQ(plan.exit_code, 0) << plan.output;
-  EXPECT_NE(plan.output.find("cells (2, in run order)"), std::string::npos) << plan.output;
-  EXPECT_EQ(plan.output.find("f16/f16"), std::string::npos) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("cells (2, in run order)")) << plan.output;
+  EXPECT_THAT(plan.output, Not(HasSubstr("f16/f16"))) << plan.output;
   auto with_support = kt::run_kvsweep({"run", cfg.string(), "--shard", "1/2", "--dry-run"});
-  EXPECT_NE(with_support.output.find("tiny/f16/f16  (reference, support"), std::string::npos) << with_support.output;
+  EXPECT_THAT(with_support.output, HasSubstr("tiny/f16/f16  (reference, support")) << with_support.output;
 }
 
 TEST(Shard, MergeRefusesRunsOfDifferentConfigs) {
@@ -191,6 +195,6 @@ TEST(Shard, MergeRefusesRunsOfDifferentConfigs) {
   ASSERT_EQ(kt::run_kvsweep({"run", kt::write_config(dir, cfg, "b.json").string(), "-o", b.string()}).exit_code, 0);
   auto r = kt::run_kvsweep({"merge", a.string(), b.string(), "-o", (dir / "m").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("refusing to merge runs of different configs"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("refusing to merge runs of different configs")) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "m" / "records.jsonl"));
 }

@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -66,6 +69,6 @@ TEST(SlurmLocal, ThreeShardArrayAndMergeJobGiveTheWholeGrid) {
   const std::string merge_id = output.substr(id_begin, id_end - id_begin);
   ASSERT_FALSE(merge_id.empty()) << output;
   ASSERT_EQ(merge_id.find_first_not_of("0123456789"), std::string::npos) << "merge id '" << merge_id << "'";
-  EXPECT_NE(output.find("merge job " + merge_id + ": COMPLETED"), std::string::npos) << output;
-  EXPECT_NE(output.find("merged run ok: 9 cells, 36 records"), std::string::npos) << output;
+  EXPECT_THAT(output, HasSubstr("merge job " + merge_id + ": COMPLETED")) << output;
+  EXPECT_THAT(output, HasSubstr("merged run ok: 9 cells, 36 records")) << output;
 }

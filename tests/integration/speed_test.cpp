@@ -9,9 +9,12 @@
 #include <string>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -84,9 +87,9 @@ TEST(Speed, OneItemPerDepthWithTheCellsTypesAndNoServerAliveWhileToolsRun) {
     EXPECT_GT(rec["metrics"]["pp_tok_s"].get<double>(), 0.0) << rec.dump();
     EXPECT_GT(rec["metrics"]["tg_tok_s"].get<double>(), 0.0) << rec.dump();
     const std::string command = rec["response"]["command"];
-    EXPECT_NE(command.find("-ctk " + k + " -ctv " + v), std::string::npos) << command;
-    EXPECT_NE(command.find("-fa on"), std::string::npos) << command;
-    EXPECT_NE(command.find("-t 1"), std::string::npos) << command;
+    EXPECT_THAT(command, HasSubstr("-ctk " + k + " -ctv " + v)) << command;
+    EXPECT_THAT(command, HasSubstr("-fa on")) << command;
+    EXPECT_THAT(command, HasSubstr("-t 1")) << command;
     // llama-bench's own objects, kept whole: it ran the cell's types at the item's depth.
     ASSERT_EQ(rec["response"]["tests"].size(), 2u);
     for (const auto& t : rec["response"]["tests"]) {
@@ -127,5 +130,5 @@ TEST(Speed, OneItemPerDepthWithTheCellsTypesAndNoServerAliveWhileToolsRun) {
   ASSERT_EQ(rep.exit_code, 0) << rep.output;
   std::ifstream md_file(run / "report" / "report.md");
   const std::string md((std::istreambuf_iterator<char>(md_file)), std::istreambuf_iterator<char>());
-  EXPECT_NE(md.find("pp32 tok/s | tg8 tok/s | pp32 @ d64 tok/s | tg8 @ d64 tok/s |"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("pp32 tok/s | tg8 tok/s | pp32 @ d64 tok/s | tg8 @ d64 tok/s |")) << md;
 }

@@ -6,9 +6,13 @@
 #include <sstream>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kt = kvsweep::testing;
 
@@ -39,7 +43,7 @@ TEST(Sweep, ThreeByThreeGridAllCellsOkWithVerifiedKvTypes) {
   ASSERT_EQ(manifest["cells"].size(), 9u);
   EXPECT_EQ(manifest["status"], "complete");
   EXPECT_EQ(manifest["models"][0]["sha256"].get<std::string>().size(), 64u);
-  EXPECT_NE(manifest["server"]["version"].get<std::string>().find("de3ff81"), std::string::npos);
+  EXPECT_THAT(manifest["server"]["version"].get<std::string>(), HasSubstr("de3ff81"));
   std::set<std::string> cells;
   for (const auto& c : manifest["cells"]) {
     EXPECT_EQ(c["outcome"], "ok") << c.dump();
@@ -85,8 +89,8 @@ TEST(Sweep, ThreeByThreeGridAllCellsOkWithVerifiedKvTypes) {
   // Logs per cell, with the server's own KV line.
   EXPECT_TRUE(std::filesystem::exists(run / "logs" / "tiny-q4_0-f16.log"));
   // The run ends with its summary and its report written: report.md and index.html, one document.
-  EXPECT_NE(r.output.find("kvsweep summary: "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find((run / "report" / "index.html").string()), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("kvsweep summary: "));
+  EXPECT_THAT(r.output, HasSubstr((run / "report" / "index.html").string()));
   EXPECT_TRUE(std::filesystem::exists(run / "report" / "report.md"));
   EXPECT_TRUE(std::filesystem::exists(run / "report" / "index.html"));
   EXPECT_TRUE(std::filesystem::exists(run / "report" / "summary.json"));
@@ -102,32 +106,32 @@ TEST(Sweep, QuantizedVWithoutFlashAttentionIsUnsupportedAndTheSweepGoesOn) {
   // -q: only what went wrong is narrated.
   auto r = kt::run_kvsweep({"-q", "run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(r.output.find("starting server"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("tiny/f16/f16: ok"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("tiny/f16/q8_0: unsupported"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("starting server"))) << r.output;
+  EXPECT_THAT(r.output, Not(HasSubstr("tiny/f16/f16: ok"))) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("tiny/f16/q8_0: unsupported")) << r.output;
   auto manifest = kt::read_manifest(run);
   ASSERT_EQ(manifest["cells"].size(), 2u);
   // A secret-looking environment value never reaches the run directory; others are recorded.
   EXPECT_EQ(manifest["config"]["server"]["env"]["MY_API_KEY"], "<redacted>");
   EXPECT_EQ(manifest["config"]["server"]["env"]["OMP_NUM_THREADS"], "1");
-  EXPECT_EQ(manifest.dump().find("s3cret-value-123"), std::string::npos);
-  EXPECT_EQ(r.output.find("s3cret-value-123"), std::string::npos);
+  EXPECT_THAT(manifest.dump(), Not(HasSubstr("s3cret-value-123")));
+  EXPECT_THAT(r.output, Not(HasSubstr("s3cret-value-123")));
   for (const auto& c : manifest["cells"]) {
     if (c["type_v"] == "q8_0") {
       EXPECT_EQ(c["outcome"], "unsupported") << c.dump();
       // The server's own words are in the message.
-      EXPECT_NE(c["message"].get<std::string>().find("flash_attn"), std::string::npos) << c["message"];
+      EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("flash_attn")) << c["message"];
     } else {
       EXPECT_EQ(c["outcome"], "ok");
       EXPECT_EQ(c["items_ok"], 4);
     }
   }
-  EXPECT_NE(r.output.find("unsupported"), std::string::npos);
+  EXPECT_THAT(r.output, HasSubstr("unsupported"));
   // --strict turns a bad cell into exit 1.
   auto run2 = dir / "run2";
   auto strict = kt::run_kvsweep({"run", (dir / "sweep.json").string(), "-o", run2.string(), "--strict"});
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
-  EXPECT_NE(strict.output.find("tiny/f16/f16: ok"), std::string::npos) << strict.output;  // narrated without -q
+  EXPECT_THAT(strict.output, HasSubstr("tiny/f16/f16: ok")) << strict.output;  // narrated without -q
 }
 
 TEST(Sweep, ServerKilledMidCellIsRestartedOnceAndEveryItemRecordedOnce) {
@@ -152,7 +156,7 @@ TEST(Sweep, ServerKilledMidCellIsRestartedOnceAndEveryItemRecordedOnce) {
   auto manifest = kt::read_manifest(run);
   EXPECT_EQ(manifest["cells"][0]["outcome"], "ok");
   EXPECT_EQ(manifest["cells"][0]["restarts"], 1);
-  EXPECT_NE(bg.output().find("restarting it once"), std::string::npos);
+  EXPECT_THAT(bg.output(), HasSubstr("restarting it once"));
 }
 
 TEST(Sweep, SigintStopsPromptlyLeavesNoServerAndResumeCompletesWithoutDuplicates) {
@@ -234,7 +238,7 @@ TEST(Sweep, TornLastLineIsRepairedOnResume) {
   std::ofstream(path, std::ios::trunc) << torn;
   auto r = kt::run_kvsweep({"run", cfg_path.string(), "-o", run.string(), "--resume"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("torn line"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("torn line")) << r.output;
   auto records = kt::read_records(run);  // would throw on a torn line
   EXPECT_EQ(records.size(), 8u);
   expect_no_duplicate_ok(records);
@@ -263,23 +267,22 @@ TEST(Cli, BadConfigsFailBeforeAnythingStartsNamingFileAndKey) {
   cfg["grid"]["k"] = {"f16", "q4"};
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", (dir / "run").string()});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.output.find("grid.k[1]: unknown cache type 'q4'"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("iq4_nl"), std::string::npos) << r.output;  // lists the valid ones
+  EXPECT_THAT(r.output, HasSubstr("grid.k[1]: unknown cache type 'q4'")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("iq4_nl")) << r.output;  // lists the valid ones
   EXPECT_FALSE(std::filesystem::exists(dir / "run"));
 
   auto cfg2 = kt::base_config(kt::tiny_model());
   cfg2["server"]["ready_timeot_s"] = 5;
   auto r2 = kt::run_kvsweep({"run", kt::write_config(dir, cfg2, "b.json").string()});
   EXPECT_EQ(r2.exit_code, 2);
-  EXPECT_NE(r2.output.find("b.json: server: unknown key 'ready_timeot_s' (did you mean 'ready_timeout_s'?)"),
-            std::string::npos)
+  EXPECT_THAT(r2.output, HasSubstr("b.json: server: unknown key 'ready_timeot_s' (did you mean 'ready_timeout_s'?)"))
       << r2.output;
 
   auto cfg3 = kt::base_config(kt::tiny_model());
   cfg3["probes"] = {{{"kind", "complet"}}};
   auto r3 = kt::run_kvsweep({"run", kt::write_config(dir, cfg3, "c.json").string()});
   EXPECT_EQ(r3.exit_code, 2);
-  EXPECT_NE(r3.output.find("probes[0].kind: unknown probe kind 'complet' (did you mean 'complete'?)"), std::string::npos)
+  EXPECT_THAT(r3.output, HasSubstr("probes[0].kind: unknown probe kind 'complet' (did you mean 'complete'?)"))
       << r3.output;
 }
 
@@ -287,9 +290,9 @@ TEST(Cli, DryRunPrintsThePlanWithTheReferenceFirst) {
   kt::TempDir dir;
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, kt::base_config(kt::tiny_model())).string(), "--dry-run"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("cells (9, in run order)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("1. tiny/f16/f16  (reference)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("total: 36 items"), std::string::npos) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cells (9, in run order)")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("1. tiny/f16/f16  (reference)")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("total: 36 items")) << r.output;
 }
 
 TEST(Cli, TinyModelIsByteIdenticalForOneSeedAndDiffersForAnother) {
@@ -306,6 +309,6 @@ TEST(Cli, TinyModelIsByteIdenticalForOneSeedAndDiffersForAnother) {
   EXPECT_NE(read(a), read(c));
   auto v = kt::run_kvsweep({"--version"});
   EXPECT_EQ(v.exit_code, 0);
-  EXPECT_NE(v.output.find("git "), std::string::npos);
+  EXPECT_THAT(v.output, HasSubstr("git "));
 }
 

@@ -6,9 +6,12 @@
 #include <map>
 #include <set>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kt = kvsweep::testing;
 
@@ -43,8 +46,8 @@ TEST(Variants, RotationOnOffGridResumesShardsMergesAndReportsTheVariantEffect) {
   // A variant that is not in the config is an error, not an empty selection.
   auto typo = kt::run_kvsweep({"run", cfg.string(), "--only", "variant=rotoff", "--dry-run"});
   EXPECT_EQ(typo.exit_code, 2) << typo.output;
-  EXPECT_NE(typo.output.find("no such variant"), std::string::npos) << typo.output;
-  EXPECT_NE(typo.output.find("'rot-off'"), std::string::npos) << typo.output;
+  EXPECT_THAT(typo.output, HasSubstr("no such variant")) << typo.output;
+  EXPECT_THAT(typo.output, HasSubstr("'rot-off'")) << typo.output;
 
   // Interrupted after a few items, then resumed.
   auto run = dir / "run";
@@ -98,8 +101,8 @@ TEST(Variants, RotationOnOffGridResumesShardsMergesAndReportsTheVariantEffect) {
   // The report: a grid per variant and the variant-effect table.
   auto rep = kt::run_kvsweep({"report", run.string()});
   ASSERT_EQ(rep.exit_code, 0) << rep.output;
-  EXPECT_NE(rep.output.find("### Variant effect"), std::string::npos) << rep.output;
-  EXPECT_NE(rep.output.find("| copy | q4_0 | f16 | primary_matched ↑ | rot-off vs rot-on |"), std::string::npos)
+  EXPECT_THAT(rep.output, HasSubstr("### Variant effect")) << rep.output;
+  EXPECT_THAT(rep.output, HasSubstr("| copy | q4_0 | f16 | primary_matched ↑ | rot-off vs rot-on |"))
       << rep.output;
-  EXPECT_NE(rep.output.find("primary_matched ↑ — copy/rot-off"), std::string::npos);
+  EXPECT_THAT(rep.output, HasSubstr("primary_matched ↑ — copy/rot-off"));
 }

@@ -10,42 +10,30 @@
 #include "kvsweep/probe/complete.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
 
 namespace kvsweep::probe {
 namespace {
 
 using nlohmann::json;
+using kvsweep::testing::FakeApi;
 
-/// Answers every completion with `content`.
-class FakeApi final : public server::Api {
- public:
-  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest& request) override {
-    requests.push_back(request);
+/// A server that answers every completion with `content`.
+FakeApi answering(const std::string& content) {
+  return FakeApi([&content](const server::CompletionRequest&, int) {
     server::CompletionResponse out;
     out.content = content;
     out.timings.predicted_n = 7;
     return out;
-  }
-  core::Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override {
-    return core::fail(core::ErrorKind::unsupported, "fake");
-  }
-  core::Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
-    return core::fail(core::ErrorKind::unsupported, "fake");
-  }
-  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
-    return core::fail(core::ErrorKind::unsupported, "fake");
-  }
-  std::string describe() const override { return "fake"; }
-
-  std::string content = "a story";
-  std::vector<server::CompletionRequest> requests;
-};
+  });
+}
 
 TEST(CompleteProbe, DeclaresExactlyTheMetricsItEmitsOnTheReferenceAndOnACell) {
   auto probe = make_complete_probe({{"kind", "complete"}, {"prompts", {"Once upon a time"}}},
                                    ConfigSite{"t.json", "probes[0]", "/nonexistent"});
-  FakeApi api;
+  std::string content = "a story";
+  FakeApi api = answering(content);
   CellInfo ref;
   ref.is_reference = true;
   Context ref_ctx{api, ref};
@@ -57,7 +45,7 @@ TEST(CompleteProbe, DeclaresExactlyTheMetricsItEmitsOnTheReferenceAndOnACell) {
                                         {"status", "ok"},
                                         {"response", on_ref->response},
                                         {"metrics", on_ref->metrics}}};
-  api.content = "a storm";
+  content = "a storm";
   CellInfo cell;
   Context ctx{api, cell, nullptr, &reference};
   auto on_cell = probe->run(probe->items().at(0), ctx);

@@ -5,12 +5,16 @@
 #include <fstream>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "config_error.hpp"
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/core/error.hpp"
 #include "temp_file.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -47,7 +51,7 @@ TEST(ConfigRanges, NumbersOutsideTheRangeTheyAreUsedInAreRefusedByKey) {
   };
   for (const auto& [server, expected] : cases) {
     const std::string error = with_server(server);
-    EXPECT_NE(error.find(expected), std::string::npos) << server.dump() << " → " << error;
+    EXPECT_THAT(error, HasSubstr(expected)) << server.dump() << " → " << error;
   }
   EXPECT_EQ(with_server({{"ctx", 2147483392LL}, {"stop_grace_s", 0}, {"request_timeout_s", 604800}}), "");
 }
@@ -62,25 +66,25 @@ TEST(ConfigRanges, AServerUrlIsParsedWholeBeforeAnythingStarts) {
   };
   for (const auto& [url, expected] : bad) {
     const std::string error = with_server({{"backend", "external"}, {"url", url}});
-    EXPECT_NE(error.find("server.url: " + expected), std::string::npos) << url << " → " << error;
+    EXPECT_THAT(error, HasSubstr("server.url: " + expected)) << url << " → " << error;
   }
   for (const std::string url : {"http://127.0.0.1:8080", "https://example.org/v1", "http://[::1]:8080", "http://host"})
     EXPECT_EQ(with_server({{"backend", "external"}, {"url", url}}), "") << url;
   // A userinfo with a '/' it should have encoded is still userinfo, and never shown.
   const std::string error = with_server({{"backend", "external"}, {"url", "http://alice:se/cret@127.0.0.1:x"}});
-  EXPECT_NE(error.find("server.url: port 'x'"), std::string::npos) << error;
-  EXPECT_EQ(error.find("se/cret"), std::string::npos) << error;
+  EXPECT_THAT(error, HasSubstr("server.url: port 'x'")) << error;
+  EXPECT_THAT(error, Not(HasSubstr("se/cret"))) << error;
 }
 
 TEST(ConfigRanges, ADirectoryOrADocumentNestedWithoutEndIsRefusedByName) {
   const auto dir = kvsweep::testing::temp_file(".d");
   std::filesystem::create_directories(dir);
-  EXPECT_NE(load_error(dir).find("is a directory, not a config file"), std::string::npos) << load_error(dir);
+  EXPECT_THAT(load_error(dir), HasSubstr("is a directory, not a config file")) << load_error(dir);
   std::filesystem::remove_all(dir);
 
   const auto deep = kvsweep::testing::temp_file(".json");
   std::ofstream(deep) << std::string(100000, '[') << std::string(100000, ']');
   const std::string error = load_error(deep);
   std::filesystem::remove(deep);
-  EXPECT_NE(error.find("nested deeper than"), std::string::npos) << error.substr(0, 300);
+  EXPECT_THAT(error, HasSubstr("nested deeper than")) << error.substr(0, 300);
 }

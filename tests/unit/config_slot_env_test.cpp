@@ -1,10 +1,13 @@
 // Slot environment templates (--slot-env, sweep.slot_env) and the sweep section of a config.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/config/slot_env.hpp"
 #include "kvsweep/core/error.hpp"
 #include "config_error.hpp"
+
+using ::testing::HasSubstr;
 
 namespace config = kvsweep::config;
 using json = nlohmann::json;
@@ -43,16 +46,16 @@ TEST(SlotEnv, ExpandsEveryPlaceholderPerSlot) {
 }
 
 TEST(SlotEnv, BadTemplatesSayWhatIsWrong) {
-  EXPECT_NE(parse_error("CUDA_VISIBLE_DEVICES").find("expected NAME=TEMPLATE"), std::string::npos);
-  EXPECT_NE(parse_error("={slot}").find("is not an environment variable name"), std::string::npos);
-  EXPECT_NE(parse_error("1GPU={slot}").find("'1GPU' is not an environment variable name"), std::string::npos);
-  EXPECT_NE(parse_error("A-B={slot}").find("not an environment variable name"), std::string::npos);
+  EXPECT_THAT(parse_error("CUDA_VISIBLE_DEVICES"), HasSubstr("expected NAME=TEMPLATE"));
+  EXPECT_THAT(parse_error("={slot}"), HasSubstr("is not an environment variable name"));
+  EXPECT_THAT(parse_error("1GPU={slot}"), HasSubstr("'1GPU' is not an environment variable name"));
+  EXPECT_THAT(parse_error("A-B={slot}"), HasSubstr("not an environment variable name"));
   std::string typo = parse_error("CUDA_VISIBLE_DEVICES={slots}");
-  EXPECT_NE(typo.find("unknown placeholder '{slots}'"), std::string::npos) << typo;
-  EXPECT_NE(typo.find("the only placeholder is {slot}"), std::string::npos) << typo;
-  EXPECT_NE(parse_error("X={SLOT}").find("unknown placeholder '{SLOT}'"), std::string::npos);
-  EXPECT_NE(parse_error("X={slot").find("an unclosed '{'"), std::string::npos);
-  EXPECT_NE(parse_error("X=slot}").find("a '}' without '{'"), std::string::npos);
+  EXPECT_THAT(typo, HasSubstr("unknown placeholder '{slots}'")) << typo;
+  EXPECT_THAT(typo, HasSubstr("the only placeholder is {slot}")) << typo;
+  EXPECT_THAT(parse_error("X={SLOT}"), HasSubstr("unknown placeholder '{SLOT}'"));
+  EXPECT_THAT(parse_error("X={slot"), HasSubstr("an unclosed '{'"));
+  EXPECT_THAT(parse_error("X=slot}"), HasSubstr("a '}' without '{'"));
   EXPECT_EQ(parse_error("X="), "");  // an empty value is a value
 }
 
@@ -81,18 +84,16 @@ TEST(SweepConfig, ParallelCellsAndSlotEnvFromTheConfig) {
 TEST(SweepConfig, ErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(config_error(config_with({{"parallel_cells", 0}})), "sweep.json: sweep.parallel_cells: must be >= 1");
   std::string typo = config_error(config_with({{"paralel_cells", 2}}));
-  EXPECT_NE(typo.find("sweep.json: sweep"), std::string::npos) << typo;
-  EXPECT_NE(typo.find("parallel_cells"), std::string::npos) << typo;
+  EXPECT_THAT(typo, HasSubstr("sweep.json: sweep")) << typo;
+  EXPECT_THAT(typo, HasSubstr("parallel_cells")) << typo;
   std::string bad = config_error(config_with({{"slot_env", {{"CUDA_VISIBLE_DEVICES", "{gpu}"}}}}));
-  EXPECT_NE(bad.find("sweep.json: sweep.slot_env.CUDA_VISIBLE_DEVICES: "), std::string::npos) << bad;
-  EXPECT_NE(bad.find("unknown placeholder '{gpu}'"), std::string::npos) << bad;
-  EXPECT_NE(config_error(config_with({{"slot_env", {{"X", 1}}}})).find("sweep.slot_env.X: expected a string"),
-            std::string::npos);
-  EXPECT_NE(config_error(config_with({{"slot_env", "CUDA_VISIBLE_DEVICES={slot}"}})).find("expected an object"),
-            std::string::npos);
+  EXPECT_THAT(bad, HasSubstr("sweep.json: sweep.slot_env.CUDA_VISIBLE_DEVICES: ")) << bad;
+  EXPECT_THAT(bad, HasSubstr("unknown placeholder '{gpu}'")) << bad;
+  EXPECT_THAT(config_error(config_with({{"slot_env", {{"X", 1}}}})), HasSubstr("sweep.slot_env.X: expected a string"));
+  EXPECT_THAT(config_error(config_with({{"slot_env", "CUDA_VISIBLE_DEVICES={slot}"}})), HasSubstr("expected an object"));
   auto ext = config_with({{"parallel_cells", 2}});
   ext["server"] = {{"backend", "external"}, {"url", "http://127.0.0.1:8080"}};
-  EXPECT_NE(config_error(ext).find("sweep.parallel_cells: needs backend \"llama-server\""), std::string::npos);
+  EXPECT_THAT(config_error(ext), HasSubstr("sweep.parallel_cells: needs backend \"llama-server\""));
 }
 
 TEST(SweepConfig, AdaptiveIsOffByDefaultOnWithItsSectionAndOutsideTheHash) {
@@ -117,12 +118,12 @@ TEST(SweepConfig, AdaptiveIsOffByDefaultOnWithItsSectionAndOutsideTheHash) {
 TEST(SweepConfig, AdaptiveErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(config_error(config_with({{"adaptive", {{"min_items", 1}}}})),
             "sweep.json: sweep.adaptive.min_items: must be between 2 and 1000000, got 1");
-  EXPECT_NE(config_error(config_with({{"adaptive", {{"alpha", 0.9}}}})).find("sweep.json: sweep.adaptive.alpha: must be in (0, 0.5]"),
-            std::string::npos);
+  EXPECT_THAT(config_error(config_with({{"adaptive", {{"alpha", 0.9}}}})),
+              HasSubstr("sweep.json: sweep.adaptive.alpha: must be in (0, 0.5]"));
   EXPECT_EQ(config_error(config_with({{"adaptive", {{"futility", 1.5}}}})),
             "sweep.json: sweep.adaptive.futility: must be at least 0 and at most 1, got 1.5");
   const std::string typo = config_error(config_with({{"adaptive", {{"min_item", 3}}}}));
-  EXPECT_NE(typo.find("sweep.json: sweep.adaptive"), std::string::npos) << typo;
-  EXPECT_NE(typo.find("did you mean 'min_items'?"), std::string::npos) << typo;
-  EXPECT_NE(config_error(config_with({{"adaptive", true}})).find("sweep.json: sweep.adaptive"), std::string::npos);
+  EXPECT_THAT(typo, HasSubstr("sweep.json: sweep.adaptive")) << typo;
+  EXPECT_THAT(typo, HasSubstr("did you mean 'min_items'?")) << typo;
+  EXPECT_THAT(config_error(config_with({{"adaptive", true}})), HasSubstr("sweep.json: sweep.adaptive"));
 }

@@ -1,5 +1,6 @@
 // The variants axis: reading `variants`, the grid it makes (models × variants × K × V, a reference
 // cell per variant), `--only variant=`, and that a config without variants is unchanged.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/config/config.hpp"
@@ -8,6 +9,8 @@
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 #include "config_error.hpp"
+
+using ::testing::HasSubstr;
 
 namespace config = kvsweep::config;
 namespace sweep = kvsweep::sweep;
@@ -115,8 +118,8 @@ TEST(Variants, ErrorsNameTheFileAndTheKey) {
   EXPECT_EQ(config_error(doc_with({{{"name", "x"}, {"env", {{"A", 1}}}}})), "sweep.json: variants[0].env.A: expected a string");
   EXPECT_EQ(config_error(doc_with({{{"name", "x"}, {"ctx", -1}}})), "sweep.json: variants[0].ctx: must be between 0 and 2147483392, got -1");
   const std::string typo = config_error(doc_with({{{"name", "x"}, {"evn", {{"A", "1"}}}}}));
-  EXPECT_NE(typo.find("sweep.json: variants[0]"), std::string::npos) << typo;
-  EXPECT_NE(typo.find("'env'"), std::string::npos) << typo;
+  EXPECT_THAT(typo, HasSubstr("sweep.json: variants[0]")) << typo;
+  EXPECT_THAT(typo, HasSubstr("'env'")) << typo;
   auto external = doc_with(rotation());
   external["server"] = {{"backend", "external"}, {"url", "http://127.0.0.1:8080"}};
   EXPECT_EQ(config_error(external), "sweep.json: variants: backend \"external\" attaches to one running server; "

@@ -2,6 +2,7 @@
 // CopyModel.* runs it on the real llama-server).
 #include "kvsweep/model/copy_model.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,8 @@
 #include "fake_vocab.hpp"
 #include "kvsweep/model/gguf.hpp"
 #include "temp_file.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::model {
 namespace {
@@ -67,17 +70,17 @@ TEST(CopyModel, ChecksItsKnobs) {
   CopyModelOptions o;
   EXPECT_EQ(check_copy_model(o), "");
   o.match_length = 0;
-  EXPECT_NE(check_copy_model(o).find("--match-length"), std::string::npos);
+  EXPECT_THAT(check_copy_model(o), HasSubstr("--match-length"));
   o = {};
   o.code_dims = 48;
-  EXPECT_NE(check_copy_model(o).find("--code-dims"), std::string::npos);
+  EXPECT_THAT(check_copy_model(o), HasSubstr("--code-dims"));
   o = {};
   o.match_length = 5;
   o.code_dims = 32;  // 2·64 + 5·32 = 288: not a multiple of 64
-  EXPECT_NE(check_copy_model(o).find("multiple of 64"), std::string::npos);
+  EXPECT_THAT(check_copy_model(o), HasSubstr("multiple of 64"));
   o = {};
   o.outlier = -1;
-  EXPECT_NE(check_copy_model(o).find("--outlier"), std::string::npos);
+  EXPECT_THAT(check_copy_model(o), HasSubstr("--outlier"));
 }
 
 class CopyModelFile : public kvsweep::testing::VocabTest {
@@ -133,12 +136,12 @@ TEST_F(CopyModelFile, BadKnobsAndAMissingVocabAreErrors) {
   o.vocab = m_vocab;
   auto r = write_copy_model(temp_file(".bad.gguf"), o);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("--code-dims"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("--code-dims"));
   o = {};
   o.vocab = temp_file(".missing.gguf");
   r = write_copy_model(temp_file(".bad.gguf"), o);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("vocab"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("vocab"));
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 #include "kvsweep/corpus/extract.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::corpus {
 namespace {
@@ -616,11 +619,11 @@ TEST(BuildCorpus, RefusesMixedAndUnknownLanguages) {
   const std::vector<SourceFile> mixed{{"a.py", "x = 1\n"}, {"b.js", "var x;\n"}};
   const auto m = build_corpus(mixed);
   ASSERT_FALSE(m.has_value());
-  EXPECT_NE(m.error().message.find("mixed languages"), std::string::npos);
+  EXPECT_THAT(m.error().message, HasSubstr("mixed languages"));
   const std::vector<SourceFile> unknown{{"a.rb", "x = 1\n"}};
   const auto u = build_corpus(unknown);
   ASSERT_FALSE(u.has_value());
-  EXPECT_NE(u.error().message.find(".rb"), std::string::npos);
+  EXPECT_THAT(u.error().message, HasSubstr(".rb"));
 }
 
 TEST(BuildCorpus, PhpFilesByExtensionWithSlashHeaders) {

@@ -1,5 +1,6 @@
 #include "kvsweep/corpus/random_bodies.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/corpus/extract.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::corpus {
 namespace {
@@ -144,14 +147,14 @@ TEST(ConfusableBodies, KnobsAreChecked) {
   RandomBodiesOptions o = confusable(10, 1);
   EXPECT_EQ(check_random_bodies(o), "");
   o.confusable->literal_tail = 25;
-  EXPECT_NE(check_random_bodies(o).find("--literal-tail"), std::string::npos);
+  EXPECT_THAT(check_random_bodies(o), HasSubstr("--literal-tail"));
   o = confusable(10, 1);
   o.confusable->family_size = 1;
-  EXPECT_NE(check_random_bodies(o).find("--family-size"), std::string::npos);
+  EXPECT_THAT(check_random_bodies(o), HasSubstr("--family-size"));
   o = confusable(10, 1);
   o.confusable->mutate = 1.5;
-  EXPECT_NE(check_random_bodies(o).find("--mutate"), std::string::npos);
-  EXPECT_NE(check_random_bodies(knobs(0, 5, 1)).find("--functions"), std::string::npos);
+  EXPECT_THAT(check_random_bodies(o), HasSubstr("--mutate"));
+  EXPECT_THAT(check_random_bodies(knobs(0, 5, 1)), HasSubstr("--functions"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -21,7 +22,10 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
 #include "kvsweep/server/llama_api.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -60,12 +64,30 @@ std::int32_t argmax(const std::vector<TopLogprob>& top) {
 /// Swaps the probabilities of the first two listed ids (the argmax changes).
 void swap_first_two(std::vector<TopLogprob>& top) { std::swap(top[0].logprob, top[1].logprob); }
 
-class FakeApi final : public kvsweep::server::Api {
- public:
-  Expected<CompletionResponse> complete(const CompletionRequest& r) override {
-    requests.push_back(r);
-    if (fail_on_call == static_cast<int>(requests.size()))
-      return kvsweep::core::fail(ErrorKind::connect, "fake: connection refused");
+/// The fake model behind a scripted FakeApi: a completion runs it (ids, top logprobs), any text
+/// tokenizes to kPrompt, ids detokenize to "w<id>". Its knobs perturb the one-token (recomputed)
+/// answers, end the generation at a step, fail one call or drop the ids.
+struct ModelServer {
+  std::function<void(std::size_t step, std::vector<TopLogprob>&)> perturb;
+  std::optional<std::size_t> eos_at;
+  int fail_on_call = 0;
+  bool no_ids = false;
+  kvsweep::testing::FakeApi api;
+
+  ModelServer() {
+    api.on_complete = [this](const CompletionRequest& r, int call) { return complete(r, call); };
+    api.on_tokenize = [](const std::string&, bool) -> Expected<Tokens> { return kPrompt; };
+    api.on_detokenize = [](const Tokens& tokens) -> Expected<std::string> {
+      std::string s;
+      for (auto t : tokens) s += "w" + std::to_string(t);
+      return s;
+    };
+  }
+  ModelServer(const ModelServer&) = delete;  // the api's scripts point at this one
+  ModelServer& operator=(const ModelServer&) = delete;
+
+  Expected<CompletionResponse> complete(const CompletionRequest& r, int call) const {
+    if (fail_on_call == call) return kvsweep::core::fail(ErrorKind::connect, "fake: connection refused");
     Tokens seq = r.tokens;
     CompletionResponse out;
     out.stop_type = "limit";
@@ -94,37 +116,13 @@ class FakeApi final : public kvsweep::server::Api {
     out.timings.predicted_ms = 0.5;
     return out;
   }
-  // Records each multi-prompt call, then answers it prompt by prompt (the default).
-  Expected<std::vector<CompletionResponse>> complete_each(const CompletionRequest& r,
-                                                          const std::vector<Tokens>& prompts) override {
-    batches.push_back(prompts.size());
-    batch_cache_prompt.push_back(r.cache_prompt);
-    return kvsweep::server::Api::complete_each(r, prompts);
-  }
-  Expected<Tokens> tokenize(const std::string& text, bool add_special) override {
-    tokenized.emplace_back(text, add_special);
-    return kPrompt;
-  }
-  Expected<std::string> detokenize(const Tokens& tokens) override {
-    detokenized.push_back(tokens);
-    std::string s;
-    for (auto t : tokens) s += "w" + std::to_string(t);
-    return s;
-  }
-  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "fake: no embeddings");
-  }
-  std::string describe() const override { return "fake"; }
 
-  std::vector<CompletionRequest> requests;
-  std::vector<std::size_t> batches;        // prompts per complete_each call
-  std::vector<bool> batch_cache_prompt;    // each call's cache_prompt
-  std::vector<std::pair<std::string, bool>> tokenized;
-  std::vector<Tokens> detokenized;
-  std::function<void(std::size_t step, std::vector<TopLogprob>&)> perturb;
-  std::optional<std::size_t> eos_at;
-  int fail_on_call = 0;
-  bool no_ids = false;
+  /// Each complete_each call's cache_prompt.
+  std::vector<bool> each_cache_prompt() const {
+    std::vector<bool> out;
+    for (const auto& r : api.each_requests) out.push_back(r.cache_prompt);
+    return out;
+  }
 };
 
 std::unique_ptr<Probe> make(json cfg) {
@@ -133,14 +131,14 @@ std::unique_ptr<Probe> make(json cfg) {
   return kvsweep::probe::make_divergence_probe(cfg, ConfigSite{"test.json", "probes[0]", "/nonexistent"});
 }
 
-Expected<ItemResult> run(Probe& probe, FakeApi& api, bool is_reference = false,
+Expected<ItemResult> run(Probe& probe, ModelServer& server, bool is_reference = false,
                          const std::vector<json>* reference = nullptr) {
   CellInfo cell;
   cell.model = "tiny";
   cell.type_k = is_reference ? "f16" : "q4_0";
   cell.type_v = cell.type_k;
   cell.is_reference = is_reference;
-  Context ctx{api, cell, nullptr, reference};
+  Context ctx{server.api, cell, nullptr, reference};
   return probe.run(probe.items().at(0), ctx);
 }
 
@@ -179,9 +177,9 @@ void expect_greedy_and_explicit(const CompletionRequest& r, int top_n) {
 // ---- mode cache ------------------------------------------------------------------------------
 
 TEST(DivergenceProbe, CacheModeIdenticalPathsScoreZeroWithACensoredFlipIndex) {
-  FakeApi api;
+  ModelServer server;
   auto probe = make({{"tokens", 5}, {"top_n", 3}});
-  auto res = run(*probe, api);
+  auto res = run(*probe, server);
   ASSERT_TRUE(res) << res.error().message;
   EXPECT_EQ(res->metrics["diverged"], 0);
   EXPECT_EQ(res->metrics["flip_index"], 5);  // no flip: `tokens`, the first step outside the window
@@ -195,22 +193,22 @@ TEST(DivergenceProbe, CacheModeIdenticalPathsScoreZeroWithACensoredFlipIndex) {
   EXPECT_EQ(res->response["kl"].size(), 5u);
   EXPECT_EQ(res->response["top"], res->response["forced_top"]);
   // One generation and five recomputed steps; the free-running path reuses them (identical requests).
-  EXPECT_EQ(api.requests.size(), 6u);
-  EXPECT_TRUE(api.detokenized.empty());
+  EXPECT_EQ(server.api.requests.size(), 6u);
+  EXPECT_TRUE(server.api.detokenized.empty());
   // Timings are summed over the requests.
   EXPECT_EQ(res->timings.predicted_n, 5 + 5);
 }
 
 TEST(DivergenceProbe, CacheModeRequestShapes) {
-  FakeApi api;
+  ModelServer server;
   auto probe = make({{"tokens", 4}, {"top_n", 3}});
-  ASSERT_TRUE(run(*probe, api));
-  ASSERT_EQ(api.tokenized.size(), 1u);
-  EXPECT_EQ(api.tokenized[0].first, "Once upon a time");
-  EXPECT_TRUE(api.tokenized[0].second);  // add_special: BOS as a string prompt would get it
-  ASSERT_EQ(api.requests.size(), 5u);
+  ASSERT_TRUE(run(*probe, server));
+  ASSERT_EQ(server.api.tokenized.size(), 1u);
+  EXPECT_EQ(server.api.tokenized[0].first, "Once upon a time");
+  EXPECT_TRUE(server.api.tokenized[0].second);  // add_special: BOS as a string prompt would get it
+  ASSERT_EQ(server.api.requests.size(), 5u);
   // (a) cache-ON: one greedy generation; the prompt prefilled from scratch.
-  const auto& gen = api.requests[0];
+  const auto& gen = server.api.requests[0];
   expect_greedy_and_explicit(gen, 3);
   EXPECT_EQ(gen.tokens, kPrompt);
   EXPECT_EQ(gen.n_predict, 4);
@@ -218,7 +216,7 @@ TEST(DivergenceProbe, CacheModeRequestShapes) {
   // (b) cache-OFF teacher-forced: prompt + the first t generated tokens, one token, no cache.
   const Tokens path = greedy(4);
   for (std::size_t t = 0; t < 4; ++t) {
-    const auto& r = api.requests[1 + t];
+    const auto& r = server.api.requests[1 + t];
     expect_greedy_and_explicit(r, 3);
     EXPECT_EQ(r.tokens, prefix(path, t)) << "step " << t;
     EXPECT_EQ(r.n_predict, 1);
@@ -227,12 +225,12 @@ TEST(DivergenceProbe, CacheModeRequestShapes) {
 }
 
 TEST(DivergenceProbe, CacheModeFlipAtStepTwoContinuesFreeRunningOnItsOwnTokens) {
-  FakeApi api;
-  api.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
+  ModelServer server;
+  server.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
     if (step == 2) swap_first_two(top);
   };
   auto probe = make({{"tokens", 5}, {"top_n", 3}});
-  auto res = run(*probe, api);
+  auto res = run(*probe, server);
   ASSERT_TRUE(res) << res.error().message;
   EXPECT_EQ(res->metrics["diverged"], 1);
   EXPECT_EQ(res->metrics["flip_index"], 2);
@@ -256,24 +254,24 @@ TEST(DivergenceProbe, CacheModeFlipAtStepTwoContinuesFreeRunningOnItsOwnTokens) 
   ASSERT_EQ(free.size(), 5u);
   EXPECT_EQ(Tokens(free.begin(), free.begin() + 2), Tokens(on.begin(), on.begin() + 2));
   EXPECT_EQ(free[2], on[2] + 1);  // the second listed id won after the swap
-  ASSERT_EQ(api.requests.size(), 1u + 5u + 2u);
+  ASSERT_EQ(server.api.requests.size(), 1u + 5u + 2u);
   for (std::size_t t = 3; t < 5; ++t) {
-    const auto& r = api.requests[6 + t - 3];
+    const auto& r = server.api.requests[6 + t - 3];
     EXPECT_EQ(r.tokens, prefix(free, t));
     EXPECT_EQ(r.n_predict, 1);
     EXPECT_FALSE(r.cache_prompt);
   }
-  ASSERT_EQ(api.detokenized.size(), 1u);
-  EXPECT_EQ(api.detokenized[0], free);
+  ASSERT_EQ(server.api.detokenized.size(), 1u);
+  EXPECT_EQ(server.api.detokenized[0], free);
 }
 
 TEST(DivergenceProbe, TailMassOutsideTheTopNIsOneBucket) {
-  FakeApi api;
-  api.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
+  ModelServer server;
+  server.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
     if (step == 0) top[1].logprob = std::log(0.2);  // tail grows from 0.05 to 0.15
   };
   auto probe = make({{"tokens", 3}, {"top_n", 3}});
-  auto res = run(*probe, api);
+  auto res = run(*probe, server);
   ASSERT_TRUE(res) << res.error().message;
   // KL(cache-ON {0.6, 0.3, 0.05 | tail 0.05} ‖ cache-OFF {0.6, 0.2, 0.05 | tail 0.15})
   // = 0.3 ln(0.3/0.2) + 0.05 ln(0.05/0.15) = 0.0667089. Renormalising each top-n to 1 instead
@@ -283,10 +281,10 @@ TEST(DivergenceProbe, TailMassOutsideTheTopNIsOneBucket) {
 }
 
 TEST(DivergenceProbe, EosEndsBothPaths) {
-  FakeApi api;
-  api.eos_at = 3;
+  ModelServer server;
+  server.eos_at = 3;
   auto probe = make({{"tokens", 6}, {"top_n", 3}});
-  auto res = run(*probe, api);
+  auto res = run(*probe, server);
   ASSERT_TRUE(res) << res.error().message;
   EXPECT_EQ(res->response["stop_type"], "eos");
   const auto tokens = res->response["tokens"].get<Tokens>();
@@ -296,17 +294,17 @@ TEST(DivergenceProbe, EosEndsBothPaths) {
   EXPECT_EQ(res->metrics["n_steps"], 4);
   EXPECT_EQ(res->metrics["diverged"], 0);
   EXPECT_EQ(res->metrics["flip_index"], 6);
-  EXPECT_EQ(api.requests.size(), 1u + 4u);  // nothing is asked after the end-of-generation token
+  EXPECT_EQ(server.api.requests.size(), 1u + 4u);  // nothing is asked after the end-of-generation token
 }
 
 TEST(DivergenceProbe, ARepeatedRunGivesIdenticalNumbers) {
   auto once = [] {
-    FakeApi api;
-    api.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
+    ModelServer server;
+    server.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
       if (step == 1) top[2].logprob = std::log(0.01);
     };
     auto probe = make({{"tokens", 8}, {"top_n", 3}});
-    auto res = run(*probe, api);
+    auto res = run(*probe, server);
     EXPECT_TRUE(res);
     return json{{"metrics", res->metrics}, {"response", res->response}}.dump();
   };
@@ -314,19 +312,19 @@ TEST(DivergenceProbe, ARepeatedRunGivesIdenticalNumbers) {
 }
 
 TEST(DivergenceProbe, AFailedRequestFailsTheItem) {
-  FakeApi api;
-  api.fail_on_call = 3;
+  ModelServer server;
+  server.fail_on_call = 3;
   auto probe = make({{"tokens", 4}});
-  auto res = run(*probe, api);
+  auto res = run(*probe, server);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::connect);
 }
 
 TEST(DivergenceProbe, TopListsWithoutIdsAreUnsupported) {
-  FakeApi api;
-  api.no_ids = true;
+  ModelServer server;
+  server.no_ids = true;
   auto probe = make({{"tokens", 2}});
-  auto res = run(*probe, api);
+  auto res = run(*probe, server);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::unsupported);
 }
@@ -335,18 +333,18 @@ TEST(DivergenceProbe, TopListsWithoutIdsAreUnsupported) {
 
 /// The record the reference cell writes for p0 (as the run store would hold it).
 json reference_record(std::size_t tokens) {
-  FakeApi api;
+  ModelServer server;
   auto probe = make({{"mode", "reference"}, {"tokens", tokens}, {"top_n", 3}});
-  auto res = run(*probe, api, /*is_reference=*/true);
+  auto res = run(*probe, server, /*is_reference=*/true);
   EXPECT_TRUE(res);
   return {{"item", "p0"}, {"status", "ok"}, {"response", res->response}, {"metrics", res->metrics}};
 }
 
 TEST(DivergenceProbe, ReferenceModeOnTheReferenceCellRecordsItsPathAndItsOwnFloor) {
-  FakeApi api;
+  ModelServer server;
   auto probe = make({{"mode", "reference"}, {"tokens", 4}, {"top_n", 3}});
   EXPECT_EQ(probe->name(), "divergence-reference");
-  auto res = run(*probe, api, /*is_reference=*/true);
+  auto res = run(*probe, server, /*is_reference=*/true);
   ASSERT_TRUE(res) << res.error().message;
   const Tokens path = greedy(4);
   EXPECT_EQ(res->response["prompt_tokens"].get<Tokens>(), kPrompt);
@@ -359,11 +357,11 @@ TEST(DivergenceProbe, ReferenceModeOnTheReferenceCellRecordsItsPathAndItsOwnFloo
   EXPECT_EQ(res->metrics["flip_index"], 4);
   // The generation, then the path recomputed one step per request: the first step from
   // scratch, later ones reusing the slot's cache (each evaluates one new token).
-  ASSERT_EQ(api.requests.size(), 5u);
-  EXPECT_FALSE(api.requests[0].cache_prompt);
-  EXPECT_EQ(api.requests[0].n_predict, 4);
+  ASSERT_EQ(server.api.requests.size(), 5u);
+  EXPECT_FALSE(server.api.requests[0].cache_prompt);
+  EXPECT_EQ(server.api.requests[0].n_predict, 4);
   for (std::size_t t = 0; t < 4; ++t) {
-    const auto& r = api.requests[1 + t];
+    const auto& r = server.api.requests[1 + t];
     expect_greedy_and_explicit(r, 3);
     EXPECT_EQ(r.tokens, prefix(path, t));
     EXPECT_EQ(r.n_predict, 1);
@@ -373,21 +371,21 @@ TEST(DivergenceProbe, ReferenceModeOnTheReferenceCellRecordsItsPathAndItsOwnFloo
 
 TEST(DivergenceProbe, ReferenceModeComparesACellWithTheReferenceDistributions) {
   const std::vector<json> reference = {reference_record(5)};
-  FakeApi api;
-  api.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
+  ModelServer server;
+  server.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
     if (step == 1) swap_first_two(top);
     if (step == 3) top[1].logprob = std::log(0.2);
   };
   auto probe = make({{"mode", "reference"}, {"tokens", 5}, {"top_n", 3}});
-  auto res = run(*probe, api, /*is_reference=*/false, &reference);
+  auto res = run(*probe, server, /*is_reference=*/false, &reference);
   ASSERT_TRUE(res) << res.error().message;
-  EXPECT_TRUE(api.tokenized.empty());  // the reference's prompt tokens are used as recorded
+  EXPECT_TRUE(server.api.tokenized.empty());  // the reference's prompt tokens are used as recorded
   const Tokens path = greedy(5);
-  ASSERT_EQ(api.requests.size(), 5u);  // teacher-forced only: no generation of its own
+  ASSERT_EQ(server.api.requests.size(), 5u);  // teacher-forced only: no generation of its own
   for (std::size_t t = 0; t < 5; ++t) {
-    EXPECT_EQ(api.requests[t].tokens, prefix(path, t));
-    EXPECT_EQ(api.requests[t].n_predict, 1);
-    EXPECT_EQ(api.requests[t].cache_prompt, t > 0);
+    EXPECT_EQ(server.api.requests[t].tokens, prefix(path, t));
+    EXPECT_EQ(server.api.requests[t].n_predict, 1);
+    EXPECT_EQ(server.api.requests[t].cache_prompt, t > 0);
   }
   // KL(reference ‖ cell): step 1 swapped, 0.3 ln 2; step 3 with a larger tail, by the tail bucket
   // KL({0.6, 0.3, 0.05 | 0.05} ‖ {0.6, 0.2, 0.05 | 0.15}) = 0.3 ln(0.3/0.2) + 0.05 ln(0.05/0.15).
@@ -408,46 +406,46 @@ TEST(DivergenceProbe, ReferenceModeComparesACellWithTheReferenceDistributions) {
 // ---- requests per item (issue 21: one request per step was mostly waiting on the network) -----
 
 TEST(DivergenceProbe, CacheModeSendsAllForcedStepsInOneMultiPromptCall) {
-  FakeApi api;
+  ModelServer server;
   auto probe = make({{"tokens", 5}, {"top_n", 3}});
-  ASSERT_TRUE(run(*probe, api));
-  EXPECT_EQ(api.batches, (std::vector<std::size_t>{5}));
-  EXPECT_EQ(api.batch_cache_prompt, (std::vector<bool>{false}));  // every step from scratch
+  ASSERT_TRUE(run(*probe, server));
+  EXPECT_EQ(server.api.each_prompts, (std::vector<std::size_t>{5}));
+  EXPECT_EQ(server.each_cache_prompt(), (std::vector<bool>{false}));  // every step from scratch
 }
 
 TEST(DivergenceProbe, ReferenceModeSendsTheFirstStepAloneAndTheRestInOneCall) {
   // The first step is prefilled from scratch, the rest reuse the slot: cache_prompt is per request.
-  FakeApi api;
+  ModelServer server;
   auto probe = make({{"tokens", 5}, {"top_n", 3}, {"mode", "reference"}});
-  auto res = run(*probe, api, /*is_reference=*/true);
+  auto res = run(*probe, server, /*is_reference=*/true);
   ASSERT_TRUE(res) << res.error().message;
-  EXPECT_EQ(api.batches, (std::vector<std::size_t>{1, 4}));
-  EXPECT_EQ(api.batch_cache_prompt, (std::vector<bool>{false, true}));
+  EXPECT_EQ(server.api.each_prompts, (std::vector<std::size_t>{1, 4}));
+  EXPECT_EQ(server.each_cache_prompt(), (std::vector<bool>{false, true}));
   // The answers come back in step order: the reference cell recomputes its own path exactly.
   EXPECT_EQ(res->response["argmax"].get<Tokens>(), greedy(5));
 }
 
 TEST(DivergenceProbe, LongPathsAreSplitIntoCallsOfAtMost64Steps) {
-  FakeApi api;
+  ModelServer server;
   auto probe = make({{"tokens", 100}, {"top_n", 3}});
-  auto res = run(*probe, api);
+  auto res = run(*probe, server);
   ASSERT_TRUE(res) << res.error().message;
-  EXPECT_EQ(api.batches, (std::vector<std::size_t>{64, 36}));
+  EXPECT_EQ(server.api.each_prompts, (std::vector<std::size_t>{64, 36}));
   EXPECT_EQ(res->response["argmax"].get<Tokens>(), greedy(100));
 }
 
 TEST(DivergenceProbe, ReferenceModeWithoutAReferenceRecordIsAnItemError) {
-  FakeApi api;
+  ModelServer server;
   auto probe = make({{"mode", "reference"}, {"tokens", 3}});
   const std::vector<json> none;
-  auto res = run(*probe, api, false, &none);
+  auto res = run(*probe, server, false, &none);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::invalid);
-  EXPECT_NE(res.error().message.find("p0"), std::string::npos);
-  EXPECT_TRUE(api.requests.empty());
+  EXPECT_THAT(res.error().message, HasSubstr("p0"));
+  EXPECT_TRUE(server.api.requests.empty());
 
   const std::vector<json> broken = {{{"item", "p0"}, {"status", "ok"}, {"response", {{"content", "x"}}}}};
-  auto res2 = run(*probe, api, false, &broken);
+  auto res2 = run(*probe, server, false, &broken);
   ASSERT_FALSE(res2);
   EXPECT_EQ(res2.error().kind, ErrorKind::parse);
 }
@@ -478,12 +476,12 @@ TEST(DivergenceProbeConfig, DefaultsItemsAndNames) {
 
 TEST(DivergenceProbeConfig, ErrorsNameTheKeyAndSuggest) {
   EXPECT_EQ(config_error({{"tokns", 3}}).find("test.json: probes[0]"), 0u);
-  EXPECT_NE(config_error({{"tokns", 3}}).find("tokens"), std::string::npos);
+  EXPECT_THAT(config_error({{"tokns", 3}}), HasSubstr("tokens"));
   const std::string mode = config_error({{"mode", "refrence"}});
-  EXPECT_NE(mode.find("probes[0].mode"), std::string::npos) << mode;
-  EXPECT_NE(mode.find("did you mean 'reference'"), std::string::npos) << mode;
-  EXPECT_NE(config_error({{"tokens", 0}}).find("probes[0].tokens"), std::string::npos);
-  EXPECT_NE(config_error({{"top_n", 0}}).find("probes[0].top_n"), std::string::npos);
+  EXPECT_THAT(mode, HasSubstr("probes[0].mode")) << mode;
+  EXPECT_THAT(mode, HasSubstr("did you mean 'reference'")) << mode;
+  EXPECT_THAT(config_error({{"tokens", 0}}), HasSubstr("probes[0].tokens"));
+  EXPECT_THAT(config_error({{"top_n", 0}}), HasSubstr("probes[0].top_n"));
 }
 
 TEST(DivergenceProbeConfig, PromptsFilePlainAndJsonl) {
@@ -504,8 +502,8 @@ TEST(DivergenceProbeConfig, PromptsFilePlainAndJsonl) {
     kvsweep::probe::make_divergence_probe({{"kind", "divergence"}, {"prompts_file", "bad.jsonl"}}, site);
     FAIL() << "expected a FatalError";
   } catch (const FatalError& e) {
-    EXPECT_NE(e.message.find("probes[1].prompts_file"), std::string::npos) << e.message;
-    EXPECT_NE(e.message.find("bad.jsonl:2"), std::string::npos) << e.message;
+    EXPECT_THAT(e.message, HasSubstr("probes[1].prompts_file")) << e.message;
+    EXPECT_THAT(e.message, HasSubstr("bad.jsonl:2")) << e.message;
   }
   std::filesystem::remove_all(dir);
 }
@@ -513,17 +511,17 @@ TEST(DivergenceProbeConfig, PromptsFilePlainAndJsonl) {
 }  // namespace
 
 TEST(DivergenceProbe, DeclaresExactlyTheMetricsBothModesEmit) {
-  FakeApi api;
+  ModelServer server;
   auto cache = make({{"tokens", 4}, {"top_n", 3}});
-  auto res = run(*cache, api);
+  auto res = run(*cache, server);
   ASSERT_TRUE(res) << res.error().message;
   kvsweep::probe::testing::expect_declarations_match(*cache, res->metrics);
   EXPECT_TRUE(cache->deterministic());
 
   const std::vector<json> reference = {reference_record(4)};
-  FakeApi api2;
+  ModelServer server2;
   auto ref = make({{"mode", "reference"}, {"tokens", 4}, {"top_n", 3}});
-  auto cell = run(*ref, api2, /*is_reference=*/false, &reference);
+  auto cell = run(*ref, server2, /*is_reference=*/false, &reference);
   ASSERT_TRUE(cell) << cell.error().message;
   kvsweep::probe::testing::expect_declarations_match(*ref, cell->metrics);
   // n_steps counts steps: reported, never gated; the divergence metrics are gated in their direction.

@@ -15,12 +15,15 @@
 #include <thread>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/http/trace.hpp"
 #include "kvsweep/server/llama_api.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -185,13 +188,13 @@ TEST(LlamaApi, CompleteEachRejectsAnAnswerOfTheWrongShape) {
   auto got = api.complete_each({}, {{1}, {1, 2}});
   ASSERT_FALSE(got);
   EXPECT_EQ(got.error().kind, kvsweep::core::ErrorKind::parse);
-  EXPECT_NE(got.error().message.find("expected an array of 2 answers"), std::string::npos) << got.error().message;
+  EXPECT_THAT(got.error().message, HasSubstr("expected an array of 2 answers")) << got.error().message;
 
   LocalServer swapped(R"([{"index":1,"content":"b"},{"index":0,"content":"a"}])");
   kvsweep::server::LlamaApi api2(std::make_shared<kvsweep::http::Client>(swapped.url(), short_timeouts()));
   auto out_of_order = api2.complete_each({}, {{1}, {1, 2}});
   ASSERT_FALSE(out_of_order);
-  EXPECT_NE(out_of_order.error().message.find("says index 1"), std::string::npos) << out_of_order.error().message;
+  EXPECT_THAT(out_of_order.error().message, HasSubstr("says index 1")) << out_of_order.error().message;
 }
 
 TEST(HttpTrace, ServerTimeOfAnAnswer) {

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/server/llama_api.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep {
 namespace {
@@ -64,7 +67,7 @@ TEST(CompletionStream, ErrorsAndBadChunksAreErrors) {
   server::CompletionStream s(false);
   auto e = s.add(R"({"error":{"code":500,"message":"context shift disabled"}})");
   ASSERT_FALSE(e);
-  EXPECT_NE(e.error().message.find("context shift disabled"), std::string::npos);
+  EXPECT_THAT(e.error().message, HasSubstr("context shift disabled"));
   auto bad = s.add("{not json");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().kind, core::ErrorKind::parse);

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -22,8 +23,11 @@
 #include "kvsweep/probe/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
-#include "no_api.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -165,8 +169,8 @@ TEST(KldParse, CapturedQ4SummaryAgainstF16Base) {
   EXPECT_DOUBLE_EQ(s->ppl_base, 10090803.011415);
   EXPECT_DOUBLE_EQ(s->ppl_base_se, 1374960.425059);
   // Labels that merely start alike (Mean PPL(Q)-PPL(base), Mean Δp, Maximum KLD) are not confused.
-  EXPECT_NE(s->text.find("Mean    KLD:   0.248995"), std::string::npos) << s->text;
-  EXPECT_EQ(s->text.find("Maximum"), std::string::npos);
+  EXPECT_THAT(s->text, HasSubstr("Mean    KLD:   0.248995")) << s->text;
+  EXPECT_THAT(s->text, Not(HasSubstr("Maximum")));
 }
 
 TEST(KldParse, WithoutTheSummaryTheLastCumulativeChunkRowIsUsed) {
@@ -191,16 +195,16 @@ TEST(KldParse, AMissingSummaryLineIsNamed) {
   auto s = parse_kld_output(without(kQ4Output, "RMS"));
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().kind, ErrorKind::parse);
-  EXPECT_NE(s.error().message.find("'RMS Δp:'"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("Same top p: 61.111"), std::string::npos);  // quotes the tail
+  EXPECT_THAT(s.error().message, HasSubstr("'RMS Δp:'")) << s.error().message;
+  EXPECT_THAT(s.error().message, HasSubstr("Same top p: 61.111"));  // quotes the tail
 }
 
 TEST(KldParse, NoStatisticsAtAllQuotesTheOutput) {
   auto s = parse_kld_output(kNoBaseFileOutput);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().kind, ErrorKind::parse);
-  EXPECT_NE(s.error().message.find("no 'Mean    KLD:' summary"), std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("failed to open nonexist.kld"), std::string::npos) << s.error().message;
+  EXPECT_THAT(s.error().message, HasSubstr("no 'Mean    KLD:' summary")) << s.error().message;
+  EXPECT_THAT(s.error().message, HasSubstr("failed to open nonexist.kld")) << s.error().message;
   EXPECT_FALSE(parse_kld_output(""));
 }
 
@@ -208,9 +212,9 @@ TEST(KldParse, TooShortACorpusSaysHowShort) {
   auto s = parse_base_output(kTooShortOutput);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().kind, ErrorKind::invalid);
-  EXPECT_NE(s.error().message.find("you need at least 256 tokens to evaluate perplexity with a context of 128"),
-            std::string::npos) << s.error().message;
-  EXPECT_NE(s.error().message.find("tokenizes to only 70 tokens"), std::string::npos) << s.error().message;
+  EXPECT_THAT(s.error().message, HasSubstr("you need at least 256 tokens to evaluate perplexity with a context of 128"))
+      << s.error().message;
+  EXPECT_THAT(s.error().message, HasSubstr("tokenizes to only 70 tokens")) << s.error().message;
   EXPECT_EQ(parse_kld_output(kTooShortOutput).error().kind, ErrorKind::invalid);
 }
 
@@ -221,7 +225,7 @@ TEST(KldParse, BaseRunPerplexity) {
   EXPECT_DOUBLE_EQ(p->ppl_se, 13377271.17955);
   auto none = parse_base_output(without(kBaseOutput, "Final estimate"));
   ASSERT_FALSE(none);
-  EXPECT_NE(none.error().message.find("Final estimate"), std::string::npos);
+  EXPECT_THAT(none.error().message, HasSubstr("Final estimate"));
 }
 
 TEST(KldParse, NanUncertaintiesAreKept) {
@@ -307,7 +311,7 @@ class KldProbeTest : public ::testing::Test {
     cell.is_reference = reference;
     cell.server_args = {"-fa", "on", "--jinja", "-t", "2"};
     cell.run_dir = dir / "run";
-    kvsweep::testing::NoApi api("kld");
+    kvsweep::testing::FakeApi api = kvsweep::testing::no_api("kld");
     Context ctx{api, cell, nullptr, nullptr};
     return probe.run(probe.items().at(0), ctx);
   }
@@ -379,7 +383,7 @@ TEST_F(KldProbeTest, WithoutABaseFileACellFailsClearly) {
   auto res = run(*probe, "q8_0", false);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::invalid);
-  EXPECT_NE(res.error().message.find("tiny-base.kld"), std::string::npos) << res.error().message;
+  EXPECT_THAT(res.error().message, HasSubstr("tiny-base.kld")) << res.error().message;
   EXPECT_TRUE(runner->calls.empty());
 }
 
@@ -389,7 +393,7 @@ TEST_F(KldProbeTest, AFailedBaseRunRemovesItsPartialFile) {
   auto res = run(*probe, "f16", true);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::invalid);
-  EXPECT_NE(res.error().message.find("you need at least 256 tokens"), std::string::npos);
+  EXPECT_THAT(res.error().message, HasSubstr("you need at least 256 tokens"));
   EXPECT_FALSE(std::filesystem::exists(dir / "run" / "kld" / "tiny-base.kld"));
   EXPECT_EQ(runner->calls.size(), 1u);
 }
@@ -403,7 +407,7 @@ TEST_F(KldProbeTest, ANonZeroExitIsAProcessErrorWithTheTail) {
   auto res = run(*probe, "q4_0", false);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::process);
-  EXPECT_NE(res.error().message.find("invalid argument: --bogus"), std::string::npos) << res.error().message;
+  EXPECT_THAT(res.error().message, HasSubstr("invalid argument: --bogus")) << res.error().message;
 }
 
 TEST_F(KldProbeTest, AGeneratedCorpusIsWrittenIntoTheRunDirectory) {
@@ -425,7 +429,7 @@ TEST_F(KldProbeTest, AMissingBinaryIsAnItemError) {
   auto res = run(*probe, "f16", true);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::process);
-  EXPECT_NE(res.error().message.find("KVSWEEP_LLAMA_BIN"), std::string::npos);
+  EXPECT_THAT(res.error().message, HasSubstr("KVSWEEP_LLAMA_BIN"));
 }
 
 TEST_F(KldProbeTest, ConfigErrorsNameTheKey) {
@@ -437,13 +441,12 @@ TEST_F(KldProbeTest, ConfigErrorsNameTheKey) {
     }
     return std::string();
   };
-  EXPECT_NE(error(json::object()).find("t.json: probes[2].corpus: missing"), std::string::npos);
-  EXPECT_NE(error({{"corpus", "absent.txt"}}).find("probes[2].corpus: cannot open"), std::string::npos);
+  EXPECT_THAT(error(json::object()), HasSubstr("t.json: probes[2].corpus: missing"));
+  EXPECT_THAT(error({{"corpus", "absent.txt"}}), HasSubstr("probes[2].corpus: cannot open"));
   const std::string typo = error({{"corpus", "corpus.txt"}, {"chunk", 3}});
-  EXPECT_NE(typo.find("chunks"), std::string::npos) << typo;
-  EXPECT_NE(error({{"corpus", "corpus.txt"}, {"chunks", 0}}).find("probes[2].chunks"), std::string::npos);
-  EXPECT_NE(error({{"corpus", {{"random_bodies", {{"functons", 2}}}}}}).find("probes[2].corpus.random_bodies"),
-            std::string::npos);
+  EXPECT_THAT(typo, HasSubstr("chunks")) << typo;
+  EXPECT_THAT(error({{"corpus", "corpus.txt"}, {"chunks", 0}}), HasSubstr("probes[2].chunks"));
+  EXPECT_THAT(error({{"corpus", {{"random_bodies", {{"functons", 2}}}}}}), HasSubstr("probes[2].corpus.random_bodies"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,8 @@
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/ollama.hpp"
 #include "config_error.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -81,7 +84,7 @@ TEST(OllamaRequest, LogprobsAskedUpToTwentyMoreIsUnsupported) {
   auto too_many = server::ollama_completion_request(r, model());
   ASSERT_FALSE(too_many);
   EXPECT_EQ(too_many.error().kind, ErrorKind::unsupported);
-  EXPECT_NE(too_many.error().message.find("at most 20"), std::string::npos);
+  EXPECT_THAT(too_many.error().message, HasSubstr("at most 20"));
   r.n_probs = 0;
   EXPECT_FALSE(server::ollama_completion_request(r, model())->body.contains("logprobs"));
 }
@@ -93,7 +96,7 @@ TEST(OllamaRequest, TokenPromptIsNotSupportedByThisBackend) {
   auto req = server::ollama_completion_request(r, model());
   ASSERT_FALSE(req);
   EXPECT_EQ(req.error().kind, ErrorKind::unsupported);
-  EXPECT_NE(req.error().message.find("not supported by this backend"), std::string::npos);
+  EXPECT_THAT(req.error().message, HasSubstr("not supported by this backend"));
 }
 
 TEST(OllamaRequest, ExtraTranslatesThinkingSwitchAndKeepsTheCellsNumCtx) {
@@ -250,19 +253,19 @@ std::string config_error(const json& doc) { return kvsweep::testing::config_erro
 
 TEST(OllamaConfig, RejectsCellsWithKDifferentFromVAndSaysWhy) {
   std::string msg = config_error(ollama_config({{"k", {"f16", "q8_0"}}, {"v", "same-as-k"}}));
-  EXPECT_NE(msg.find("ollama.json: grid.v:"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("K != V"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("OLLAMA_KV_CACHE_TYPE is one setting for both"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("\"tied\""), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("ollama.json: grid.v:")) << msg;
+  EXPECT_THAT(msg, HasSubstr("K != V")) << msg;
+  EXPECT_THAT(msg, HasSubstr("OLLAMA_KV_CACHE_TYPE is one setting for both")) << msg;
+  EXPECT_THAT(msg, HasSubstr("\"tied\"")) << msg;
 
   msg = config_error(ollama_config({{"k", {"f16"}}, {"v", "tied"}, {"include", {"q8_0/f16"}}}));
-  EXPECT_NE(msg.find("grid.include[0]"), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("grid.include[0]")) << msg;
   msg = config_error(ollama_config({{"k", {"q8_0"}}, {"v", "tied"}, {"reference", "f16/q8_0"}}));
-  EXPECT_NE(msg.find("grid.reference"), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("grid.reference")) << msg;
   // Attach mode is Ollama too.
   msg = config_error(ollama_config({{"k", {"f16"}}, {"v", {"q8_0"}}},
                                    {{"backend", "external"}, {"api", "ollama"}, {"url", "http://127.0.0.1:11434"}}));
-  EXPECT_NE(msg.find("K != V"), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("K != V")) << msg;
   // llama-server runs asymmetric cells.
   EXPECT_EQ(config_error(ollama_config({{"k", {"f16", "q8_0"}}, {"v", "same-as-k"}}, {{"backend", "llama-server"}})), "");
 }
@@ -290,13 +293,13 @@ TEST(OllamaConfig, AcceptsSymmetricGridsAndDefaultsTheBinary) {
 TEST(OllamaConfig, RejectsWhatKvsweepSetsPerCell) {
   std::string msg = config_error(ollama_config({{"k", {"f16"}}, {"v", "tied"}},
                                                {{"backend", "ollama"}, {"env", {{"OLLAMA_KV_CACHE_TYPE", "q4_0"}}}}));
-  EXPECT_NE(msg.find("server.env.OLLAMA_KV_CACHE_TYPE"), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("server.env.OLLAMA_KV_CACHE_TYPE")) << msg;
   msg = config_error(ollama_config({{"k", {"f16"}}, {"v", "tied"}}, {{"backend", "ollama"}, {"args", {"-fa", "on"}}}));
-  EXPECT_NE(msg.find("server.args"), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("server.args")) << msg;
   msg = config_error(ollama_config({{"k", {"f16"}}, {"v", "tied"}}, {{"backend", "ollama"}, {"url", "http://x"}}));
-  EXPECT_NE(msg.find("\"api\": \"ollama\""), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("\"api\": \"ollama\"")) << msg;
   msg = config_error(ollama_config({{"k", {"f16"}}, {"v", "tied"}}, {{"backend", "llama-server"}, {"api", "ollama"}}));
-  EXPECT_NE(msg.find("server.api"), std::string::npos) << msg;
+  EXPECT_THAT(msg, HasSubstr("server.api")) << msg;
   EXPECT_EQ(config_error(ollama_config({{"k", {"f16"}}, {"v", "tied"}},
                                        {{"backend", "ollama"}, {"env", {{"OLLAMA_MODELS", "/m"}}}})),
             "");

@@ -1,5 +1,6 @@
 #include "kvsweep/probe/recall.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,28 +10,44 @@
 
 #include "kvsweep/corpus/sample.hpp"
 #include "kvsweep/score/recall_score.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kvsweep::probe {
 namespace {
 
 using nlohmann::json;
 
-/// Answers every completion with a canned text and records what it was asked.
-class FakeApi final : public server::Api {
- public:
+/// How the fake server tokenizes.
+enum class Tokenizer {
+  quarters,  // one token per 4 bytes, rounded up: enough to exercise the preflight arithmetic
+  bytes,     // one token per byte (BOS 1 first when add_special)
+  glued,     // byte tokens, but a byte and the newline after it are one token
+  none,      // no tokenizer (ErrorKind::unsupported)
+};
+
+/// A server that answers every completion with `answer` (streamed a few bytes at a time, as a
+/// server would, when the request says when to stop) and tokenizes as `tokenizer` says.
+struct AnswerServer {
   std::string answer;
   std::string stop_type = "eos";
-  bool tokenize_unsupported = false;
-  std::vector<server::CompletionRequest> requests;
-  std::vector<std::string> tokenized;
+  Tokenizer tokenizer = Tokenizer::quarters;
+  kvsweep::testing::FakeApi api;
 
-  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest& request) override {
-    requests.push_back(request);
+  AnswerServer() {
+    api.on_complete = [this](const server::CompletionRequest& request, int) { return complete(request); };
+    api.on_tokenize = [this](const std::string& text, bool add_special) { return tokenize(text, add_special); };
+  }
+  AnswerServer(const AnswerServer&) = delete;  // the api's scripts point at this one
+  AnswerServer& operator=(const AnswerServer&) = delete;
+
+  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest& request) const {
     server::CompletionResponse r;
     r.stop_type = stop_type;
     if (request.stop_when) {
-      // Streams the answer a few bytes at a time, as a server would, until the caller stops it.
       for (std::size_t i = 0; i < answer.size(); i += 5) {
         r.content = answer.substr(0, i + 5);
         if (request.stop_when(r.content)) {
@@ -45,29 +62,20 @@ class FakeApi final : public server::Api {
     r.timings.predicted_n = 7;
     return r;
   }
-  bool byte_tokens = false;  // one token per byte (BOS 1 first when add_special) instead of per 4 bytes
-  bool glue_newlines = false;  // byte tokens, but a byte and the newline after it are one token
-
-  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) override {
-    if (tokenize_unsupported) return core::fail(core::ErrorKind::unsupported, "no tokenizer");
-    tokenized.push_back(text);
-    if (byte_tokens || glue_newlines) {
+  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) const {
+    if (tokenizer == Tokenizer::none) return core::fail(core::ErrorKind::unsupported, "no tokenizer");
+    if (tokenizer == Tokenizer::bytes || tokenizer == Tokenizer::glued) {
       std::vector<std::int32_t> ids(add_special ? 1 : 0, 1);
       for (std::size_t i = 0; i < text.size(); ++i) {
-        const bool glued = glue_newlines && text[i] != '\n' && i + 1 < text.size() && text[i + 1] == '\n';
+        const bool glued =
+            tokenizer == Tokenizer::glued && text[i] != '\n' && i + 1 < text.size() && text[i + 1] == '\n';
         ids.push_back(static_cast<unsigned char>(text[i]) + (glued ? 256 : 0));
         i += glued ? 1 : 0;
       }
       return ids;
     }
-    // One token per 4 bytes, rounded up: enough to exercise the preflight arithmetic.
     return std::vector<std::int32_t>((text.size() + 3) / 4, 1);
   }
-  core::Expected<std::string> detokenize(const std::vector<std::int32_t>&) override { return std::string(); }
-  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
-    return core::fail(core::ErrorKind::unsupported, "no embeddings");
-  }
-  std::string describe() const override { return "fake"; }
 };
 
 const ConfigSite k_site{"sweep.json", "probes[1]", {}};
@@ -173,17 +181,17 @@ TEST(RecallConfig, BadValuesSayWhatIsWrong) {
   EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].k: must be between 1 and 100000, got 0");
   cfg = random_config();
   cfg.erase("corpus");
-  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus: missing"), std::string::npos);
+  EXPECT_THAT(error_of(cfg), HasSubstr("sweep.json: probes[1].corpus: missing"));
   cfg = random_config();
   cfg["corpus"]["files"] = json::array({"a.py"});
   EXPECT_EQ(error_of(cfg), "sweep.json: probes[1].corpus: give exactly one of \"files\" and \"random_bodies\"");
   cfg = random_config();
   cfg["corpus"] = {{"files", json::array({"notes.txt"})}};
-  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus.files[0]: notes.txt: unsupported file type '.txt'"),
-            std::string::npos);
+  EXPECT_THAT(error_of(cfg),
+              HasSubstr("sweep.json: probes[1].corpus.files[0]: notes.txt: unsupported file type '.txt'"));
   cfg = random_config();
   cfg["corpus"] = {{"files", json::array({"missing-file.py"})}};
-  EXPECT_NE(error_of(cfg).find("sweep.json: probes[1].corpus.files: missing-file.py: cannot read"), std::string::npos);
+  EXPECT_THAT(error_of(cfg), HasSubstr("sweep.json: probes[1].corpus.files: missing-file.py: cannot read"));
 }
 
 TEST(RecallTaskText, BraceLanguagesAnchorOnTheOpeningBracePythonOnTheDef) {
@@ -192,14 +200,14 @@ TEST(RecallTaskText, BraceLanguagesAnchorOnTheOpeningBracePythonOnTheDef) {
   php.file = "View.php";
   php.language = corpus::Language::php;
   const std::string text = recall_task_text(php, 20, true);
-  EXPECT_NE(text.find("function named `render` in file `View.php`"), std::string::npos) << text;
-  EXPECT_NE(text.find("start right after the line with the opening brace `{` of `render`"), std::string::npos)
+  EXPECT_THAT(text, HasSubstr("function named `render` in file `View.php`")) << text;
+  EXPECT_THAT(text, HasSubstr("start right after the line with the opening brace `{` of `render`"))
       << text;
-  EXPECT_EQ(text.find("def "), std::string::npos) << text;
+  EXPECT_THAT(text, Not(HasSubstr("def "))) << text;
   corpus::Target py = php;
   py.language = corpus::Language::python;
-  EXPECT_NE(recall_task_text(py, 20, false).find("`def render(...):` signature"), std::string::npos);
-  EXPECT_EQ(recall_task_text(py, 20, false).find("opening brace"), std::string::npos);
+  EXPECT_THAT(recall_task_text(py, 20, false), HasSubstr("`def render(...):` signature"));
+  EXPECT_THAT(recall_task_text(py, 20, false), Not(HasSubstr("opening brace")));
 }
 
 TEST(RecallProbe, ItemsAreTheCodeneedleSample) {
@@ -230,11 +238,11 @@ TEST(RecallProbe, ChatRequestPutsTheCorpusFirstAndPrefillsAnEmptyThinkBlock) {
   EXPECT_EQ(r.messages[0].role, "user");
   const std::string& prompt = r.messages[0].content;
   EXPECT_TRUE(prompt.starts_with(recall.corpus().text + "\n\n---\n\nTask: reproduce verbatim the first 20 lines"));
-  EXPECT_NE(prompt.find("the function named `" + target.name + "`"), std::string::npos);
-  EXPECT_NE(prompt.find("`def " + target.name + "(`"), std::string::npos);
-  EXPECT_NE(prompt.find("markdown code fences"), std::string::npos);
-  EXPECT_NE(prompt.find("blank lines"), std::string::npos);
-  EXPECT_EQ(prompt.find(" in file `"), std::string::npos);  // one file: no file qualifier
+  EXPECT_THAT(prompt, HasSubstr("the function named `" + target.name + "`"));
+  EXPECT_THAT(prompt, HasSubstr("`def " + target.name + "(`"));
+  EXPECT_THAT(prompt, HasSubstr("markdown code fences"));
+  EXPECT_THAT(prompt, HasSubstr("blank lines"));
+  EXPECT_THAT(prompt, Not(HasSubstr(" in file `")));  // one file: no file qualifier
   EXPECT_EQ(r.messages[1].role, "assistant");
   EXPECT_EQ(r.messages[1].content, "<think>\n\n</think>\n\n");
   EXPECT_EQ(r.n_predict, 6000);
@@ -286,7 +294,7 @@ TEST(RecallProbe, SignatureCueEndsTheRawPromptOrTheChatPrefillWithTheTargetsSign
   EXPECT_EQ(signature_text(recall.corpus(), target), sig);
   const server::CompletionRequest raw = recall.request_for(target);
   EXPECT_EQ(raw.prompt, recall_prompt(recall.corpus(), target, 20, RecallCue::signature) + sig + "\n");
-  EXPECT_NE(raw.prompt.find("signature is repeated below"), std::string::npos);
+  EXPECT_THAT(raw.prompt, HasSubstr("signature is repeated below"));
 
   cfg["mode"] = "chat";
   auto chat_probe = make_recall_probe(cfg, k_site);
@@ -301,7 +309,7 @@ TEST(RecallProbe, SignatureCueEndsTheRawPromptOrTheChatPrefillWithTheTargetsSign
     (void)make_recall_probe(cfg, k_site);
     FAIL() << "an unknown cue must be refused";
   } catch (const core::FatalError& e) {
-    EXPECT_NE(std::string(e.what()).find("cue"), std::string::npos) << e.what();
+    EXPECT_THAT(std::string(e.what()), HasSubstr("cue")) << e.what();
   }
 }
 
@@ -311,35 +319,35 @@ TEST(RecallProbe, RawModeSendsTokenIdsThatEqualTheServersTokensOfThePrompt) {
   cfg["cue"] = "signature";
   auto probe = make_recall_probe(cfg, k_site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
-  FakeApi api;
-  api.byte_tokens = true;
-  api.answer = "x\n";
+  AnswerServer fake;
+  fake.tokenizer = Tokenizer::bytes;
+  fake.answer = "x\n";
   const CellInfo cell = make_cell("f16", 1 << 20);
-  Context ctx{api, cell};
+  Context ctx{fake.api, cell};
   for (std::size_t i = 0; i < 2; ++i) {
     ASSERT_TRUE(recall.run(recall.items()[i], ctx).has_value());
-    const server::CompletionRequest& sent = api.requests.back();
+    const server::CompletionRequest& sent = fake.api.requests.back();
     EXPECT_TRUE(sent.prompt.empty());
     const std::string text = recall.request_for(recall.sampled()[i]).prompt;
-    FakeApi server;
-    server.byte_tokens = true;
-    EXPECT_EQ(sent.tokens, *server.tokenize(text, true)) << "item " << i;
+    AnswerServer fresh;
+    fresh.tokenizer = Tokenizer::bytes;
+    EXPECT_EQ(sent.tokens, *fresh.tokenize(text, true)) << "item " << i;
   }
   // The corpus went to the tokenizer twice (its tokens, and the whole prompt's for the check), not per item.
   std::size_t long_texts = 0;
-  for (const auto& t : api.tokenized) long_texts += t.size() >= recall.corpus().text.size() - 1;
+  for (const auto& [t, add_special] : fake.api.tokenized) long_texts += t.size() >= recall.corpus().text.size() - 1;
   EXPECT_EQ(long_texts, 2u);
 
   // A tokenizer whose ids of corpus and question apart differ from the whole text's: text.
   auto text_probe = make_recall_probe(cfg, k_site);
   auto& text_recall = dynamic_cast<RecallProbe&>(*text_probe);
-  FakeApi coarse;
-  coarse.glue_newlines = true;  // the corpus's last byte and its newline are one token: it straddles the split
+  AnswerServer coarse;
+  coarse.tokenizer = Tokenizer::glued;  // the corpus's last byte and its newline are one token: it straddles the split
   coarse.answer = "x\n";
-  Context ctx2{coarse, cell};
+  Context ctx2{coarse.api, cell};
   ASSERT_TRUE(text_recall.run(text_recall.items()[0], ctx2).has_value());
-  EXPECT_TRUE(coarse.requests.back().tokens.empty());
-  EXPECT_EQ(coarse.requests.back().prompt, text_recall.request_for(text_recall.sampled()[0]).prompt);
+  EXPECT_TRUE(coarse.api.requests.back().tokens.empty());
+  EXPECT_EQ(coarse.api.requests.back().prompt, text_recall.request_for(text_recall.sampled()[0]).prompt);
 }
 
 TEST(RecallProbe, RunScoresTheAnswer) {
@@ -347,12 +355,12 @@ TEST(RecallProbe, RunScoresTheAnswer) {
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
   const Item item = recall.items()[1];
   const corpus::Target& target = recall.sampled()[1];
-  FakeApi api;
+  AnswerServer fake;
   const CellInfo cell = make_cell("f16", 0);
-  Context ctx{api, cell};
+  Context ctx{fake.api, cell};
 
   // An echoed think block, the 20 primary lines, 2 bonus lines, then one made-up line.
-  api.answer = "<think>\n</think>\n" + joined(target.body, 22) + "    made_up = \"nothing\"\n";
+  fake.answer = "<think>\n</think>\n" + joined(target.body, 22) + "    made_up = \"nothing\"\n";
   auto result = recall.run(item, ctx);
   ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_EQ(result->metrics["primary_matched"], 20);
@@ -361,26 +369,26 @@ TEST(RecallProbe, RunScoresTheAnswer) {
   EXPECT_EQ(result->metrics["passed"], 1);
   EXPECT_EQ(result->metrics["produced_lines"], 23);
   EXPECT_EQ(result->metrics["cut"], 0);
-  EXPECT_EQ(result->response["text"], api.answer);
+  EXPECT_EQ(result->response["text"], fake.answer);
   EXPECT_TRUE(result->response["cut"].is_null());
   EXPECT_TRUE(result->response["corpus_tokens"].is_null());  // no preflight without n_ctx
   EXPECT_EQ(result->timings.prompt_n, 11);
   EXPECT_EQ(result->timings.predicted_n, 7);
-  ASSERT_EQ(api.requests.size(), 1u);
-  EXPECT_NE(api.requests[0].messages[0].content.find("`" + target.name + "`"), std::string::npos);
+  ASSERT_EQ(fake.api.requests.size(), 1u);
+  EXPECT_THAT(fake.api.requests[0].messages[0].content, HasSubstr("`" + target.name + "`"));
   // n_ctx unknown: no preflight; only the expected answer (20 primary + 5 bonus lines here) is
   // tokenized, for the budget: 1.25 × tokens + 32.
-  ASSERT_EQ(api.tokenized.size(), 1u);
-  EXPECT_EQ(api.tokenized[0], joined(target.body, 60));
-  const int expected_tokens = static_cast<int>((api.tokenized[0].size() + 3) / 4);
+  ASSERT_EQ(fake.api.tokenized.size(), 1u);
+  EXPECT_EQ(fake.api.tokenized[0].first, joined(target.body, 60));
+  const int expected_tokens = static_cast<int>((fake.api.tokenized[0].first.size() + 3) / 4);
   EXPECT_EQ(result->response["expected_tokens"], expected_tokens);
   EXPECT_EQ(result->response["budget"], static_cast<int>(1.25 * expected_tokens + 32));
-  EXPECT_EQ(api.requests[0].n_predict, static_cast<int>(1.25 * expected_tokens + 32));
-  EXPECT_TRUE(api.requests[0].stop_when);
+  EXPECT_EQ(fake.api.requests[0].n_predict, static_cast<int>(1.25 * expected_tokens + 32));
+  EXPECT_TRUE(fake.api.requests[0].stop_when);
 
   // Seven lines only: below pass_lines; stopped at the token limit.
-  api.answer = joined(target.body, 7);
-  api.stop_type = "limit";
+  fake.answer = joined(target.body, 7);
+  fake.stop_type = "limit";
   result = recall.run(item, ctx);
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->metrics["primary_matched"], 7);
@@ -396,7 +404,7 @@ TEST(RecallProbe, RunScoresTheAnswer) {
   std::string flat = "```python\n";
   for (std::size_t i = 0; i < 20; ++i) flat += target.body[i].substr(4) + "\n";
   flat += "```\n";
-  api.answer = flat;
+  fake.answer = flat;
   result = probe2->run(item, ctx);
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->metrics["primary_matched"], 20);
@@ -405,33 +413,33 @@ TEST(RecallProbe, RunScoresTheAnswer) {
 
 TEST(RecallProbe, UnknownItemIsAnError) {
   auto probe = make_recall_probe(random_config(), k_site);
-  FakeApi api;
+  AnswerServer fake;
   CellInfo cell;
-  Context ctx{api, cell};
+  Context ctx{fake.api, cell};
   auto result = probe->run(Item{"no_such_function", {}}, ctx);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, core::ErrorKind::invalid);
-  EXPECT_TRUE(api.requests.empty());
+  EXPECT_TRUE(fake.api.requests.empty());
 }
 
 TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
   auto probe = make_recall_probe(random_config(), k_site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
-  FakeApi api;
-  api.answer = "x";
+  AnswerServer fake;
+  fake.answer = "x";
   const int corpus_tokens = static_cast<int>((recall.corpus().text.size() + 3) / 4);
   const CellInfo small = make_cell("q8_0", corpus_tokens + 100);
-  Context ctx{api, small};
+  Context ctx{fake.api, small};
   auto result = recall.run(recall.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, core::ErrorKind::exceeds_context);
-  EXPECT_NE(result.error().message.find("raise the server's -c"), std::string::npos);
-  EXPECT_TRUE(api.requests.empty());
+  EXPECT_THAT(result.error().message, HasSubstr("raise the server's -c"));
+  EXPECT_TRUE(fake.api.requests.empty());
 
   // Big enough: the corpus is tokenized once per model (the first cell did), the question per item.
   const CellInfo big = make_cell("q4_0", corpus_tokens + 2000);
-  Context ctx2{api, big};
-  api.tokenized.clear();
+  Context ctx2{fake.api, big};
+  fake.api.tokenized.clear();
   const auto first = recall.run(recall.items()[0], ctx2);
   ASSERT_TRUE(first.has_value());
   // The counts go into the record; the corpus is counted without its trailing newline (which
@@ -441,15 +449,15 @@ TEST(RecallProbe, PreflightFailsBeforeGeneratingWhenTheContextIsTooSmall) {
   EXPECT_EQ(first->response["corpus_tokens"], static_cast<int>((head + 3) / 4));
   EXPECT_GT(first->response["question_tokens"].get<int>(), 20);
   ASSERT_TRUE(recall.run(recall.items()[1], ctx2).has_value());
-  EXPECT_EQ(api.requests.size(), 2u);
+  EXPECT_EQ(fake.api.requests.size(), 2u);
   // Per item the expected answer (for the budget) and the question; the corpus not again.
-  ASSERT_EQ(api.tokenized.size(), 4u);
-  for (const auto& t : api.tokenized) EXPECT_LT(t.size(), head);
+  ASSERT_EQ(fake.api.tokenized.size(), 4u);
+  for (const auto& [t, add_special] : fake.api.tokenized) EXPECT_LT(t.size(), head);
 
   // A backend without a tokenizer: the preflight is skipped, the question still asked.
-  FakeApi no_tokenizer;
-  no_tokenizer.tokenize_unsupported = true;
-  Context ctx3{no_tokenizer, small};
+  AnswerServer no_tokenizer;
+  no_tokenizer.tokenizer = Tokenizer::none;
+  Context ctx3{no_tokenizer.api, small};
   EXPECT_TRUE(recall.run(recall.items()[0], ctx3).has_value());
 }
 
@@ -495,7 +503,7 @@ TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
   EXPECT_EQ(recall.corpus().targets.size(), 6u);
   EXPECT_TRUE(recall.corpus().text.starts_with("# ====== src/a.py ======\ndef a_fn0():\n"));
   const auto r = recall.request_for(recall.sampled().front());
-  EXPECT_NE(r.messages[0].content.find(" in file `" + recall.sampled().front().file + "`"), std::string::npos);
+  EXPECT_THAT(r.messages[0].content, HasSubstr(" in file `" + recall.sampled().front().file + "`"));
   EXPECT_EQ(probe->min_context(), static_cast<int>(recall.corpus().text.size()) / 3 + 512 + 256);
 
   // A glob pattern expands to its matches in sorted order, shown relative to the config.
@@ -510,7 +518,7 @@ TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
     make_recall_probe(globbed, site);
     ADD_FAILURE() << "a pattern matching nothing must fail";
   } catch (const core::FatalError& e) {
-    EXPECT_NE(e.message.find("probes[0].corpus.files[0]: pattern 'src/*.js' matches no file"), std::string::npos)
+    EXPECT_THAT(e.message, HasSubstr("probes[0].corpus.files[0]: pattern 'src/*.js' matches no file"))
         << e.message;
   }
   std::filesystem::remove_all(dir);
@@ -520,18 +528,18 @@ TEST(RecallProbe, BoundedAnswerIsCancelledOnceItHasEnoughLines) {
   auto probe = make_recall_probe(random_config(), k_site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
   const corpus::Target& target = recall.sampled()[0];
-  FakeApi api;
+  AnswerServer fake;
   const CellInfo cell = make_cell("q4_0", 0);
-  Context ctx{api, cell};
+  Context ctx{fake.api, cell};
   // A model that does not stop: the whole function, then the rest of the corpus.
-  api.answer = "<think>\n</think>\n" + joined(target.body, target.body.size()) + recall.corpus().text;
+  fake.answer = "<think>\n</think>\n" + joined(target.body, target.body.size()) + recall.corpus().text;
   auto result = recall.run(recall.items()[0], ctx);
   ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_EQ(result->response["cut"], "lines");
   EXPECT_EQ(result->metrics["cut"], 1);
   EXPECT_EQ(result->metrics["primary_matched"], 20);
   const std::string text = result->response["text"];
-  EXPECT_LT(text.size(), api.answer.size() / 4);
+  EXPECT_LT(text.size(), fake.answer.size() / 4);
   // Stopped at the first complete line past primary + bonus + 10 (echoed think lines excluded).
   const std::size_t expected_lines = std::min<std::size_t>(target.body.size(), 60) + 10;
   const std::size_t got = score::answer_lines(text.substr(0, text.rfind('\n') + 1), {}).size();
@@ -539,11 +547,11 @@ TEST(RecallProbe, BoundedAnswerIsCancelledOnceItHasEnoughLines) {
   EXPECT_LE(got, expected_lines + 3);  // a piece may complete a line after blank ones
 
   // An answer that ends by itself is not cut.
-  api.answer = joined(target.body, 20);
+  fake.answer = joined(target.body, 20);
   result = recall.run(recall.items()[0], ctx);
   ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->response["cut"].is_null());
-  EXPECT_EQ(result->response["text"], api.answer);
+  EXPECT_EQ(result->response["text"], fake.answer);
 }
 
 TEST(RecallProbe, UnboundedAnswersUseMaxTokensOnly) {
@@ -551,50 +559,50 @@ TEST(RecallProbe, UnboundedAnswersUseMaxTokensOnly) {
   cfg["bounded"] = false;
   cfg["max_tokens"] = 700;
   auto probe = make_recall_probe(cfg, k_site);
-  FakeApi api;
-  api.answer = "x\n";
+  AnswerServer fake;
+  fake.answer = "x\n";
   const CellInfo cell = make_cell("f16", 0);
-  Context ctx{api, cell};
+  Context ctx{fake.api, cell};
   auto result = probe->run(probe->items()[0], ctx);
   ASSERT_TRUE(result.has_value());
-  ASSERT_EQ(api.requests.size(), 1u);
-  EXPECT_EQ(api.requests[0].n_predict, 700);
-  EXPECT_FALSE(api.requests[0].stop_when);
-  EXPECT_TRUE(api.tokenized.empty());
+  ASSERT_EQ(fake.api.requests.size(), 1u);
+  EXPECT_EQ(fake.api.requests[0].n_predict, 700);
+  EXPECT_FALSE(fake.api.requests[0].stop_when);
+  EXPECT_TRUE(fake.api.tokenized.empty());
   EXPECT_TRUE(result->response["expected_tokens"].is_null());
 
   // A backend that cannot tokenize gets max_tokens as the budget but still the line stop.
-  FakeApi no_tokenizer;
-  no_tokenizer.tokenize_unsupported = true;
+  AnswerServer no_tokenizer;
+  no_tokenizer.tokenizer = Tokenizer::none;
   no_tokenizer.answer = "x\n";
-  Context ctx2{no_tokenizer, cell};
+  Context ctx2{no_tokenizer.api, cell};
   json bounded = random_config();
   bounded["max_tokens"] = 700;
   auto probe2 = make_recall_probe(bounded, k_site);
   ASSERT_TRUE(probe2->run(probe2->items()[0], ctx2).has_value());
-  EXPECT_EQ(no_tokenizer.requests[0].n_predict, 700);
-  EXPECT_TRUE(no_tokenizer.requests[0].stop_when);
+  EXPECT_EQ(no_tokenizer.api.requests[0].n_predict, 700);
+  EXPECT_TRUE(no_tokenizer.api.requests[0].stop_when);
 }
 
 TEST(RecallConfig, BudgetKnobsAreValidated) {
   json cfg = random_config();
   cfg["budget_factor"] = 0;
-  EXPECT_NE(error_of(cfg).find("probes[1].budget_factor: expected a number > 0"), std::string::npos) << error_of(cfg);
+  EXPECT_THAT(error_of(cfg), HasSubstr("probes[1].budget_factor: expected a number > 0")) << error_of(cfg);
   cfg = random_config();
   cfg["stop_extra_lines"] = -1;
-  EXPECT_NE(error_of(cfg).find("probes[1].stop_extra_lines"), std::string::npos) << error_of(cfg);
+  EXPECT_THAT(error_of(cfg), HasSubstr("probes[1].stop_extra_lines")) << error_of(cfg);
   cfg = random_config();
   cfg["bounded"] = "yes";
-  EXPECT_NE(error_of(cfg).find("probes[1].bounded"), std::string::npos) << error_of(cfg);
+  EXPECT_THAT(error_of(cfg), HasSubstr("probes[1].bounded")) << error_of(cfg);
 }
 
 TEST(RecallProbe, DeclaresExactlyTheMetricsItEmits) {
   auto probe = make_recall_probe(random_config(), k_site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
-  FakeApi api;
+  AnswerServer fake;
   const CellInfo cell = make_cell("f16", 0);
-  Context ctx{api, cell};
-  api.answer = joined(recall.sampled()[0].body, 20);
+  Context ctx{fake.api, cell};
+  fake.answer = joined(recall.sampled()[0].body, 20);
   auto result = recall.run(recall.items()[0], ctx);
   ASSERT_TRUE(result.has_value()) << result.error().message;
   testing::expect_declarations_match(*probe, result->metrics);

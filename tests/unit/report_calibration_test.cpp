@@ -2,9 +2,13 @@
 #include "kvsweep/report/calibration.hpp"
 #include "kvsweep/report/copy_calibration.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "report_fixture.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kvsweep::report {
 namespace {
@@ -35,21 +39,20 @@ TEST(Calibration, FlooredReferenceIsAWarningThatNamesTheProbe) {
   const RunData data = with_calibration(0, 20, {0, 0, 0});
   const auto lines = lines_for(data);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_NE(lines[0].find("final_similarity is 0.00 of 0–20 on the reference cell tiny/f16/f16 (3 items)"),
-            std::string::npos)
+  EXPECT_THAT(lines[0], HasSubstr("final_similarity is 0.00 of 0–20 on the reference cell tiny/f16/f16 (3 items)"))
       << lines[0];
-  EXPECT_NE(lines[0].find("Warning: floored — telephone is at 0.00/20"), std::string::npos) << lines[0];
-  EXPECT_NE(lines[0].find("cannot show a difference"), std::string::npos);
+  EXPECT_THAT(lines[0], HasSubstr("Warning: floored — telephone is at 0.00/20")) << lines[0];
+  EXPECT_THAT(lines[0], HasSubstr("cannot show a difference"));
 }
 
 TEST(Calibration, MidRangeIsPlainAndCeilingIsSaturated) {
   const auto mid = lines_for(with_calibration(0, 1, {0.5, 0.6}));
   ASSERT_EQ(mid.size(), 1u);
-  EXPECT_EQ(mid[0].find("Warning"), std::string::npos) << mid[0];
-  EXPECT_EQ(mid[0].find("Saturated"), std::string::npos) << mid[0];
+  EXPECT_THAT(mid[0], Not(HasSubstr("Warning"))) << mid[0];
+  EXPECT_THAT(mid[0], Not(HasSubstr("Saturated"))) << mid[0];
   const auto top = lines_for(with_calibration(0, 1, {1.0, 0.99}));
   ASSERT_EQ(top.size(), 1u);
-  EXPECT_NE(top[0].find("Saturated"), std::string::npos) << top[0];
+  EXPECT_THAT(top[0], HasSubstr("Saturated")) << top[0];
 }
 
 TEST(Calibration, NoDeclarationNoLineAndNoReferenceItemsSaysSo) {
@@ -58,7 +61,7 @@ TEST(Calibration, NoDeclarationNoLineAndNoReferenceItemsSaysSo) {
   EXPECT_TRUE(calibration_lines(*data, summarize_run(*data), data->probes()[1]).empty());
   const auto none = lines_for(with_calibration(0, 1, {}));
   ASSERT_EQ(none.size(), 1u);
-  EXPECT_NE(none[0].find("no ok item on the reference cell"), std::string::npos) << none[0];
+  EXPECT_THAT(none[0], HasSubstr("no ok item on the reference cell")) << none[0];
 }
 
 /// A recall probe (primary_matched of 20) on the fixture's model, marked as kvsweep's copy model
@@ -90,20 +93,20 @@ TEST(Calibration, ACopyModelReferenceBelowTheCeilingSaysTheCorpusIsTooAmbiguous)
   const RunData data = recall_run(true, low, 127300);
   const auto lines = calibration_lines(data, summarize_run(data), data.probes()[1]);
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_NE(lines[0].find("Warning: the reference recalls 7.88 of 20 lines: this corpus is too ambiguous for the "
-                          "copy model at 127K tokens; use longer values (corpus.random_bodies.value_len"),
-            std::string::npos)
+  EXPECT_THAT(lines[0],
+              HasSubstr("Warning: the reference recalls 7.88 of 20 lines: this corpus is too ambiguous for the "
+                        "copy model at 127K tokens; use longer values (corpus.random_bodies.value_len"))
       << lines[0];
   // Any other model may sit where it sits: no such warning.
   const RunData other = recall_run(false, low, 127300);
   const auto plain = calibration_lines(other, summarize_run(other), other.probes()[1]);
   ASSERT_EQ(plain.size(), 1u);
-  EXPECT_EQ(plain[0].find("ambiguous"), std::string::npos) << plain[0];
+  EXPECT_THAT(plain[0], Not(HasSubstr("ambiguous"))) << plain[0];
   // At the ceiling (19.38 of 20: seed 001's value_len 24 at 127K) the copy model is calibrated.
   const RunData good = recall_run(true, {19, 20, 19, 20, 19, 20, 19, 19.04}, 127300);
   const auto fine = calibration_lines(good, summarize_run(good), good.probes()[1]);
   ASSERT_EQ(fine.size(), 1u);
-  EXPECT_EQ(fine[0].find("ambiguous"), std::string::npos) << fine[0];
+  EXPECT_THAT(fine[0], Not(HasSubstr("ambiguous"))) << fine[0];
   EXPECT_EQ(tokens_label(127300), "127K");
   EXPECT_EQ(tokens_label(900), "900");
 }

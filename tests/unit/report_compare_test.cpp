@@ -1,10 +1,14 @@
 #include "kvsweep/report/compare.hpp"
 #include "kvsweep/report/compare_writers.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/report/summary_json.hpp"
 #include "report_fixture.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kvsweep::report {
 namespace {
@@ -61,7 +65,7 @@ TEST(Compare, DoctoredTwentyPercentDropOnADeterministicProbeRegresses) {
   EXPECT_EQ(cmp->count(Verdict::regression), 1u);
   EXPECT_EQ(exit_status(*cmp), 1);
   const std::string table = write_compare_table(*cmp);
-  EXPECT_NE(table.find("REGRESSION tiny-f16-q4_0 complete/common_prefix_chars"), std::string::npos);
+  EXPECT_THAT(table, HasSubstr("REGRESSION tiny-f16-q4_0 complete/common_prefix_chars"));
 }
 
 TEST(Compare, ChangeWithinToleranceIsNotARegression) {
@@ -97,11 +101,11 @@ TEST(Compare, ADropOnTwoChainsIsInconclusiveNotOk) {
   EXPECT_EQ(c->verdict, Verdict::inconclusive);
   EXPECT_EQ(exit_status(*cmp), 0);
   const std::string table = write_compare_table(*cmp);
-  EXPECT_NE(table.find("1 inconclusive: telephone has 2 items per cell; at least 9 are needed to detect a change of "
-                       "this size"),
-            std::string::npos)
+  EXPECT_THAT(table,
+              HasSubstr("1 inconclusive: telephone has 2 items per cell; at least 9 are needed to detect a change of "
+                        "this size"))
       << table;
-  EXPECT_NE(table.find("INCONCLUSIVE tiny-f16-q4_0 telephone/final_similarity"), std::string::npos) << table;
+  EXPECT_THAT(table, HasSubstr("INCONCLUSIVE tiny-f16-q4_0 telephone/final_similarity")) << table;
   // An unchanged check on the same underpowered probe stays ok: only a bad-direction change beyond tolerance is flagged.
   EXPECT_EQ(find_check(*cmp, "tiny-f16-f16", "final_similarity")->verdict, Verdict::ok);
 
@@ -111,8 +115,8 @@ TEST(Compare, ADropOnTwoChainsIsInconclusiveNotOk) {
   ASSERT_TRUE(failing);
   EXPECT_EQ(exit_status(*failing), 1);
   const std::string xml = write_junit(*failing);
-  EXPECT_NE(xml.find("<failure type=\"inconclusive\""), std::string::npos);
-  EXPECT_NE(write_junit(*cmp).find("<skipped message=\"inconclusive: "), std::string::npos);
+  EXPECT_THAT(xml, HasSubstr("<failure type=\"inconclusive\""));
+  EXPECT_THAT(write_junit(*cmp), HasSubstr("<skipped message=\"inconclusive: "));
 }
 
 TEST(Compare, SignificantDropOnASampledProbeRegresses) {
@@ -178,7 +182,7 @@ TEST(Compare, ACellThatLostAllItsValuesRegresses) {
   const Check* c = find_check(*cmp, "tiny-f16-q4_0", "match_reference");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->verdict, Verdict::regression);
-  EXPECT_NE(c->reason.find("this run none"), std::string::npos);
+  EXPECT_THAT(c->reason, HasSubstr("this run none"));
 }
 
 TEST(Compare, ACellThatFailedToLoadThisTimeRegresses) {
@@ -190,7 +194,7 @@ TEST(Compare, ACellThatFailedToLoadThisTimeRegresses) {
   EXPECT_EQ(cmp->count(Verdict::regression), 5u);  // 2 complete + 3 telephone metrics
   const Check* c = find_check(*cmp, "tiny-f16-q4_0", "final_similarity");
   ASSERT_NE(c, nullptr);
-  EXPECT_NE(c->reason.find("this run none (outcome ok)"), std::string::npos);
+  EXPECT_THAT(c->reason, HasSubstr("this run none (outcome ok)"));
   EXPECT_EQ(exit_status(*cmp), 1);
   // A cell this run's grid does not have at all is only a warning.
   nlohmann::json manifest = nlohmann::json::parse(testing::kManifest);
@@ -205,11 +209,11 @@ TEST(Compare, BrokenOrMissingBaselineIsAnError) {
   testing::TempDir dir("compare");
   auto missing = load_summary(dir.path() / "nope.json", kGenerator);
   ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().message.find("nope.json"), std::string::npos);
+  EXPECT_THAT(missing.error().message, HasSubstr("nope.json"));
   testing::write_text(dir.path() / "broken.json", "{\"schema_version\": 1, ");
   auto broken = load_summary(dir.path() / "broken.json", kGenerator);
   ASSERT_FALSE(broken);
-  EXPECT_NE(broken.error().message.find("not valid JSON"), std::string::npos);
+  EXPECT_THAT(broken.error().message, HasSubstr("not valid JSON"));
   testing::write_text(dir.path() / "other.json", "{\"schema_version\": 1, \"results\": []}");
   EXPECT_FALSE(load_summary(dir.path() / "other.json", kGenerator));
   // Nothing in common is an error too, not a pass.
@@ -255,14 +259,13 @@ TEST(Compare, JUnitShape) {
   const std::string xml = write_junit(*cmp);
   testing::expect_golden("compare-junit.xml", xml);
   EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 0), 0u);
-  EXPECT_NE(xml.find("tests=\"15\" failures=\"1\""), std::string::npos);
+  EXPECT_THAT(xml, HasSubstr("tests=\"15\" failures=\"1\""));
   std::size_t testcases = 0, failures = 0;
   for (std::size_t at = xml.find("<testcase "); at != std::string::npos; at = xml.find("<testcase ", at + 1)) ++testcases;
   for (std::size_t at = xml.find("<failure "); at != std::string::npos; at = xml.find("<failure ", at + 1)) ++failures;
   EXPECT_EQ(testcases, 15u);
   EXPECT_EQ(failures, 1u);
-  EXPECT_NE(xml.find("<testcase classname=\"kvsweep.complete\" name=\"tiny-f16-q4_0 common_prefix_chars\""),
-            std::string::npos);
+  EXPECT_THAT(xml, HasSubstr("<testcase classname=\"kvsweep.complete\" name=\"tiny-f16-q4_0 common_prefix_chars\""));
   testing::expect_golden("compare-table.md", write_compare_table(*cmp));
 }
 
@@ -304,8 +307,7 @@ TEST(Compare, OnlyDeclaredQualityMetricsAreGatedAndNoInferenceWarning) {
   ASSERT_TRUE(old);
   ASSERT_NE(find_check(*old, "tiny-f16-q4_0", "empty_hops"), nullptr);
   ASSERT_FALSE(old->warnings.empty());
-  EXPECT_NE(old->warnings.front().find("has no metric declarations for complete (written by an older kvsweep)"),
-            std::string::npos)
+  EXPECT_THAT(old->warnings.front(), HasSubstr("has no metric declarations for complete (written by an older kvsweep)"))
       << old->warnings.front();
 }
 
@@ -357,10 +359,10 @@ TEST(Compare, APoweredCheckWithoutSignificanceIsOkAndTheTableListsOnlyWhatIsNotO
   EXPECT_EQ(cmp->count(Verdict::inconclusive), 0u);
   // Nothing is not ok: no check rows by default, every row with CheckRows::all.
   const std::string brief = write_compare_table(*cmp);
-  EXPECT_EQ(brief.find("| tiny-"), std::string::npos) << brief;
-  EXPECT_NE(brief.find("| telephone | " + std::to_string(cmp->checks.size()) + " | "), std::string::npos) << brief;
+  EXPECT_THAT(brief, Not(HasSubstr("| tiny-"))) << brief;
+  EXPECT_THAT(brief, HasSubstr("| telephone | " + std::to_string(cmp->checks.size()) + " | ")) << brief;
   const std::string all = write_compare_table(*cmp, CheckRows::all);
-  EXPECT_NE(all.find("| tiny-f16-q4_0 | telephone | final_similarity ↑ | 30 |"), std::string::npos) << all;
+  EXPECT_THAT(all, HasSubstr("| tiny-f16-q4_0 | telephone | final_similarity ↑ | 30 |")) << all;
 }
 
 TEST(Compare, JsonHoldsEveryCheckWithItsVerdictAndPower) {
@@ -414,8 +416,8 @@ TEST(Compare, ABinaryChangeOfFewFlipsAmongManyItemsIsInconclusive) {
   // Holm over 4 tested checks (2 cells × 2 metrics): 2^(1-d) < 0.0125 needs d = 8 flips.
   EXPECT_EQ(c->n_needed, 8u);
   EXPECT_EQ(c->verdict, Verdict::inconclusive);
-  EXPECT_NE(c->reason.find("40 items per cell, this change is 3 net flips"), std::string::npos) << c->reason;
-  EXPECT_NE(inconclusive_summary(*cmp).find("at least 8 items that flip the same way are needed"), std::string::npos)
+  EXPECT_THAT(c->reason, HasSubstr("40 items per cell, this change is 3 net flips")) << c->reason;
+  EXPECT_THAT(inconclusive_summary(*cmp), HasSubstr("at least 8 items that flip the same way are needed"))
       << inconclusive_summary(*cmp);
 
   // 12 flips, all one way: McNemar p = 2^-11, significant after Holm: a regression.

@@ -1,4 +1,5 @@
 // Memory per device at a context, what --vram compares, and a recommendation that states its path.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "kvsweep/report/recommend.hpp"
 #include "kvsweep/report/summary.hpp"
 #include "kvsweep/report/tables.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::report {
 namespace {
@@ -89,12 +92,12 @@ TEST(CostMemory, ConvertedPairIsRecommendedOnlyWithItsWarning) {
   ASSERT_TRUE(rec.models[0].recommended);
   EXPECT_EQ(data.cells()[*rec.models[0].recommended].types(), "q4_0/q4_0");
   const std::string md = recommend_markdown(data, rec);
-  EXPECT_NE(md.find("Path: converted — **warning**: no kernel; remedy: add q4_0-q4_0"), std::string::npos) << md;
-  EXPECT_NE(md.find("Memory at 4096 tokens: CUDA0 1112.5 MiB"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("Path: converted — **warning**: no kernel; remedy: add q4_0-q4_0")) << md;
+  EXPECT_THAT(md, HasSubstr("Memory at 4096 tokens: CUDA0 1112.5 MiB")) << md;
   const std::string cost = cost_markdown(data, rec.costs);
-  EXPECT_NE(cost.find("### Attention path and memory"), std::string::npos);
-  EXPECT_NE(cost.find("| m q4_0/q4_0 | converted | CUDA0 | 100.0 | 112.5 | 900.0 | 1112.5 |"), std::string::npos) << cost;
-  EXPECT_NE(cost.find("- m q4_0/q4_0: converted — no kernel; remedy"), std::string::npos) << cost;
+  EXPECT_THAT(cost, HasSubstr("### Attention path and memory"));
+  EXPECT_THAT(cost, HasSubstr("| m q4_0/q4_0 | converted | CUDA0 | 100.0 | 112.5 | 900.0 | 1112.5 |")) << cost;
+  EXPECT_THAT(cost, HasSubstr("- m q4_0/q4_0: converted — no kernel; remedy")) << cost;
 }
 
 TEST(CostMemory, VramLeavesOutWhatDoesNotFitAndSaysWhy) {
@@ -107,12 +110,11 @@ TEST(CostMemory, VramLeavesOutWhatDoesNotFitAndSaysWhy) {
   ASSERT_EQ(rec.models[0].over_vram.size(), 1u);
   EXPECT_EQ(data.cells()[rec.models[0].over_vram[0].first].types(), "q4_0/q4_0");
   const std::string md = recommend_markdown(data, rec);
-  EXPECT_NE(md.find("Path: vec. Memory at 4096 tokens: CUDA0 612.5 MiB (model 100.0 + KV 212.5 + compute 300.0), "
-                    "fits --vram 1 GiB on every GPU device."),
-            std::string::npos)
+  EXPECT_THAT(md,
+              HasSubstr("Path: vec. Memory at 4096 tokens: CUDA0 612.5 MiB (model 100.0 + KV 212.5 + compute 300.0), "
+                        "fits --vram 1 GiB on every GPU device."))
       << md;
-  EXPECT_NE(md.find("Left out by --vram 1 GiB (non-inferior, but too large): q4_0/q4_0 needs CUDA0 1112.5 MiB"),
-            std::string::npos)
+  EXPECT_THAT(md, HasSubstr("Left out by --vram 1 GiB (non-inferior, but too large): q4_0/q4_0 needs CUDA0 1112.5 MiB"))
       << md;
   const auto j = recommend_json(data, rec);
   EXPECT_EQ(j.at("vram_gib"), 1.0);
@@ -121,14 +123,14 @@ TEST(CostMemory, VramLeavesOutWhatDoesNotFitAndSaysWhy) {
   options.vram_gib = 0.25;
   const Recommendation none = recommend(data, options);
   EXPECT_FALSE(none.models[0].recommended);
-  EXPECT_NE(recommend_markdown(data, none).find("No cell that fits --vram"), std::string::npos);
+  EXPECT_THAT(recommend_markdown(data, none), HasSubstr("No cell that fits --vram"));
 }
 
 TEST(CostMemory, PathColumnsAppearWhenTheManifestRecordedPaths) {
   const RunData data = gpu_run();
   const std::string csv = write_long_csv(data);
-  EXPECT_NE(csv.find(",kv_bytes_per_token,path,time,"), std::string::npos) << csv.substr(0, 300);
-  EXPECT_NE(csv.find(",converted,"), std::string::npos);
+  EXPECT_THAT(csv, HasSubstr(",kv_bytes_per_token,path,time,")) << csv.substr(0, 300);
+  EXPECT_THAT(csv, HasSubstr(",converted,"));
   const Table t = outcome_table(data, summarize_run(data));
   ASSERT_EQ(t.header.size(), t.rows.at(0).size());
   const auto column = std::find(t.header.begin(), t.header.end(), "path") - t.header.begin();

@@ -1,6 +1,7 @@
 // Issue 32's pure parts: the plan's power line, the heatmap colour scales and recommend's headline on
 // a 4-item run whose cells all answered like the reference.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -11,6 +12,8 @@
 #include "kvsweep/report/colour_scale.hpp"
 #include "kvsweep/report/plan_power.hpp"
 #include "kvsweep/report/recommend_headline.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::report {
 namespace {
@@ -28,16 +31,16 @@ TEST(PlanPower, FourAgreeingItemsCannotProveAPassRateWithinFivePoints) {
   EXPECT_EQ(*o.items_needed, 52u);  // z²/(n + z²) < 0.05 ⇔ n > 19 z² = 51.4
   EXPECT_DOUBLE_EQ(o.margin_settling, 0.41);
   const std::string line = settle_line(o);
-  EXPECT_NE(line.find("passed (binary, margin 0.05): needs ~52 items even if every item agrees; this plan has 4 — it "
-                      "will stay unknown"),
-            std::string::npos)
+  EXPECT_THAT(line,
+              HasSubstr("passed (binary, margin 0.05): needs ~52 items even if every item agrees; this plan has 4 — it "
+                        "will stay unknown"))
       << line;
-  EXPECT_NE(line.find("recommend --margin passed=0.41"), std::string::npos) << line;
+  EXPECT_THAT(line, HasSubstr("recommend --margin passed=0.41")) << line;
 
   const SettleOutlook enough = settle_outlook(spec, 0.05, 60);
   EXPECT_TRUE(enough.settles);
   EXPECT_FALSE(enough.items_needed.has_value());
-  EXPECT_NE(settle_line(enough).find("can settle: this plan has 60"), std::string::npos);
+  EXPECT_THAT(settle_line(enough), HasSubstr("can settle: this plan has 60"));
   // A wider margin needs fewer: 0.41 is proof at 4 items.
   EXPECT_TRUE(settle_outlook(spec, 0.41, 4).settles);
 }
@@ -47,7 +50,7 @@ TEST(PlanPower, CountsSettleFromTwoAgreeingItems) {
   EXPECT_TRUE(settle_outlook(spec, 1.0, 2).settles);
   const SettleOutlook one = settle_outlook(spec, 1.0, 1);
   EXPECT_FALSE(one.settles);
-  EXPECT_NE(settle_line(one).find("needs at least 2 items; this plan has 1"), std::string::npos) << settle_line(one);
+  EXPECT_THAT(settle_line(one), HasSubstr("needs at least 2 items; this plan has 1")) << settle_line(one);
 }
 
 TEST(ColourScale, ADeclaredRangeAnchorsTheColours) {
@@ -90,7 +93,7 @@ TEST(ColourScale, DiagnosticsAreNeutral) {
   EXPECT_EQ(s.colour(0.0), "#f0f0f0");
   EXPECT_EQ(s.colour(1.0), "#8c8c8c");
   EXPECT_EQ(s.colour_at(0.5).substr(0, 1), "#");
-  EXPECT_NE(s.caption().find("not better or worse"), std::string::npos);
+  EXPECT_THAT(s.caption(), HasSubstr("not better or worse"));
 }
 
 json cell(const std::string& k, double k_mib) {
@@ -137,15 +140,15 @@ TEST(RecommendHeadline, IdenticalAnswersOnFourItemsAreSeenAsNoDifferenceNotProof
   EXPECT_EQ(h.verdict, "No difference seen, not enough items to prove it");
   // The cheapest cell without an observed difference, what a proof needs, and the margin that settles now.
   EXPECT_EQ(h.sentence.rfind("-ctk q4_0 -ctv f16 (the cheapest such cell) answered like f16/f16", 0), 0u) << h.sentence;
-  EXPECT_NE(h.sentence.find("recall.passed ~52 items at margin 0.05"), std::string::npos) << h.sentence;
-  EXPECT_NE(h.sentence.find("--margin recall.passed=0.41"), std::string::npos) << h.sentence;
+  EXPECT_THAT(h.sentence, HasSubstr("recall.passed ~52 items at margin 0.05")) << h.sentence;
+  EXPECT_THAT(h.sentence, HasSubstr("--margin recall.passed=0.41")) << h.sentence;
   // The margin it names does settle it.
   RecommendOptions wider;
   wider.margins["recall.passed"] = 0.41;
   const Recommendation settled = recommend(data, wider);
   ASSERT_TRUE(settled.models[0].recommended.has_value());
   EXPECT_EQ(recommend_headline(data, settled.models[0]).verdict, "Recommended: -ctk q4_0 -ctv f16");
-  EXPECT_NE(recommend_markdown(data, rec).find("**No difference seen, not enough items to prove it**"), std::string::npos);
+  EXPECT_THAT(recommend_markdown(data, rec), HasSubstr("**No difference seen, not enough items to prove it**"));
   EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["verdict"], h.verdict);
 }
 
@@ -160,7 +163,7 @@ TEST(RecommendHeadline, AWorseCellIsNotNamedAndAllWorseSaysDiffers) {
   const RecommendHeadline d = recommend_headline(all_worse, recommend(all_worse).models[0]);
   EXPECT_EQ(d.kind, RecommendHeadline::Kind::differs);
   EXPECT_EQ(d.verdict, "Differs from the reference");
-  EXPECT_NE(d.sentence.find("keep the reference -ctk f16 -ctv f16"), std::string::npos) << d.sentence;
+  EXPECT_THAT(d.sentence, HasSubstr("keep the reference -ctk f16 -ctv f16")) << d.sentence;
 }
 
 }  // namespace

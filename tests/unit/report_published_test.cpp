@@ -1,5 +1,6 @@
 #include "kvsweep/report/published.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +8,8 @@
 
 #include "kvsweep/report/summary_json.hpp"
 #include "report_fixture.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::report {
 namespace {
@@ -162,11 +165,11 @@ TEST(Published, Seed000ParsesWithTheSevenHeroModels) {
 TEST(Published, BadDocumentsFailNamingWhere) {
   auto doc = grid_document();
   doc["kind"] = "kvsweep-summary";
-  EXPECT_NE(parse_error(doc).find("kind"), std::string::npos);
+  EXPECT_THAT(parse_error(doc), HasSubstr("kind"));
 
   doc = grid_document();
   doc["schema_version"] = 2;
-  EXPECT_NE(parse_error(doc).find("schema_version"), std::string::npos);
+  EXPECT_THAT(parse_error(doc), HasSubstr("schema_version"));
 
   doc = grid_document();
   doc["source"].erase("file");
@@ -178,7 +181,7 @@ TEST(Published, BadDocumentsFailNamingWhere) {
 
   doc = grid_document();
   doc["grids"][0]["type_v"][1] = "q4";
-  EXPECT_NE(parse_error(doc).find("grids[0].type_v[1]: unknown cache type 'q4'"), std::string::npos);
+  EXPECT_THAT(parse_error(doc), HasSubstr("grids[0].type_v[1]: unknown cache type 'q4'"));
 
   doc = grid_document();
   doc["grids"][0]["rows"][0]["values"][1] = 250;
@@ -202,7 +205,7 @@ TEST(Published, UnreadableOrInvalidFilesFail) {
   auto broken = load_published(dir.path() / "broken.json");
   ASSERT_FALSE(broken);
   EXPECT_EQ(broken.error().kind, core::ErrorKind::parse);
-  EXPECT_NE(broken.error().message.find("broken.json: not valid JSON"), std::string::npos);
+  EXPECT_THAT(broken.error().message, HasSubstr("broken.json: not valid JSON"));
 }
 
 // ---- against a run ---------------------------------------------------------------------------
@@ -238,11 +241,11 @@ TEST(Published, GridCellsMatchByTypesWithCisAndNotRun) {
   EXPECT_EQ(g.count_inside(), 2u);
 
   const std::string md = write_published_comparison(*cmp);
-  EXPECT_NE(md.find("| q4_0 | q4_0 | 60.00 | not run | — | — | — | — |"), std::string::npos) << md;
-  EXPECT_NE(md.find("2 of 3 run cells hold the published value in their 95% CI; 1 of 4 published cells not run."),
-            std::string::npos)
+  EXPECT_THAT(md, HasSubstr("| q4_0 | q4_0 | 60.00 | not run | — | — | — | — |")) << md;
+  EXPECT_THAT(md,
+              HasSubstr("2 of 3 run cells hold the published value in their 95% CI; 1 of 4 published cells not run."))
       << md;
-  EXPECT_NE(md.find("Source: \"A Literal Post\" (literal.txt)"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("Source: \"A Literal Post\" (literal.txt)")) << md;
 }
 
 TEST(Published, SummaryRowOfTheRunSitsBesideThePublishedOne) {
@@ -262,8 +265,11 @@ TEST(Published, SummaryRowOfTheRunSitsBesideThePublishedOne) {
   EXPECT_NEAR(h.min, 160.0 / 3.0, 1e-12);
   EXPECT_DOUBLE_EQ(h.max, 105.0);
   const std::string md = write_published_comparison(*cmp);
-  EXPECT_NE(md.find("| published | a (lit) | 4 | 3.50 ± 0.50 /4 | 90.00 ± 10.00 | 80.00 – 100.00 | none |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| this run | tiny · complete | 3 | 2.67 ± 1.53 /4 | 83.61 ± 26.96 | 53.33 – 105.00 | no |"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("| published | a (lit) | 4 | 3.50 ± 0.50 /4 | 90.00 ± 10.00 | 80.00 – 100.00 | none |"))
+      << md;
+  EXPECT_THAT(md,
+              HasSubstr("| this run | tiny · complete | 3 | 2.67 ± 1.53 /4 | 83.61 ± 26.96 | 53.33 – 105.00 | no |"))
+      << md;
 }
 
 TEST(Published, TheMetricMustBeTheOneThePublishedGridsHold) {
@@ -277,8 +283,8 @@ TEST(Published, TheMetricMustBeTheOneThePublishedGridsHold) {
   auto other = compare_published(fixture_summary(), *p, {.metric = "match_reference", .grid = ""});
   ASSERT_FALSE(other);
   EXPECT_EQ(other.error().kind, core::ErrorKind::invalid);
-  EXPECT_NE(other.error().message.find("--metric match_reference: " + p->name + " publishes '" + p->metric + "'"),
-            std::string::npos)
+  EXPECT_THAT(other.error().message,
+              HasSubstr("--metric match_reference: " + p->name + " publishes '" + p->metric + "'"))
       << other.error().message;
 }
 
@@ -288,7 +294,7 @@ TEST(Published, UnknownGridIsAnErrorAndAMissingProbeIsNotRun) {
   auto bad = compare_published(fixture_summary(), *p, {.metric = "", .grid = "nope"});
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().kind, core::ErrorKind::invalid);
-  EXPECT_NE(bad.error().message.find("grids: lit"), std::string::npos);
+  EXPECT_THAT(bad.error().message, HasSubstr("grids: lit"));
 
   auto doc = grid_document();
   doc["probe"] = "recall";
@@ -297,8 +303,7 @@ TEST(Published, UnknownGridIsAnErrorAndAMissingProbeIsNotRun) {
   auto cmp = compare_published(fixture_summary(), *other);
   ASSERT_TRUE(cmp);
   ASSERT_EQ(cmp->warnings.size(), 1u);
-  EXPECT_NE(cmp->warnings[0].find("no probe named or of kind 'recall' (its probes: complete, telephone)"),
-            std::string::npos);
+  EXPECT_THAT(cmp->warnings[0], HasSubstr("no probe named or of kind 'recall' (its probes: complete, telephone)"));
   ASSERT_EQ(cmp->grids.size(), 1u);
   EXPECT_EQ(cmp->grids[0].count_not_run(), 4u);
 
@@ -327,12 +332,13 @@ TEST(Published, ModelDeltasArePairedAndUnmatchedModelsNotRun) {
   EXPECT_EQ(cmp->aggregate.improved, 1u);
   EXPECT_NEAR(cmp->aggregate.mean_delta, 0.165, 1e-12);
   const std::string md = write_published_comparison(*cmp);
-  EXPECT_NE(md.find("| the tiny one | tiny | +0.17 | +0.165 | [0.150, 0.180] | yes | 0.89 | 0.890 [0.880, 0.900] | — | "
-                    "0.725 [0.700, 0.750] |"), std::string::npos)
+  EXPECT_THAT(md,
+              HasSubstr("| the tiny one | tiny | +0.17 | +0.165 | [0.150, 0.180] | yes | 0.89 | 0.890 [0.880, 0.900] | — | "
+                        "0.725 [0.700, 0.750] |"))
       << md;
-  EXPECT_NE(md.find("| a big one | not run | -0.36 | — | — | — | — | — | — | — |"), std::string::npos) << md;
-  EXPECT_NE(md.find("Published: 2 models, 1 improved under f16 KV, mean Δ -0.10."), std::string::npos) << md;
-  EXPECT_NE(md.find("This run: 1 model with both settings, 1 improved under f16 KV, mean Δ +0.165."), std::string::npos)
+  EXPECT_THAT(md, HasSubstr("| a big one | not run | -0.36 | — | — | — | — | — | — | — |")) << md;
+  EXPECT_THAT(md, HasSubstr("Published: 2 models, 1 improved under f16 KV, mean Δ -0.10.")) << md;
+  EXPECT_THAT(md, HasSubstr("This run: 1 model with both settings, 1 improved under f16 KV, mean Δ +0.165."))
       << md;
 }
 
@@ -359,8 +365,8 @@ TEST(Published, Seed000MatchesARunModelByTheWordsOfItsTag) {
   EXPECT_TRUE(cmp->deltas[1].model.empty());
   EXPECT_EQ(cmp->aggregate.models, 0u);
   const std::string md = write_published_comparison(*cmp);
-  EXPECT_NE(md.find("| 0.6B fp16 weights | tiny | +0.62 | — | — | — | 0.84 | 0.890 [0.880, 0.900] | 0.23 | not run |"),
-            std::string::npos)
+  EXPECT_THAT(md,
+              HasSubstr("| 0.6B fp16 weights | tiny | +0.62 | — | — | — | 0.84 | 0.890 [0.880, 0.900] | 0.23 | not run |"))
       << md;
 }
 

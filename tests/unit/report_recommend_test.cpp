@@ -1,5 +1,6 @@
 // Verdicts, frontier, recommendation, cost and the K-versus-V sentence on a literal run.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,9 @@
 
 #include "kvsweep/report/recommend.hpp"
 #include "kvsweep/report/summary.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kvsweep::report {
 namespace {
@@ -147,12 +151,12 @@ TEST(Recommend, VerdictsFrontierAndRecommendation) {
 
   // K versus V: q4_0/f16 fails the 8 items f16/q4_0 passes (McNemar 2^-7).
   ASSERT_EQ(m.k_vs_v.size(), 2u);
-  EXPECT_NE(m.k_vs_v[0].sentence.find("K is more sensitive than V"), std::string::npos) << m.k_vs_v[0].sentence;
-  EXPECT_NE(m.k_vs_v[0].sentence.find("p = 0.008"), std::string::npos) << m.k_vs_v[0].sentence;
+  EXPECT_THAT(m.k_vs_v[0].sentence, HasSubstr("K is more sensitive than V")) << m.k_vs_v[0].sentence;
+  EXPECT_THAT(m.k_vs_v[0].sentence, HasSubstr("p = 0.008")) << m.k_vs_v[0].sentence;
 
   const std::string md = recommend_markdown(data, rec);
-  EXPECT_NE(md.find("**Recommended: -ctk q8_0 -ctv q8_0**"), std::string::npos) << md;
-  EXPECT_NE(md.find("needs ~52 items"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("**Recommended: -ctk q8_0 -ctv q8_0**")) << md;
+  EXPECT_THAT(md, HasSubstr("needs ~52 items")) << md;
   const auto j = recommend_json(data, rec);
   EXPECT_EQ(j["models"][0]["recommended"], "m-q8_0-q8_0");
 }
@@ -166,7 +170,7 @@ TEST(Recommend, NoEligibleCellSaysSo) {
   EXPECT_FALSE(rec.models[0].recommended.has_value());
   // q8_0/q8_0 answered every item as the reference did: seen as no different, not proven at margin 0.
   const std::string md = recommend_markdown(data, rec);
-  EXPECT_NE(md.find("**No difference seen, not enough items to prove it**: -ctk q8_0 -ctv q8_0"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("**No difference seen, not enough items to prove it**: -ctk q8_0 -ctv q8_0")) << md;
 }
 
 TEST(Recommend, AdaptiveCellsGetTheSequentialVerdictAndSaySo) {
@@ -203,10 +207,10 @@ TEST(Recommend, AdaptiveCellsGetTheSequentialVerdictAndSaySo) {
   EXPECT_EQ(v.adaptive->items_run, 5u);
   EXPECT_EQ(v.adaptive->items_planned, 60u);
   EXPECT_EQ(v.adaptive->decided_at, 5u);
-  EXPECT_NE(v.bound.find("anytime-valid"), std::string::npos);
+  EXPECT_THAT(v.bound, HasSubstr("anytime-valid"));
   const std::string md = recommend_markdown(*data, rec);
-  EXPECT_NE(md.find("Adaptive verdicts"), std::string::npos) << md;
-  EXPECT_NE(md.find("| q4_0/q4_0 | sim.similarity | inferior | 5 | 5 of 60 |"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("Adaptive verdicts")) << md;
+  EXPECT_THAT(md, HasSubstr("| q4_0/q4_0 | sim.similarity | inferior | 5 | 5 of 60 |")) << md;
   EXPECT_EQ(recommend_json(*data, rec)["models"][0]["cells"][0]["metrics"][0]["adaptive"]["decided_at"], 5);
   // Settled items are neither ok nor failed in the summary.
   const RunSummary summary = summarize_run(*data);
@@ -253,7 +257,7 @@ TEST(Recommend, AdaptivePassFailCellsSayWhetherCurtailmentOrFutilitySettledThem)
   ASSERT_TRUE(q4.adaptive.has_value());
   EXPECT_EQ(q4.adaptive->by, "curtailment");
   EXPECT_EQ(q4.adaptive->decided_at, 5u);
-  EXPECT_NE(q4.bound.find("curtailed: every outcome of the 11 items left gives it"), std::string::npos) << q4.bound;
+  EXPECT_THAT(q4.bound, HasSubstr("curtailed: every outcome of the 11 items left gives it")) << q4.bound;
   const MetricVerdict& q8 = verdict_of(rec.models[0], *data, "q8_0", "q8_0").metrics.at(0);
   EXPECT_EQ(q8.result.verdict, stats::Verdict::unknown);
   ASSERT_TRUE(q8.adaptive.has_value());
@@ -261,9 +265,9 @@ TEST(Recommend, AdaptivePassFailCellsSayWhetherCurtailmentOrFutilitySettledThem)
   EXPECT_EQ(q8.adaptive->decided_at, 0u);
   EXPECT_NEAR(q8.adaptive->p_decided, 0.0672, 0.0001);
   const std::string md = recommend_markdown(*data, rec);
-  EXPECT_NE(md.find("| q8_0/q8_0 | recall.passed | unknown | — | 5 of 16 | futility: the full run decides with "
-                    "predictive probability 0.067 |"),
-            std::string::npos)
+  EXPECT_THAT(md,
+              HasSubstr("| q8_0/q8_0 | recall.passed | unknown | — | 5 of 16 | futility: the full run decides with "
+                        "predictive probability 0.067 |"))
       << md;
   const json j = recommend_json(*data, rec);
   bool saw_futility = false;
@@ -301,9 +305,9 @@ TEST(Cost, BytesPerTokenMemoryAndSpeedRelativeToTheReference) {
   // Without a speed probe, --max-slowdown reads the server's rates.
   EXPECT_DOUBLE_EQ(q8->pp_x_worst, 0.5);
   EXPECT_DOUBLE_EQ(q8->tg_x_worst, 1.0);
-  EXPECT_NE(cost_markdown(data, costs).find("| m q8_0/q8_0 | 272 | 272 | 544 | 68.0 | 4000.0 [4000.0, 4000.0] | "
-                                            "120 req × 400 @ d0 | 0.50× |"),
-            std::string::npos)
+  EXPECT_THAT(cost_markdown(data, costs),
+              HasSubstr("| m q8_0/q8_0 | 272 | 272 | 544 | 68.0 | 4000.0 [4000.0, 4000.0] | "
+                        "120 req × 400 @ d0 | 0.50× |"))
       << cost_markdown(data, costs);
 }
 
@@ -364,10 +368,9 @@ TEST(Cost, PrefillIsTheLongRequestsTokensOverTheirTimeNotTheMedianOfShortFollowU
   EXPECT_GE(ref->decode.ci->upper, ref->decode.tok_s);
   const std::string md = cost_markdown(data, costs);
   // 2 + 2 MiB over the run's -c of 16384: 256 B/token.
-  EXPECT_NE(md.find("| m f16/f16 (ref) | 128 | 128 | 256 | 4.0 | 40000.0 | 1 req × 10000 @ d0 | 1.00× |"),
-            std::string::npos)
+  EXPECT_THAT(md, HasSubstr("| m f16/f16 (ref) | 128 | 128 | 256 | 4.0 | 40000.0 | 1 req × 10000 @ d0 | 1.00× |"))
       << md;
-  EXPECT_EQ(md.find("1000000"), std::string::npos);
+  EXPECT_THAT(md, Not(HasSubstr("1000000")));
 }
 
 TEST(Cost, TooFewTokensGiveADashWithTheReasonNeverASentinel) {
@@ -388,10 +391,10 @@ TEST(Cost, TooFewTokensGiveADashWithTheReasonNeverASentinel) {
   EXPECT_EQ(ref->decode.n, 0u);
   EXPECT_TRUE(std::isnan(ref->decode.tok_s));
   const std::string md = cost_markdown(*small, costs);
-  EXPECT_NE(md.find("| m f16/f16 (ref) | 512 | 512 | 1024 | 4.0 | — | none large enough | — | — | none large enough | — |"),
-            std::string::npos)
+  EXPECT_THAT(md,
+              HasSubstr("| m f16/f16 (ref) | 512 | 512 | 1024 | 4.0 | — | none large enough | — | — | none large enough | — |"))
       << md;
-  EXPECT_EQ(md.find("1000000"), std::string::npos);
+  EXPECT_THAT(md, Not(HasSubstr("1000000")));
 }
 
 TEST(Cost, LlamaBenchSpeedsSitBesideTheServersAtTheirDepth) {
@@ -405,8 +408,8 @@ TEST(Cost, LlamaBenchSpeedsSitBesideTheServersAtTheirDepth) {
   EXPECT_DOUBLE_EQ(q4->bench[0].pp_x, 1.0);
   EXPECT_DOUBLE_EQ(q4->tg_x_worst, 0.5);
   const std::string md = cost_markdown(data, costs);
-  EXPECT_NE(md.find("| pp512 @ d8192 tok/s | tg128 @ d8192 tok/s |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 30000.0 ± 100.0 | 45.0 ± 1.0 |"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("| pp512 @ d8192 tok/s | tg128 @ d8192 tok/s |")) << md;
+  EXPECT_THAT(md, HasSubstr("| 30000.0 ± 100.0 | 45.0 ± 1.0 |")) << md;
   const auto j = cost_json(data, costs);
   EXPECT_EQ(j["cells"][1]["bench"][0]["tg_tok_s"], 45.0);
 }
@@ -417,15 +420,15 @@ TEST(Recommend, MaxSlowdownDropsAPairSlowerThanRTimesTheReference) {
   const Recommendation plain = recommend(data, options);
   ASSERT_TRUE(plain.models[0].recommended.has_value());
   EXPECT_EQ(*plain.models[0].recommended, *data.find_cell("m", "q4_0", "f16"));
-  EXPECT_NE(recommend_markdown(data, plain).find("tg128 @ d8192 45.0 tok/s (0.50×)"), std::string::npos)
+  EXPECT_THAT(recommend_markdown(data, plain), HasSubstr("tg128 @ d8192 45.0 tok/s (0.50×)"))
       << recommend_markdown(data, plain);
   options.max_slowdown = 0.9;
   const Recommendation fast = recommend(data, options);
   EXPECT_FALSE(fast.models[0].recommended.has_value());
   EXPECT_EQ(verdict_of(fast.models[0], data, "q4_0", "f16").too_slow, "tg 0.50× < 0.90×");
   const std::string md = recommend_markdown(data, fast);
-  EXPECT_NE(md.find("1 non-inferior cell is slower than --max-slowdown allows"), std::string::npos) << md;
-  EXPECT_NE(md.find("(too slow: tg 0.50× < 0.90×)"), std::string::npos) << md;
+  EXPECT_THAT(md, HasSubstr("1 non-inferior cell is slower than --max-slowdown allows")) << md;
+  EXPECT_THAT(md, HasSubstr("(too slow: tg 0.50× < 0.90×)")) << md;
   options.max_slowdown = 0.5;
   EXPECT_TRUE(recommend(data, options).models[0].recommended.has_value());
 }

@@ -3,6 +3,7 @@
 
 #include "kvsweep/report/summary_document.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,8 @@
 #include "kvsweep/report/compare.hpp"
 #include "kvsweep/report/summary_json.hpp"
 #include "report_fixture.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::report {
 namespace {
@@ -78,7 +81,7 @@ TEST(SummaryDocument, ErrorsNameTheDocumentAndTheKeyPath) {
   EXPECT_EQ(read_error(doc), "base.json: kind: not a kvsweep summary (expected \"kvsweep-summary\")");
   doc = good;
   doc["schema_version"] = kReportSchemaVersion + 1;
-  EXPECT_NE(read_error(doc).find("base.json: schema_version: unsupported"), std::string::npos);
+  EXPECT_THAT(read_error(doc), HasSubstr("base.json: schema_version: unsupported"));
   doc = good;
   doc["results"][1]["model"] = 3;
   EXPECT_EQ(read_error(doc), "base.json: results[1].model: expected a string, got number 3");

@@ -1,6 +1,7 @@
 // A run with variants read for reporting: its grids are per model and variant, each with its own
 // reference; the variant-effect rows pair each variant's cell with the base variant's cell at the
 // same K/V; summary.json and report.md carry the variant.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/report/csv.hpp"
@@ -10,6 +11,8 @@
 #include "kvsweep/report/summary.hpp"
 #include "kvsweep/report/summary_json.hpp"
 #include "kvsweep/report/variant_effect.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::report {
 namespace {
@@ -86,7 +89,7 @@ TEST(VariantReport, EachVariantsCellIsPairedWithTheBaseVariantsCellAtTheSameKV) 
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.rows[1][4], "rot-off vs rot-on");
   EXPECT_EQ(t.rows[1][7].substr(0, 6), "-20.00");
-  EXPECT_NE(variant_effect_svg(effects, "recall").find("rot-off q4_0/f16"), std::string::npos);
+  EXPECT_THAT(variant_effect_svg(effects, "recall"), HasSubstr("rot-off q4_0/f16"));
 }
 
 TEST(VariantReport, SummaryJsonAndMarkdownCarryTheVariant) {
@@ -102,13 +105,13 @@ TEST(VariantReport, SummaryJsonAndMarkdownCarryTheVariant) {
   for (const auto& f : figures) has_effect_figure = has_effect_figure || f.file == "variant-effect-recall.svg";
   EXPECT_TRUE(has_effect_figure);
   const std::string md = write_markdown(data, summary, figures);
-  EXPECT_NE(md.find("### Variant effect"), std::string::npos);
-  EXPECT_NE(md.find("| copy | q4_0 | f16 | primary_matched ↑ | rot-off vs rot-on |"), std::string::npos) << md;
-  EXPECT_NE(md.find("primary_matched ↑ — copy/rot-off"), std::string::npos);
+  EXPECT_THAT(md, HasSubstr("### Variant effect"));
+  EXPECT_THAT(md, HasSubstr("| copy | q4_0 | f16 | primary_matched ↑ | rot-off vs rot-on |")) << md;
+  EXPECT_THAT(md, HasSubstr("primary_matched ↑ — copy/rot-off"));
   // long.csv: a variant column, and every record finds its cell.
   const std::string csv = write_long_csv(data);
   EXPECT_EQ(csv.substr(0, csv.find("type_k")), "run,model,variant,");
-  EXPECT_NE(csv.find("rotation,copy,rot-off,q4_0,f16,copy-rot-off-q4_0-f16,recall,"), std::string::npos) << csv;
+  EXPECT_THAT(csv, HasSubstr("rotation,copy,rot-off,q4_0,f16,copy-rot-off-q4_0-f16,recall,")) << csv;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Golden-file tests of every report writer over the literal fixture run (report_fixture.hpp).
 // KVSWEEP_UPDATE_GOLDEN=1 rewrites tests/data/report/*; review the diff (and render the SVGs) before committing.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,9 @@
 #include "kvsweep/report/telephone_figures.hpp"
 #include "kvsweep/report/tradeoff.hpp"
 #include "report_fixture.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kvsweep::report {
 namespace {
@@ -170,9 +174,9 @@ TEST(ReportWriters, Markdown) {
   const auto figures = render_figures(f.data, f.summary, RenderSvg::no);
   const std::string text = write_markdown(f.data, f.summary, figures);
   testing::expect_golden("report.md", text);
-  EXPECT_NE(text.find("| model | combos | pass /4 (mean ± sd) |"), std::string::npos);
-  EXPECT_NE(text.find("ctk\\ctv"), std::string::npos);
-  EXPECT_NE(text.find("load_failed"), std::string::npos);
+  EXPECT_THAT(text, HasSubstr("| model | combos | pass /4 (mean ± sd) |"));
+  EXPECT_THAT(text, HasSubstr("ctk\\ctv"));
+  EXPECT_THAT(text, HasSubstr("load_failed"));
 }
 
 TEST(ReportWriters, HeatmapSvg) {
@@ -180,8 +184,8 @@ TEST(ReportWriters, HeatmapSvg) {
   const std::string svg = heatmap_svg(f.data, f.summary, "tiny", "complete", "common_prefix_chars");
   testing::expect_golden("heatmap-complete-common_prefix_chars-tiny.svg", svg);
   EXPECT_EQ(xml_problem(svg), "");
-  EXPECT_NE(svg.find("reference"), std::string::npos);
-  EXPECT_NE(svg.find("load_failed"), std::string::npos);
+  EXPECT_THAT(svg, HasSubstr("reference"));
+  EXPECT_THAT(svg, HasSubstr("load_failed"));
 }
 
 TEST(ReportWriters, TelephoneSvgs) {
@@ -203,10 +207,10 @@ TEST(ReportWriters, TradeoffSvg) {
   testing::expect_golden("tradeoff-complete-tiny.svg", svg);
   EXPECT_EQ(xml_problem(svg), "");
   EXPECT_EQ(tradeoff_metric(f.data, f.summary, "complete"), "match_reference");
-  EXPECT_NE(svg.find("f16/f16 (ref)"), std::string::npos);
-  EXPECT_NE(svg.find("class=\"recommended\""), std::string::npos);
+  EXPECT_THAT(svg, HasSubstr("f16/f16 (ref)"));
+  EXPECT_THAT(svg, HasSubstr("class=\"recommended\""));
   // q4_0/q4_0 failed to load: no KV size, no point.
-  EXPECT_EQ(svg.find("q4_0/q4_0"), std::string::npos);
+  EXPECT_THAT(svg, Not(HasSubstr("q4_0/q4_0")));
 }
 
 TEST(ReportWriters, Html) {
@@ -214,9 +218,9 @@ TEST(ReportWriters, Html) {
   const auto figures = render_figures(f.data, f.summary);
   const std::string html = write_html(f.data, f.summary, figures);
   testing::expect_golden("index.html", html);
-  for (const auto& fig : figures) EXPECT_NE(html.find("<figure id=\"" + fig.file + "\">"), std::string::npos) << fig.file;
+  for (const auto& fig : figures) EXPECT_THAT(html, HasSubstr("<figure id=\"" + fig.file + "\">")) << fig.file;
   // The inlined figures carry no XML declaration.
-  EXPECT_EQ(html.find("<?xml"), std::string::npos);
+  EXPECT_THAT(html, Not(HasSubstr("<?xml")));
 }
 
 TEST(ReportWriters, EveryFigureIsWellFormedXml) {
@@ -245,7 +249,7 @@ TEST(ReportWriters, BundleNamesEveryFileOnce) {
   const auto md_only = render_report(f.data, f.summary, *parse_format("md"), kGenerator);
   ASSERT_EQ(md_only.size(), 1u);
   // Without the SVGs beside it, report.md links no figure.
-  EXPECT_EQ(md_only[0].text.find(".svg"), std::string::npos);
+  EXPECT_THAT(md_only[0].text, Not(HasSubstr(".svg")));
   EXPECT_FALSE(parse_format("pdf").has_value());
 }
 

@@ -1,5 +1,6 @@
 // The attention path and buffers read from real llama-server logs (tests/data/cuda/README.md says
 // which are real and which were constructed from a real log), and the path decided across cells.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,8 @@
 #include "kvsweep/server/attention_path.hpp"
 #include "kvsweep/server/backend.hpp"
 #include "kvsweep/sweep/attention_paths.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::server {
 namespace {
@@ -32,8 +35,8 @@ TEST(AttentionPath, MixedPairOnTheDefaultCudaBuildIsConvertedWithItsRemedy) {
   const EffectiveKv e = parse_effective_kv(fixture("llama-server-tiny-q8_0-q4_0.log"));
   EXPECT_EQ(e.attention.converted, "q8_0-q4_0");
   EXPECT_EQ(e.path.path, AttentionPath::converted);
-  EXPECT_NE(e.path.reason.find("add q8_0-q4_0 to GGML_CUDA_FA_QUANTS"), std::string::npos) << e.path.reason;
-  EXPECT_NE(e.path.reason.find("or use q8_0/q8_0"), std::string::npos) << e.path.reason;
+  EXPECT_THAT(e.path.reason, HasSubstr("add q8_0-q4_0 to GGML_CUDA_FA_QUANTS")) << e.path.reason;
+  EXPECT_THAT(e.path.reason, HasSubstr("or use q8_0/q8_0")) << e.path.reason;
 }
 
 TEST(AttentionPath, ReadsTheBuildAndTheBuffersPerDevice) {
@@ -79,7 +82,7 @@ TEST(AttentionPath, CopyModelHeadSize512IsUnknownNotConverted) {
   const EffectiveKv e = parse_effective_kv(fixture("llama-server-copy-rot-off-q4_0-q4_0.log"));
   EXPECT_EQ(e.attention.head_dim_k, 512);
   EXPECT_EQ(e.path.path, AttentionPath::unknown);
-  EXPECT_NE(e.path.reason.find("head size 512"), std::string::npos) << e.path.reason;
+  EXPECT_THAT(e.path.reason, HasSubstr("head size 512")) << e.path.reason;
   const DeviceMemory* gpu = device(e.attention, "CUDA0");
   ASSERT_NE(gpu, nullptr);
   EXPECT_DOUBLE_EQ(gpu->model_mib, 48.29);
@@ -95,8 +98,8 @@ TEST(AttentionPath, MoreSplitsThanTheReferenceWithoutAWarningIsFallback) {
   const PathVerdict v = against_reference(cell.path, cell.attention.splits, ref.attention.splits, "q8_0", "q4_0", "");
   EXPECT_EQ(v.path, AttentionPath::fallback);
   EXPECT_EQ(to_string(v.path), "fallback?");
-  EXPECT_NE(v.reason.find("6 splits against the reference's 2"), std::string::npos) << v.reason;
-  EXPECT_NE(v.reason.find("add q8_0-q4_0 to GGML_CUDA_FA_QUANTS"), std::string::npos) << v.reason;
+  EXPECT_THAT(v.reason, HasSubstr("6 splits against the reference's 2")) << v.reason;
+  EXPECT_THAT(v.reason, HasSubstr("add q8_0-q4_0 to GGML_CUDA_FA_QUANTS")) << v.reason;
   // The same splits as the reference's: nothing moved.
   EXPECT_EQ(against_reference(ref.path, ref.attention.splits, ref.attention.splits, "f16", "f16", "").path,
             AttentionPath::unknown);
@@ -133,7 +136,7 @@ TEST(AttentionPath, FaQuantsListAllAndAMissingWarning) {
   EXPECT_EQ(iq.path, AttentionPath::unknown);
   EXPECT_EQ(path_remedy("iq4_nl", "iq4_nl", "q4_0-q4_0,q8_0-q8_0"),
             "no CUDA FlashAttention kernel exists for iq4_nl-iq4_nl; use q8_0/q8_0");
-  EXPECT_NE(path_remedy("q5_0", "q4_0", "q4_0-q4_0").find("or use q4_0/q4_0"), std::string::npos)
+  EXPECT_THAT(path_remedy("q5_0", "q4_0", "q4_0-q4_0"), HasSubstr("or use q4_0/q4_0"))
       << "K's own pair is not compiled, V's is";
   EXPECT_EQ(attention_path(f, "q8_0", "q4_0", "disabled").path, AttentionPath::unknown);
   EXPECT_EQ(attention_path(AttentionFacts{}, "q8_0", "q4_0", "enabled").path, AttentionPath::unknown);

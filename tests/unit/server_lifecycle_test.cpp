@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "fake_launcher.hpp"
@@ -14,6 +15,9 @@
 #include "kvsweep/server/llama_api.hpp"
 #include "kvsweep/server/llama_server.hpp"
 #include "temp_file.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -102,7 +106,7 @@ TEST_F(Lifecycle, ReadyServerWithTheKvLineIsVerifiedAndStopsOnce) {
   instance.stop();
   EXPECT_FALSE(instance.alive());
   EXPECT_EQ(launcher.processes[0]->stops, 1);
-  EXPECT_NE(instance.exit_description().find("signal 15"), std::string::npos);
+  EXPECT_THAT(instance.exit_description(), HasSubstr("signal 15"));
 }
 
 TEST_F(Lifecycle, DiedBeforeReadyIsLoadFailedWithTheServersErrorLinesOnly) {
@@ -113,12 +117,12 @@ TEST_F(Lifecycle, DiedBeforeReadyIsLoadFailedWithTheServersErrorLinesOnly) {
   EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
   EXPECT_EQ(started.error().message, "test-server exited with code 1 before it was ready");
   const std::string& lines = started.error().log_tail;
-  EXPECT_NE(lines.find("failed to open GGUF file '/nonexistent.gguf'"), std::string::npos) << lines;
-  EXPECT_NE(lines.find("exiting due to model loading error"), std::string::npos) << lines;
+  EXPECT_THAT(lines, HasSubstr("failed to open GGUF file '/nonexistent.gguf'")) << lines;
+  EXPECT_THAT(lines, HasSubstr("exiting due to model loading error")) << lines;
   // Start-up chatter is left out; the last lines before exit are kept.
-  EXPECT_EQ(lines.find("common_params_print_info"), std::string::npos) << lines;
-  EXPECT_EQ(lines.find("initializing"), std::string::npos) << lines;
-  EXPECT_NE(lines.find("cleaning up before exit"), std::string::npos) << lines;
+  EXPECT_THAT(lines, Not(HasSubstr("common_params_print_info"))) << lines;
+  EXPECT_THAT(lines, Not(HasSubstr("initializing"))) << lines;
+  EXPECT_THAT(lines, HasSubstr("cleaning up before exit")) << lines;
   EXPECT_EQ(probe.calls, 0);
 }
 
@@ -137,9 +141,9 @@ TEST_F(Lifecycle, NotReadyBeforeTheDeadlineIsLoadFailedAndTheServerIsStopped) {
   auto started = launch();
   ASSERT_FALSE(started);
   EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
-  EXPECT_NE(started.error().message.find("GET /health not ready within the ready timeout"), std::string::npos)
+  EXPECT_THAT(started.error().message, HasSubstr("GET /health not ready within the ready timeout"))
       << started.error().message;
-  EXPECT_NE(started.error().message.find("connection refused"), std::string::npos);
+  EXPECT_THAT(started.error().message, HasSubstr("connection refused"));
   // At least one poll; how many fit in 100 ms depends on the machine's load (retrying is shown by
   // ReadyServerWithTheKvLineIsVerifiedAndStopsOnce).
   EXPECT_GE(probe.calls, 1);
@@ -213,8 +217,8 @@ TEST_F(Lifecycle, AFlavourStepThatFailsUsesItsOutcomeOrTheLog) {
   started = launch();
   ASSERT_FALSE(started);
   EXPECT_EQ(started.error().outcome, CellOutcome::unsupported);
-  EXPECT_NE(started.error().message.find("test-server killed by signal 6"), std::string::npos) << started.error().message;
-  EXPECT_NE(started.error().message.find("while loading x"), std::string::npos);
+  EXPECT_THAT(started.error().message, HasSubstr("test-server killed by signal 6")) << started.error().message;
+  EXPECT_THAT(started.error().message, HasSubstr("while loading x"));
 }
 
 TEST_F(Lifecycle, AttachLaunchesNothingAndDeclaresTheTypes) {
@@ -224,7 +228,7 @@ TEST_F(Lifecycle, AttachLaunchesNothingAndDeclaresTheTypes) {
   EXPECT_EQ(probe.credentials.at(0).token, "sekret");
   EXPECT_EQ(server::check_kv((*started)->effective(), "q4_0", "f16"), server::KvCheck::declared);
   EXPECT_EQ((*started)->info()["url"], "http://10.0.0.5:8080");
-  EXPECT_EQ((*started)->info().dump().find("sekret"), std::string::npos);
+  EXPECT_THAT((*started)->info().dump(), Not(HasSubstr("sekret")));
   EXPECT_TRUE((*started)->alive());
 }
 

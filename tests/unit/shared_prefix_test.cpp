@@ -6,8 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_api.hpp"
+
 namespace kvsweep::probe {
 namespace {
+
+using kvsweep::testing::FakeApi;
 
 /// How the fake tokenizes, each like a family of real tokenizers at the split.
 enum class Style {
@@ -16,21 +20,16 @@ enum class Style {
   merging,       // a letter and the newline after it are one token: a token straddles the split
 };
 
-class TokenizingApi final : public server::Api {
- public:
-  explicit TokenizingApi(Style style) : m_style(style) {}
-  std::vector<std::string> tokenized;
-  bool unsupported = false;
-
-  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) override {
-    if (unsupported) return core::fail(core::ErrorKind::unsupported, "no tokenizer");
-    tokenized.push_back(text);
+/// A server whose tokenizer works in `style`.
+FakeApi tokenizing(Style style) {
+  FakeApi api;
+  api.on_tokenize = [style](const std::string& text, bool add_special) -> core::Expected<std::vector<std::int32_t>> {
     std::vector<std::int32_t> ids;
     if (add_special) ids.push_back(1);  // BOS
-    if (m_style == Style::space_prefix) ids.push_back(' ');
+    if (style == Style::space_prefix) ids.push_back(' ');
     for (std::size_t i = 0; i < text.size(); ++i) {
       const bool letter = std::isalpha(static_cast<unsigned char>(text[i])) != 0;
-      if (m_style == Style::merging && letter && i + 1 < text.size() && text[i + 1] == '\n') {
+      if (style == Style::merging && letter && i + 1 < text.size() && text[i + 1] == '\n') {
         ids.push_back(1000 + text[i]);
         ++i;
         continue;
@@ -38,19 +37,9 @@ class TokenizingApi final : public server::Api {
       ids.push_back(static_cast<unsigned char>(text[i]));
     }
     return ids;
-  }
-  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest&) override {
-    return core::fail(core::ErrorKind::unsupported, "not here");
-  }
-  core::Expected<std::string> detokenize(const std::vector<std::int32_t>&) override { return std::string(); }
-  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override {
-    return core::fail(core::ErrorKind::unsupported, "not here");
-  }
-  std::string describe() const override { return "fake tokenizer"; }
-
- private:
-  Style m_style;
-};
+  };
+  return api;
+}
 
 const std::string k_corpus = "def a():\n    return 1\n\ndef b():\n    return 2\n";
 const std::string k_rest1 = "\n\n---\n\nTask: reproduce a\n";
@@ -58,13 +47,13 @@ const std::string k_rest2 = "\n\n---\n\nTask: reproduce b\n";
 
 /// The server's tokens of the whole text, as /completion makes them of a string prompt.
 std::vector<std::int32_t> whole(Style style, const std::string& text) {
-  TokenizingApi api(style);
+  FakeApi api = tokenizing(style);
   return *api.tokenize(text, true);
 }
 
-std::size_t long_texts(const TokenizingApi& api) {
+std::size_t long_texts(const FakeApi& api) {
   std::size_t n = 0;
-  for (const auto& t : api.tokenized) n += t.size() >= k_corpus.size() - 1;
+  for (const auto& [text, add_special] : api.tokenized) n += text.size() >= k_corpus.size() - 1;
   return n;
 }
 
@@ -77,7 +66,7 @@ TEST(SharedPrefix, SplitsAfterTheLastNonBlankByte) {
 TEST(SharedPrefix, IdsEqualTheWholeTextsTokensAndThePrefixIsTokenizedOncePerModel) {
   for (const Style style : {Style::bytes, Style::space_prefix}) {
     SharedPrefix prefix(k_corpus);
-    TokenizingApi api(style);
+    FakeApi api = tokenizing(style);
     const auto first = prefix.prompt_ids(api, "m", k_rest1);
     ASSERT_TRUE(first && *first);
     EXPECT_EQ(**first, whole(style, k_corpus + k_rest1));
@@ -99,7 +88,7 @@ TEST(SharedPrefix, IdsEqualTheWholeTextsTokensAndThePrefixIsTokenizedOncePerMode
 
 TEST(SharedPrefix, WhereNoIdsEqualTheTextsTokensItSaysToSendText) {
   SharedPrefix prefix("x = 1\ny\n");
-  TokenizingApi api(Style::merging);
+  FakeApi api = tokenizing(Style::merging);
   const auto ids = prefix.prompt_ids(api, "m", "z\n");
   ASSERT_TRUE(ids);
   EXPECT_FALSE(*ids);
@@ -112,8 +101,7 @@ TEST(SharedPrefix, WhereNoIdsEqualTheTextsTokensItSaysToSendText) {
 
 TEST(SharedPrefix, ABackendWithoutATokenizerGetsText) {
   SharedPrefix prefix(k_corpus);
-  TokenizingApi api(Style::bytes);
-  api.unsupported = true;
+  FakeApi api;  // no tokenizer
   const auto ids = prefix.prompt_ids(api, "m", k_rest1);
   ASSERT_TRUE(ids);
   EXPECT_FALSE(*ids);

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -20,8 +21,10 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/speed.hpp"
 #include "kvsweep/server/api.hpp"
-#include "no_api.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -97,7 +100,7 @@ TEST(BenchOutput, NoTestIsAParseErrorQuotingTheOutput) {
   auto tests = parse_bench_output("main: error: failed to load model 'x.gguf'\n");
   ASSERT_FALSE(tests);
   EXPECT_EQ(tests.error().kind, ErrorKind::parse);
-  EXPECT_NE(tests.error().message.find("failed to load model"), std::string::npos);
+  EXPECT_THAT(tests.error().message, HasSubstr("failed to load model"));
 }
 
 TEST(BenchArgs, TakesOverOffloadThreadsAndFlashAttentionInLlamaBenchSpelling) {
@@ -162,7 +165,7 @@ class SpeedProbeTest : public ::testing::Test {
     cell.server_args = {"-fa", "on", "--jinja", "-t", "2"};
     cell.run_dir = dir / "run";
     cell.server_binary = (dir / "build" / "llama-server").string();
-    kvsweep::testing::NoApi api("speed");
+    kvsweep::testing::FakeApi api = kvsweep::testing::no_api("speed");
     Context ctx{api, cell, nullptr, nullptr};
     return probe.run(probe.items().at(item), ctx);
   }
@@ -192,7 +195,7 @@ TEST_F(SpeedProbeTest, OneItemPerDepthRunsLlamaBenchBesideTheServerWithTheCellsS
   EXPECT_DOUBLE_EQ(res->metrics["pp_tok_s_sd"].get<double>(), kPpSd);
   EXPECT_DOUBLE_EQ(res->metrics["tg_tok_s"].get<double>(), kTgAvg);
   EXPECT_EQ(res->response["tests"].size(), 2u);
-  EXPECT_NE(res->response["command"].get<std::string>().find("-ctk q8_0 -ctv q4_0"), std::string::npos);
+  EXPECT_THAT(res->response["command"].get<std::string>(), HasSubstr("-ctk q8_0 -ctv q4_0"));
   kvsweep::probe::testing::expect_declarations_match(*probe, res->metrics);
 }
 
@@ -215,7 +218,7 @@ TEST_F(SpeedProbeTest, TypesOtherThanTheCellsAreAnError) {
   auto res = run(*probe, 0, "f16", "f16");
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::invalid);
-  EXPECT_NE(res.error().message.find("not the cell's f16/f16"), std::string::npos);
+  EXPECT_THAT(res.error().message, HasSubstr("not the cell's f16/f16"));
 }
 
 TEST_F(SpeedProbeTest, AFailedRunIsAProcessErrorWithTheToolsLastLines) {
@@ -225,7 +228,7 @@ TEST_F(SpeedProbeTest, AFailedRunIsAProcessErrorWithTheToolsLastLines) {
   auto res = run(*probe, 0, "f16", "f16");
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::process);
-  EXPECT_NE(res.error().message.find("failed to load model"), std::string::npos);
+  EXPECT_THAT(res.error().message, HasSubstr("failed to load model"));
 }
 
 TEST_F(SpeedProbeTest, BadConfigsNameTheKey) {
@@ -237,7 +240,7 @@ TEST_F(SpeedProbeTest, BadConfigsNameTheKey) {
     make({{"depth", {0}}});
     FAIL() << "an unknown key must be refused";
   } catch (const FatalError& e) {
-    EXPECT_NE(std::string(e.what()).find("depths"), std::string::npos) << e.what();
+    EXPECT_THAT(std::string(e.what()), HasSubstr("depths")) << e.what();
   }
 }
 

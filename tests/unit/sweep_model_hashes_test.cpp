@@ -4,10 +4,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/sweep/model_hashes.hpp"
 #include "temp_file.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -37,8 +40,8 @@ TEST(ModelHashes, AFileRewrittenAtTheSameSizeIsAChangeNamingBothHashes) {
   auto now = sweep::hash_models(config);
   ASSERT_TRUE(now) << now.error().message;
   const std::string changed = sweep::changed_models(manifest, *now);
-  EXPECT_NE(changed.find("model 'tiny'"), std::string::npos) << changed;
-  EXPECT_NE(changed.find((*then)[0].sha256 + " then, " + (*now)[0].sha256 + " now"), std::string::npos) << changed;
+  EXPECT_THAT(changed, HasSubstr("model 'tiny'")) << changed;
+  EXPECT_THAT(changed, HasSubstr((*then)[0].sha256 + " then, " + (*now)[0].sha256 + " now")) << changed;
   // A manifest that recorded no hash (another backend, an old run) has nothing to compare.
   EXPECT_EQ(sweep::changed_models({{"models", {{{"name", "tiny"}, {"path", path.string()}}}}}, *now), "");
   std::filesystem::remove(path);

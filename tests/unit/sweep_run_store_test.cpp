@@ -8,12 +8,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/sweep/cell_journal.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -69,7 +72,7 @@ TEST(RunStoreRecords, ABadLineInTheMiddleIsNamedByFileAndLineAndStops) {
   ASSERT_FALSE(open);
   EXPECT_EQ(open.error().message.rfind(expected, 0), 0u) << open.error().message;
   // Nothing was cut: the file is left for the user to fix.
-  EXPECT_EQ(kt::slurp(dir / "records.jsonl").find(record("p1").dump()) != std::string::npos, true);
+  EXPECT_THAT(kt::slurp(dir / "records.jsonl"), HasSubstr(record("p1").dump()));
 }
 
 TEST(RunStoreRecords, OnlyATornLastLineIsRepaired) {
@@ -93,7 +96,7 @@ TEST(RunStoreRecords, AFailedAppendLeavesWholeLinesAndTheNextAppendStartsClean) 
     auto failed = store->append(record("p1", "timeout"));
     ASSERT_FALSE(failed);
     EXPECT_EQ(failed.error().kind, core::ErrorKind::io);
-    EXPECT_NE(failed.error().message.find("cannot append to " + (dir / "records.jsonl").string()), std::string::npos)
+    EXPECT_THAT(failed.error().message, HasSubstr("cannot append to " + (dir / "records.jsonl").string()))
         << failed.error().message;
   }
   EXPECT_EQ(std::filesystem::file_size(dir / "records.jsonl"), size);

@@ -12,30 +12,23 @@
 #include <set>
 #include <stdexcept>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/sweep/merge.hpp"
 #include "kvsweep/sweep/runner.hpp"
+#include "fake_api.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
 using namespace kvsweep;
 using server::CellOutcome;
 namespace kt = kvsweep::testing;
-
-class NoApi final : public server::Api {
- public:
-  core::Expected<server::CompletionResponse> complete(const server::CompletionRequest&) override { return nope(); }
-  core::Expected<std::vector<std::int32_t>> tokenize(const std::string&, bool) override { return nope(); }
-  core::Expected<std::string> detokenize(const std::vector<std::int32_t>&) override { return nope(); }
-  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>&) override { return nope(); }
-  std::string describe() const override { return "no api"; }
-
- private:
-  static std::unexpected<core::Error> nope() { return core::fail(core::ErrorKind::unsupported, "the probe is scripted"); }
-};
 
 /// A server that lives until the test kills it.
 class FakeInstance final : public server::Instance {
@@ -56,7 +49,7 @@ class FakeInstance final : public server::Instance {
   void kill() { m_alive = false; }
 
  private:
-  NoApi m_api;
+  kt::FakeApi m_api;  // the probe is scripted: it asks the server nothing
   server::EffectiveKv m_effective;
   int& m_stops;
   bool m_alive = true;
@@ -202,7 +195,7 @@ TEST_F(Runner, CrashAgainAfterTheRestartIsCrashed) {
   auto result = run();
   const auto& cell = result.cells.at(0);
   EXPECT_EQ(cell.outcome, CellOutcome::crashed);
-  EXPECT_NE(cell.message.find("again after a restart"), std::string::npos) << cell.message;
+  EXPECT_THAT(cell.message, HasSubstr("again after a restart")) << cell.message;
   EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:crashed"}));
   EXPECT_EQ(scripted->runs["c"], 0);
   auto manifest = sweep::RunStore::read_manifest(dir);
@@ -216,8 +209,8 @@ TEST_F(Runner, ARestartThatFailsIsCrashed) {
   auto result = run();
   const auto& cell = result.cells.at(0);
   EXPECT_EQ(cell.outcome, CellOutcome::crashed);
-  EXPECT_NE(cell.message.find("restart failed: not ready"), std::string::npos) << cell.message;
-  EXPECT_NE(cell.message.find("E out of memory"), std::string::npos) << cell.message;
+  EXPECT_THAT(cell.message, HasSubstr("restart failed: not ready")) << cell.message;
+  EXPECT_THAT(cell.message, HasSubstr("E out of memory")) << cell.message;
   EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok"}));
 }
 
@@ -250,7 +243,7 @@ TEST_F(Runner, TheLifecyclesRefusalsEndOnlyTheirCell) {
   EXPECT_EQ(result.cells[1].outcome, CellOutcome::config_mismatch);
   EXPECT_EQ(result.cells[1].effective.type_k, "f16");
   EXPECT_EQ(result.cells[2].outcome, CellOutcome::unsupported);
-  EXPECT_NE(result.cells[2].message.find("E Unsupported cache type"), std::string::npos);
+  EXPECT_THAT(result.cells[2].message, HasSubstr("E Unsupported cache type"));
   EXPECT_EQ(records.size(), 3u);  // only the first cell ran items
   auto manifest = sweep::RunStore::read_manifest(dir);
   ASSERT_TRUE(manifest);
@@ -265,7 +258,7 @@ TEST_F(Runner, ALogWithoutTheKvLineIsKvUnverifiedNeverSilentlyOk) {
   EXPECT_EQ(cell.outcome, CellOutcome::kv_unverified);
   EXPECT_EQ(cell.items_ok, 3);
   ASSERT_EQ(progress.notes.size(), 1u);
-  EXPECT_NE(progress.notes[0].find("no KV cache line"), std::string::npos);
+  EXPECT_THAT(progress.notes[0], HasSubstr("no KV cache line"));
   auto manifest = sweep::RunStore::read_manifest(dir);
   ASSERT_TRUE(manifest);
   EXPECT_EQ((*manifest)["cells"][0]["outcome"], "kv_unverified");
@@ -289,8 +282,8 @@ TEST_F(Runner, AProbeItemThatThrowsFailsThatItemAndTheSweepGoesOn) {
   EXPECT_EQ(cell.items_ok, 2);
   EXPECT_EQ(cell.items_failed, 1);
   EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:internal", "c:ok"}));
-  EXPECT_NE(records[1]["error"].get<std::string>().find("scripted/b threw: [json.exception.out_of_range.403] key 'tools'"),
-            std::string::npos)
+  EXPECT_THAT(records[1]["error"].get<std::string>(),
+              HasSubstr("scripted/b threw: [json.exception.out_of_range.403] key 'tools'"))
       << records[1].dump();
 }
 
@@ -306,7 +299,7 @@ TEST_F(Runner, AFullDiskStopsTheRunAndResumeCompletesItWithNothingLostOrDuplicat
   };
   auto stopped = run();
   full.reset();  // space freed
-  EXPECT_NE(stopped.store_error.find("cannot append to " + (dir / "records.jsonl").string()), std::string::npos)
+  EXPECT_THAT(stopped.store_error, HasSubstr("cannot append to " + (dir / "records.jsonl").string()))
       << stopped.store_error;
   EXPECT_EQ(stopped.cells.at(0).outcome, CellOutcome::pending);
   EXPECT_EQ(scripted->runs["c"], 0);  // nothing ran after the failed write
@@ -364,7 +357,7 @@ TEST_F(Runner, EachVariantsCellsStartWithItsSettingsAndRecordItsName) {
   // A variant's secret-looking environment reaches its server, never the run directory.
   EXPECT_EQ(shorter.env.back(), (std::pair<std::string, std::string>{"HF_TOKEN", "s3cret"}));
   EXPECT_EQ((*manifest)["config"]["variants"][1]["env"]["HF_TOKEN"], "<redacted>");
-  EXPECT_EQ(manifest->dump().find("s3cret"), std::string::npos);
+  EXPECT_THAT(manifest->dump(), Not(HasSubstr("s3cret")));
 
   // A variant's cells see its own reference cell's records (3 items), never the other variant's.
   EXPECT_EQ(scripted->seen.back(), "short/q4_0: 3 reference, 3 of its variant");

@@ -1,5 +1,5 @@
-// The telephone probe and the ApiEmbedder, against a scripted fake server::Api (canned
-// paraphrases; bag-of-letters embeddings) and a fake Embedder.
+// The telephone probe against a scripted fake server::Api (canned paraphrases; bag-of-letters
+// embeddings through an ApiEmbedder) and a fake Embedder.
 
 #include <algorithm>
 #include <cctype>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -20,7 +21,11 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/telephone.hpp"
 #include "kvsweep/server/api.hpp"
+#include "bag_of_letters.hpp"
+#include "fake_api.hpp"
 #include "metric_declarations.hpp"
+
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -36,19 +41,13 @@ using kvsweep::probe::ItemResult;
 using kvsweep::probe::TelephoneProbe;
 using kvsweep::server::CompletionRequest;
 using kvsweep::server::CompletionResponse;
+using kvsweep::testing::bag_of_letters;
+using kvsweep::testing::bag_of_letters_server;
+using kvsweep::testing::FakeApi;
+using kvsweep::testing::times_embedded;
 using nlohmann::json;
 
 constexpr std::string_view prefix = "Paraphrase this to the next agent: ";
-
-/// 26 counts, one per letter a–z (case-folded); everything else ignored.
-std::vector<float> bag_of_letters(const std::string& text) {
-  std::vector<float> v(26, 0.0f);
-  for (char c : text) {
-    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (l >= 'a' && l <= 'z') v[static_cast<std::size_t>(l - 'a')] += 1.0f;
-  }
-  return v;
-}
 
 /// The message inside a request made with the default template.
 std::string message_of(const CompletionRequest& r) {
@@ -74,64 +73,27 @@ CompletionResponse answer(std::string content, std::string stop_type = "eos") {
   return r;
 }
 
-/// A server that answers from a script and records every request; embed() gives
-/// bag-of-letters vectors and records every batch.
-class FakeApi final : public kvsweep::server::Api {
- public:
-  using Script = std::function<Expected<CompletionResponse>(const CompletionRequest&, int call)>;
+/// The scripted paraphraser: every agent drops the last word of what it is given.
+Expected<CompletionResponse> drop_a_word(const CompletionRequest& r, int) {
+  return answer(drop_last_word(message_of(r)));
+}
 
-  FakeApi() = default;
-  explicit FakeApi(Script script) : m_script(std::move(script)) {}
+/// A tokenizer: one token per space-separated word.
+Expected<std::vector<std::int32_t>> words(const std::string& text, bool) {
+  std::vector<std::int32_t> out;
+  std::size_t pos = 0;
+  while ((pos = text.find_first_not_of(' ', pos)) != std::string::npos) {
+    out.push_back(static_cast<std::int32_t>(out.size()));
+    pos = text.find(' ', pos);
+  }
+  return out;
+}
 
-  Expected<CompletionResponse> complete(const CompletionRequest& request) override {
-    requests.push_back(request);
-    return m_script(request, static_cast<int>(requests.size()));
-  }
-  Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool) override {
-    tokenize_calls.push_back(text);
-    if (!tokenizes) return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
-    // One token per space-separated word.
-    std::vector<std::int32_t> out;
-    std::size_t pos = 0;
-    while ((pos = text.find_first_not_of(' ', pos)) != std::string::npos) {
-      out.push_back(static_cast<std::int32_t>(out.size()));
-      pos = text.find(' ', pos);
-    }
-    return out;
-  }
-  bool tokenizes = false;
-  std::vector<std::string> tokenize_calls;
-  Expected<std::string> detokenize(const std::vector<std::int32_t>&) override {
-    return kvsweep::core::fail(ErrorKind::unsupported, "fake: no tokenizer");
-  }
-  Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) override {
-    batches.push_back(inputs);
-    if (embed_error) return std::unexpected(*embed_error);
-    std::vector<std::vector<float>> out;
-    for (const auto& text : inputs) out.push_back(bag_of_letters(text));
-    if (extra_vector) out.push_back(bag_of_letters("x"));
-    if (dimension_override && !out.empty()) out.back().resize(*dimension_override, 1.0f);
-    return out;
-  }
-  std::string describe() const override { return "fake"; }
-
-  int times_embedded(const std::string& text) const {
-    int n = 0;
-    for (const auto& batch : batches) n += static_cast<int>(std::count(batch.begin(), batch.end(), text));
-    return n;
-  }
-
-  std::vector<CompletionRequest> requests;
-  std::vector<std::vector<std::string>> batches;
-  std::optional<kvsweep::core::Error> embed_error;
-  bool extra_vector = false;
-  std::optional<std::size_t> dimension_override;
-
- private:
-  Script m_script = [](const CompletionRequest& r, int) -> Expected<CompletionResponse> {
-    return answer(drop_last_word(message_of(r)));
-  };
-};
+std::vector<std::string> tokenized_texts(const FakeApi& api) {
+  std::vector<std::string> out;
+  for (const auto& [text, add_special] : api.tokenized) out.push_back(text);
+  return out;
+}
 
 /// An embedder without a server: bag-of-letters, with an error or a zero vector on demand.
 class FakeEmbedder final : public Embedder {
@@ -163,7 +125,7 @@ TelephoneProbe probe_from(json config) {
 
 /// Runs the first item of `probe` against `api`, embedding through a second fake server.
 struct Harness {
-  FakeApi embedding_server;
+  FakeApi embedding_server = bag_of_letters_server();
   ApiEmbedder embedder{embedding_server, json{{"model", "bag-of-letters"}}};
   kvsweep::probe::CellInfo cell;
 
@@ -194,7 +156,7 @@ const double r3 = std::sqrt(3.0);
 // 2/√6 = √(2/3), 1/√2.
 TEST(TelephoneProbe, ThreeHopChainScoresEveryHopByHand) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.8}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   auto result = h.run(probe, api);
   ASSERT_TRUE(result.has_value()) << result.error().message;
@@ -233,14 +195,14 @@ TEST(TelephoneProbe, ThreeHopChainScoresEveryHopByHand) {
   EXPECT_DOUBLE_EQ(result->timings.predicted_ms, 6.75);
 
   // The original went to the embedding server once, each hop's output once.
-  ASSERT_EQ(h.embedding_server.batches.size(), 4u);
-  EXPECT_EQ(h.embedding_server.batches[0], std::vector<std::string>{"a b c d"});
-  EXPECT_EQ(h.embedding_server.batches[3], std::vector<std::string>{"a"});
+  ASSERT_EQ(h.embedding_server.embedded.size(), 4u);
+  EXPECT_EQ(h.embedding_server.embedded[0], std::vector<std::string>{"a b c d"});
+  EXPECT_EQ(h.embedding_server.embedded[3], std::vector<std::string>{"a"});
 }
 
 TEST(TelephoneProbe, NeverBelowThresholdIsHopsPlusOne) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.4}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   auto result = h.run(probe, api);
   ASSERT_TRUE(result.has_value());
@@ -260,7 +222,7 @@ TEST(TelephoneProbe, IdenticalOutputHasSimilarityOneToPreviousHop) {
   }
   EXPECT_EQ(result->metrics["first_below_threshold"], 4);
   // A message seen again comes from the cache.
-  EXPECT_EQ(h.embedding_server.times_embedded("a b c d"), 1);
+  EXPECT_EQ(times_embedded(h.embedding_server, "a b c d"), 1);
 }
 
 TEST(TelephoneProbe, EmptyOutputKeepsPreviousMessageAndIsCounted) {
@@ -312,7 +274,7 @@ TEST(TelephoneProbe, LeadingThinkBlockIsStrippedAndRawKept) {
   const json& hop = result->response["hops"][0];
   EXPECT_EQ(hop["text"], "a b c");
   EXPECT_EQ(hop["raw"], "<think>\nlet me think\n</think>\n\na b c\n");
-  EXPECT_EQ(h.embedding_server.times_embedded("a b c"), 1);
+  EXPECT_EQ(times_embedded(h.embedding_server, "a b c"), 1);
 }
 
 TEST(TelephoneProbe, StripThinkBlock) {
@@ -356,7 +318,7 @@ TEST(TelephoneProbe, ErrorAtHopTwoIsRecordedNotScoredAsZero) {
   EXPECT_EQ(r["completed_hops"], 1);
   EXPECT_EQ(r["error"]["kind"], "http_status");
   EXPECT_EQ(r["error"]["http_status"], 500);
-  EXPECT_NE(r["error"]["message"].get<std::string>().find("500 Internal Server Error"), std::string::npos);
+  EXPECT_THAT(r["error"]["message"].get<std::string>(), HasSubstr("500 Internal Server Error"));
   EXPECT_EQ(api.requests.size(), 2u);  // the chain stopped
 
   // Metrics over hop 1 only: nothing is 0.
@@ -377,7 +339,7 @@ TEST(TelephoneProbe, ErrorAtHopOneFailsTheItem) {
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::http_status);
   EXPECT_EQ(result.error().http_status, 400);
-  EXPECT_NE(result.error().message.find("hop 1/3"), std::string::npos);
+  EXPECT_THAT(result.error().message, HasSubstr("hop 1/3"));
 }
 
 TEST(TelephoneProbe, ConnectAndTimeoutErrorsAreReturnedEvenMidChain) {
@@ -391,13 +353,13 @@ TEST(TelephoneProbe, ConnectAndTimeoutErrorsAreReturnedEvenMidChain) {
     auto result = h.run(probe, api);
     ASSERT_FALSE(result.has_value()) << kvsweep::core::to_string(kind);
     EXPECT_EQ(result.error().kind, kind);
-    EXPECT_NE(result.error().message.find("hop 2/3: server gone"), std::string::npos);
+    EXPECT_THAT(result.error().message, HasSubstr("hop 2/3: server gone"));
   }
 }
 
 TEST(TelephoneProbe, EmbedderFailureFailsTheItem) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   FakeEmbedder embedder;
   embedder.fail_on_call = 2;  // the first hop's output
   kvsweep::probe::CellInfo cell;
@@ -405,38 +367,38 @@ TEST(TelephoneProbe, EmbedderFailureFailsTheItem) {
   auto result = probe.run(probe.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::connect);
-  EXPECT_NE(result.error().message.find("embedder: embedding server down"), std::string::npos);
+  EXPECT_THAT(result.error().message, HasSubstr("embedder: embedding server down"));
 }
 
 TEST(TelephoneProbe, ZeroNormEmbeddingIsAnErrorNotASimilarity) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   FakeEmbedder embedder;
   embedder.zero_for = "a b";
   kvsweep::probe::CellInfo cell;
   Context ctx{api, cell, &embedder, nullptr};
   auto result = probe.run(probe.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
-  EXPECT_NE(result.error().message.find("zero-norm"), std::string::npos);
-  EXPECT_NE(result.error().message.find("hop 2/3"), std::string::npos);
+  EXPECT_THAT(result.error().message, HasSubstr("zero-norm"));
+  EXPECT_THAT(result.error().message, HasSubstr("hop 2/3"));
 }
 
 TEST(TelephoneProbe, NonFiniteEmbeddingIsAnError) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   FakeEmbedder embedder;
   embedder.nan_for = "a b c";
   kvsweep::probe::CellInfo cell;
   Context ctx{api, cell, &embedder, nullptr};
   auto result = probe.run(probe.items()[0], ctx);
   ASSERT_FALSE(result.has_value());
-  EXPECT_NE(result.error().message.find("hop 1/3: cannot score: embedding holds a NaN"), std::string::npos)
+  EXPECT_THAT(result.error().message, HasSubstr("hop 1/3: cannot score: embedding holds a NaN"))
       << result.error().message;
 }
 
 TEST(TelephoneProbe, NoEmbedderIsAnError) {
   auto probe = probe_from({{"hops", 1}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   kvsweep::probe::CellInfo cell;
   Context ctx{api, cell, nullptr, nullptr};
   auto result = probe.run(probe.items()[0], ctx);
@@ -461,8 +423,8 @@ TEST(TelephoneProbe, HopBudgetIsRelativeToTheInputAndCappedByMaxTokens) {
   // Fake tokens = words; the chain drops a word per hop: inputs of 4, 3, 2 words.
   auto relative = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {7}}, {"max_tokens", 64},
                               {"budget_factor", 2}, {"budget_plus", 1}});
-  FakeApi api;
-  api.tokenizes = true;
+  FakeApi api(drop_a_word);
+  api.on_tokenize = words;
   Harness h;
   ASSERT_TRUE(h.run(relative, api, 0).has_value());
   ASSERT_EQ(api.requests.size(), 3u);
@@ -472,8 +434,8 @@ TEST(TelephoneProbe, HopBudgetIsRelativeToTheInputAndCappedByMaxTokens) {
 
   auto capped = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {7}}, {"max_tokens", 6},
                             {"budget_factor", 2}, {"budget_plus", 1}});
-  FakeApi api2;
-  api2.tokenizes = true;
+  FakeApi api2(drop_a_word);
+  api2.on_tokenize = words;
   ASSERT_TRUE(h.run(capped, api2, 0).has_value());
   EXPECT_EQ(api2.requests[0].n_predict, 6);  // min(6, 9)
   EXPECT_EQ(api2.requests[1].n_predict, 6);  // min(6, 7)
@@ -484,23 +446,23 @@ TEST(TelephoneProbe, ATextIsTokenizedOnceForItsBudget) {
   // asks the server to count nothing, and its budgets are the same.
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {7, 9}}, {"max_tokens", 64},
                            {"budget_factor", 2}, {"budget_plus", 1}});
-  FakeApi api;
-  api.tokenizes = true;
+  FakeApi api(drop_a_word);
+  api.on_tokenize = words;
   Harness h;
   ASSERT_TRUE(h.run(probe, api, 0).has_value());
-  EXPECT_EQ(api.tokenize_calls, (std::vector<std::string>{"a b c d", "a b c", "a b"}));
+  EXPECT_EQ(tokenized_texts(api), (std::vector<std::string>{"a b c d", "a b c", "a b"}));
   ASSERT_TRUE(h.run(probe, api, 1).has_value());
-  EXPECT_EQ(api.tokenize_calls.size(), 3u);
+  EXPECT_EQ(api.tokenized.size(), 3u);
   ASSERT_EQ(api.requests.size(), 6u);
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(api.requests[3 + i].n_predict, api.requests[i].n_predict) << i;
   EXPECT_EQ(api.requests[3].n_predict, 9);  // 2 * 4 + 1
 
   // A failed count is not remembered: the next hop asks again, and the budget falls back to max_tokens.
-  FakeApi failing;
+  FakeApi failing(drop_a_word);
   auto fresh = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {7}}, {"max_tokens", 64},
                            {"budget_factor", 2}, {"budget_plus", 1}});
   ASSERT_TRUE(h.run(fresh, failing, 0).has_value());
-  EXPECT_EQ(failing.tokenize_calls.size(), 2u);
+  EXPECT_EQ(failing.tokenized.size(), 2u);
   EXPECT_EQ(failing.requests[0].n_predict, 64);
 }
 
@@ -514,7 +476,7 @@ TEST(TelephoneProbe, ChatRequestSetsEverySamplingFieldAndPerHopSeed) {
                            {"min_p", 0.05},
                            {"max_tokens", 64},
                            {"system", "Be brief."}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   auto result = h.run(probe, api, 1);  // item t0-s9
   ASSERT_TRUE(result.has_value()) << result.error().message;
@@ -544,7 +506,7 @@ TEST(TelephoneProbe, ChatRequestSetsEverySamplingFieldAndPerHopSeed) {
 
 TEST(TelephoneProbe, ChatWithoutSystemOrThinkingSuppression) {
   auto probe = probe_from({{"texts", {"a b"}}, {"hops", 1}, {"seeds", {42}}, {"suppress_thinking", false}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   ASSERT_TRUE(h.run(probe, api).has_value());
   ASSERT_EQ(api.requests[0].messages.size(), 1u);
@@ -588,7 +550,7 @@ TEST(TelephoneProbe, PresetsRenderAroundTheMessage) {
   for (const auto& name : names) {
     auto text = kvsweep::probe::telephone_preset(name);
     ASSERT_TRUE(text.has_value());
-    EXPECT_NE(text->find("{message}"), std::string::npos) << name;
+    EXPECT_THAT(*text, HasSubstr("{message}")) << name;
   }
   EXPECT_EQ(*kvsweep::probe::telephone_preset("published"), "Paraphrase this to the next agent: {message}");
 
@@ -629,34 +591,29 @@ TEST(TelephoneConfig, DefaultsReproduceSeed000) {
 
 TEST(TelephoneConfig, UnknownKeySuggestsTheNearest) {
   const std::string e = config_error({{"kind", "telephone"}, {"hopz", 3}});
-  EXPECT_NE(e.find("cfg.json: probes[0]: unknown key 'hopz'"), std::string::npos) << e;
-  EXPECT_NE(e.find("(did you mean 'hops'?)"), std::string::npos) << e;
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"temprature", 0.1}}).find("did you mean 'temperature'"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"suppress_think", true}}).find("did you mean 'suppress_thinking'"),
-            std::string::npos);
+  EXPECT_THAT(e, HasSubstr("cfg.json: probes[0]: unknown key 'hopz'")) << e;
+  EXPECT_THAT(e, HasSubstr("(did you mean 'hops'?)")) << e;
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"temprature", 0.1}}), HasSubstr("did you mean 'temperature'"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"suppress_think", true}}),
+              HasSubstr("did you mean 'suppress_thinking'"));
   // Nothing close: the valid keys are listed instead.
   const std::string far = config_error({{"kind", "telephone"}, {"zzzzzzzzzz", 1}});
-  EXPECT_NE(far.find("one of: kind, name, texts"), std::string::npos) << far;
+  EXPECT_THAT(far, HasSubstr("one of: kind, name, texts")) << far;
 }
 
 TEST(TelephoneConfig, WrongTypesNameTheKey) {
   const std::string e = config_error({{"kind", "telephone"}, {"hops", "30"}});
-  EXPECT_NE(e.find("cfg.json: probes[0].hops: expected an integer, got string \"30\""), std::string::npos) << e;
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"hops", 2.5}}).find("probes[0].hops: expected an integer"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"temperature", "hot"}}).find("probes[0].temperature: expected a number"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"texts", "one"}}).find("probes[0].texts: expected an array"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"texts", {"ok", 1}}}).find("probes[0].texts[1]: expected a string"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"suppress_thinking", "false"}})
-                .find("probes[0].suppress_thinking: expected true or false"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"system", 3}}).find("probes[0].system: expected a string"),
-            std::string::npos);
-  EXPECT_NE(config_error({{"kind", "telephone"}, {"seeds", {42, "x"}}}).find("probes[0].seeds[1]"), std::string::npos);
+  EXPECT_THAT(e, HasSubstr("cfg.json: probes[0].hops: expected an integer, got string \"30\"")) << e;
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"hops", 2.5}}), HasSubstr("probes[0].hops: expected an integer"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"temperature", "hot"}}),
+              HasSubstr("probes[0].temperature: expected a number"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"texts", "one"}}), HasSubstr("probes[0].texts: expected an array"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"texts", {"ok", 1}}}),
+              HasSubstr("probes[0].texts[1]: expected a string"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"suppress_thinking", "false"}}),
+              HasSubstr("probes[0].suppress_thinking: expected true or false"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"system", 3}}), HasSubstr("probes[0].system: expected a string"));
+  EXPECT_THAT(config_error({{"kind", "telephone"}, {"seeds", {42, "x"}}}), HasSubstr("probes[0].seeds[1]"));
 }
 
 TEST(TelephoneConfig, ValuesOutOfRangeOrInConflict) {
@@ -683,8 +640,8 @@ TEST(TelephoneConfig, ValuesOutOfRangeOrInConflict) {
   EXPECT_TRUE(has({{"texts", {""}}}, "probes[0].texts[0]: must not be empty"));
   EXPECT_TRUE(has({{"texts", {"a"}}, {"texts_file", "t.txt"}}, "not both"));
   EXPECT_TRUE(has({{"max_tokens", 0}}, "probes[0].max_tokens"));
-  EXPECT_NE(config_error({{"kind", "recall"}}).find("probes[0].kind: expected \"telephone\""), std::string::npos);
-  EXPECT_NE(config_error(json::array()).find("cfg.json: probes[0]: expected an object, got array []"), std::string::npos);
+  EXPECT_THAT(config_error({{"kind", "recall"}}), HasSubstr("probes[0].kind: expected \"telephone\""));
+  EXPECT_THAT(config_error(json::array()), HasSubstr("cfg.json: probes[0]: expected an object, got array []"));
 }
 
 TEST(TelephoneConfig, TextsFileLinesAndJsonlResolveAgainstBaseDir) {
@@ -702,10 +659,10 @@ TEST(TelephoneConfig, TextsFileLinesAndJsonlResolveAgainstBaseDir) {
   EXPECT_EQ(jsonl.texts, (std::vector<std::string>{"one", "two"}));
 
   const std::string bad = config_error({{"kind", "telephone"}, {"texts_file", "bad.jsonl"}}, site(dir));
-  EXPECT_NE(bad.find("probes[0].texts_file: "), std::string::npos) << bad;
-  EXPECT_NE(bad.find("bad.jsonl:2: expected an object with a string \"text\""), std::string::npos) << bad;
+  EXPECT_THAT(bad, HasSubstr("probes[0].texts_file: ")) << bad;
+  EXPECT_THAT(bad, HasSubstr("bad.jsonl:2: expected an object with a string \"text\"")) << bad;
   const std::string missing = config_error({{"kind", "telephone"}, {"texts_file", "nope.txt"}}, site(dir));
-  EXPECT_NE(missing.find("probes[0].texts_file: cannot read " + (dir / "nope.txt").string()), std::string::npos)
+  EXPECT_THAT(missing, HasSubstr("probes[0].texts_file: cannot read " + (dir / "nope.txt").string()))
       << missing;
   std::filesystem::remove_all(dir);
 }
@@ -742,83 +699,24 @@ TEST(TelephoneProbe, MetricsAndTheirDirections) {
 }
 
 // ---------------------------------------------------------------------------------------
-// ApiEmbedder
+// ApiEmbedder in a chain (the embedder alone: embedder_test.cpp)
 // ---------------------------------------------------------------------------------------
 
 TEST(ApiEmbedder, OriginalTextIsEmbeddedOncePerRun) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 2}, {"seeds", {42, 137}}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   ASSERT_TRUE(h.run(probe, api, 0).has_value());
   ASSERT_TRUE(h.run(probe, api, 1).has_value());
-  EXPECT_EQ(h.embedding_server.times_embedded("a b c d"), 1);
+  EXPECT_EQ(times_embedded(h.embedding_server, "a b c d"), 1);
   EXPECT_GE(h.embedder.cache_hits(), 1u);
-}
-
-TEST(ApiEmbedder, BatchesDistinctMissesInOrderAndDescribes) {
-  FakeApi server;
-  ApiEmbedder embedder(server, json{{"model", "/m/embed.gguf"}, {"sha256", "abc"}, {"backend", "llama-server"}});
-  auto first = embedder.embed({"ab", "b", "ab"});
-  ASSERT_TRUE(first.has_value());
-  ASSERT_EQ(server.batches.size(), 1u);
-  EXPECT_EQ(server.batches[0], (std::vector<std::string>{"ab", "b"}));
-  ASSERT_EQ(first->size(), 3u);
-  EXPECT_EQ((*first)[0], bag_of_letters("ab"));
-  EXPECT_EQ((*first)[1], bag_of_letters("b"));
-  EXPECT_EQ((*first)[2], bag_of_letters("ab"));
-
-  auto second = embedder.embed({"b", "c"});
-  ASSERT_TRUE(second.has_value());
-  ASSERT_EQ(server.batches.size(), 2u);
-  EXPECT_EQ(server.batches[1], std::vector<std::string>{"c"});
-  EXPECT_EQ((*second)[0], bag_of_letters("b"));
-  EXPECT_EQ(embedder.requests_sent(), 2u);
-  EXPECT_EQ(embedder.texts_sent(), 3u);
-  EXPECT_EQ(embedder.describe()["sha256"], "abc");
-}
-
-TEST(ApiEmbedder, TextAskedForTwiceSurvivesAStreamOfOneOffs) {
-  FakeApi server;
-  ApiEmbedder embedder(server, json::object(), /*capacity=*/8);  // 2 protected, 6 probation
-  ASSERT_TRUE(embedder.embed({"original"}).has_value());
-  ASSERT_TRUE(embedder.embed({"original"}).has_value());  // promoted
-  for (int i = 0; i < 50; ++i) ASSERT_TRUE(embedder.embed({"hop " + std::to_string(i)}).has_value());
-  ASSERT_TRUE(embedder.embed({"original"}).has_value());
-  EXPECT_EQ(server.times_embedded("original"), 1);
-  EXPECT_LE(embedder.cached(), 8u);
-  // A one-off from long ago was evicted and is fetched again.
-  ASSERT_TRUE(embedder.embed({"hop 0"}).has_value());
-  EXPECT_EQ(server.times_embedded("hop 0"), 2);
-}
-
-TEST(ApiEmbedder, ServerErrorsAndMalformedRepliesAreErrors) {
-  FakeApi server;
-  ApiEmbedder embedder(server, json::object());
-  server.embed_error = kvsweep::core::Error{ErrorKind::connect, "refused", 0};
-  auto down = embedder.embed({"a"});
-  ASSERT_FALSE(down.has_value());
-  EXPECT_EQ(down.error().kind, ErrorKind::connect);
-  server.embed_error.reset();
-
-  server.extra_vector = true;
-  auto too_many = embedder.embed({"a"});
-  ASSERT_FALSE(too_many.has_value());
-  EXPECT_EQ(too_many.error().kind, ErrorKind::parse);
-  server.extra_vector = false;
-
-  ASSERT_TRUE(embedder.embed({"a"}).has_value());  // 26 dimensions from now on
-  server.dimension_override = 10;
-  auto other_dims = embedder.embed({"b"});
-  ASSERT_FALSE(other_dims.has_value());
-  EXPECT_NE(other_dims.error().message.find("10 dimensions after 26"), std::string::npos);
-  EXPECT_EQ(embedder.cached(), 1u);  // nothing from a bad reply is cached
 }
 
 }  // namespace
 
 TEST(TelephoneProbe, DeclaresExactlyTheMetricsAChainEmits) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.8}});
-  FakeApi api;
+  FakeApi api(drop_a_word);
   Harness h;
   auto result = h.run(probe, api);
   ASSERT_TRUE(result.has_value()) << result.error().message;

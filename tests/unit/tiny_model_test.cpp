@@ -2,6 +2,7 @@
 
 #include "fake_vocab.hpp"
 #include "temp_file.hpp"
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,8 @@
 #include <string>
 
 #include "kvsweep/model/gguf.hpp"
+
+using ::testing::HasSubstr;
 
 namespace kvsweep::model {
 namespace {
@@ -210,7 +213,7 @@ TEST_F(TinyModelTest, VocabWithoutTokensIsAnError) {
   auto r = write_tiny_model(temp_file(".gguf"), opts);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, core::ErrorKind::parse);
-  EXPECT_NE(r.error().message.find("tokenizer.ggml.tokens"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr("tokenizer.ggml.tokens"));
 }
 
 TEST_F(TinyModelTest, MissingVocabNamesThePath) {
@@ -219,7 +222,7 @@ TEST_F(TinyModelTest, MissingVocabNamesThePath) {
   auto r = write_tiny_model(temp_file(".gguf"), opts);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, core::ErrorKind::io);
-  EXPECT_NE(r.error().message.find(".missing.gguf"), std::string::npos);
+  EXPECT_THAT(r.error().message, HasSubstr(".missing.gguf"));
 }
 
 TEST(TinyModelVocabPath, FollowsEnvironment) {

@@ -47,6 +47,18 @@ struct CompareOptions {
 enum class Verdict { ok, regression, inconclusive, improved, no_data, not_comparable };
 std::string_view to_string(Verdict verdict);
 
+/// Why a check has its verdict: the analysis decides it, explain() words it.
+enum class ReasonCode {
+  exact,            // a deterministic probe on the same items: compared without a test
+  significant,      // the paired test, Holm-adjusted, is below alpha
+  not_significant,  // it is not
+  underpowered,     // inconclusive: the test could not call a change of this size significant (Check::powered)
+  no_current,       // the baseline has values for the result, this run none (Check::outcome, items_failed)
+  no_result,        // the baseline has values, this run has the cell but no result (Check::outcome)
+  no_data,          // neither run has values
+  no_common_items,  // both runs have values, on other items (not_comparable)
+};
+
 struct Check {
   std::string cell;  // cell id
   std::string model;
@@ -76,7 +88,12 @@ struct Check {
   double min_p = 1.0;            // that smallest attainable p (NaN when untested)
   std::size_t n_needed = 0;      // pairs (binary: discordant pairs one way) needed to be powered; 0 if unreachable
   Verdict verdict = Verdict::ok;
-  std::string reason;
+  ReasonCode why = ReasonCode::exact;
+  std::size_t n_baseline = 0;    // values the baseline holds for the check
+  std::size_t n_current = 0;     // values this run holds
+  std::string outcome;           // the run's cell outcome when it holds no values (no_current, no_result)
+  std::size_t items_failed = 0;  // the run's failed items when it holds no values (no_current)
+  std::string reason;            // explain(): the verdict's reason in English
 };
 
 struct Comparison {
@@ -110,6 +127,9 @@ core::Expected<Comparison> compare_summaries(const nlohmann::json& current, cons
 /// The same over documents already read (read_summary_document()).
 core::Expected<Comparison> compare_summaries(const SummaryDocument& current, const SummaryDocument& baseline,
                                              const CompareOptions& options);
+
+/// A check's reason (Check::reason) in English: the change of the mean and its ReasonCode worded.
+std::string explain(const Check& check, const Comparison& comparison);
 
 /// The exit status `kvsweep compare` returns for a comparison: 1 when any check fails(), else 0.
 int exit_status(const Comparison& comparison);
