@@ -26,17 +26,10 @@ std::string ci_text(double lo, double hi, int dec) {
 
 std::string count_text(double v) { return std::isnan(v) ? "—" : shortest(v); }
 
-}  // namespace
-
-Document published_document(const PublishedComparison& c) {
+/// Seed 001's summary rows, the published ones and the run's.
+void summaries_section(Document& doc, const PublishedComparison& c) {
   const Published& p = c.published;
   const int dec = std::max(p.decimals, 2);
-  Document doc("Published vs run: " + p.name);
-  doc.paragraph("Source: \"" + p.source.title + "\" (" + p.source.file + (p.source.seed.empty() ? "" : ", seed " + p.source.seed) +
-         "). Run: " + (c.run_name.empty() ? "—" : c.run_name) + ". Probe " + p.probe + " (run: " +
-         (c.run_probes.empty() ? std::string("none") : c.run_probes.front()) + "), metric " + c.metric +
-         (c.metric == p.metric ? "" : " (published: " + p.metric + ")") + ".");
-
   if (!p.summaries.empty()) {
     doc.heading(2, "Run summaries");
     Table t;
@@ -56,7 +49,11 @@ Document published_document(const PublishedComparison& c) {
     if (c.headlines.empty()) t.rows.push_back({"this run", "not run", "—", "—", "—", "—", "—"});
     doc.table(std::move(t));
   }
+}
 
+/// Per published grid: the run's cell beside each published cell, and how many hold it in their CI.
+void grid_sections(Document& doc, const PublishedComparison& c) {
+  const Published& p = c.published;
   for (const auto& g : c.grids) {
     doc.heading(2, "Grid " + g.grid_id + (g.title.empty() ? "" : ": " + g.title));
     doc.paragraph("Run: model " + (g.model.empty() ? std::string("—") : g.model) + ", probe " +
@@ -85,7 +82,12 @@ Document published_document(const PublishedComparison& c) {
            " run cells hold the published value in their 95% CI; " + std::to_string(g.count_not_run()) + " of " +
            std::to_string(g.cells.size()) + " published cells not run.");
   }
+}
 
+/// The per-model deltas between two settings, published and the run's, and their aggregates.
+void deltas_section(Document& doc, const PublishedComparison& c) {
+  const Published& p = c.published;
+  const int dec = std::max(p.decimals, 2);
   if (p.deltas) {
     const PublishedDeltas& d = *p.deltas;
     doc.heading(2, d.title.empty() ? std::string("Per-model deltas") : d.title);
@@ -138,6 +140,21 @@ Document published_document(const PublishedComparison& c) {
            std::to_string(c.aggregate.improved) + " improved under " + d.reference_label + ", mean Δ " + (c.aggregate.models ? signed_fixed(c.aggregate.mean_delta, std::max(dec, 3)) : "—") + ".")});
     doc.lines(std::move(totals));
   }
+}
+
+}  // namespace
+
+Document published_document(const PublishedComparison& c) {
+  const Published& p = c.published;
+  Document doc("Published vs run: " + p.name);
+  doc.paragraph("Source: \"" + p.source.title + "\" (" + p.source.file + (p.source.seed.empty() ? "" : ", seed " + p.source.seed) +
+         "). Run: " + (c.run_name.empty() ? "—" : c.run_name) + ". Probe " + p.probe + " (run: " +
+         (c.run_probes.empty() ? std::string("none") : c.run_probes.front()) + "), metric " + c.metric +
+         (c.metric == p.metric ? "" : " (published: " + p.metric + ")") + ".");
+
+  summaries_section(doc, c);
+  grid_sections(doc, c);
+  deltas_section(doc, c);
   return doc;
 }
 
