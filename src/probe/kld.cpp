@@ -98,8 +98,7 @@ class KldProbe final : public Probe {
                                        std::to_string(m_ctx), "--chunks", std::to_string(m_chunks),
                                        "--kl-divergence-base", base.string(), "-ctk", cell.type_k, "-ctv", cell.type_v};
       argv.insert(argv.end(), common.begin(), common.end());
-      auto ran = run_tool(argv, cell.env, log);
-      core::Expected<BasePerplexity> ppl = ran ? parse_base_output(ran->output) : std::unexpected(ran.error());
+      core::Expected<BasePerplexity> ppl = run_parsed(argv, cell.env, log, parse_base_output);
       if (!ppl) {
         // A truncated logits file must not be mistaken for a good one by the other cells.
         std::filesystem::remove(base, ec);
@@ -119,9 +118,7 @@ class KldProbe final : public Probe {
                                      "--kl-divergence-base", base.string(), "--kl-divergence",
                                      "-ctk", cell.type_k, "-ctv", cell.type_v};
     argv.insert(argv.end(), common.begin(), common.end());
-    auto ran = run_tool(argv, cell.env, log);
-    if (!ran) return std::unexpected(ran.error());
-    auto summary = parse_kld_output(ran->output);
+    auto summary = run_parsed(argv, cell.env, log, parse_kld_output);
     if (!summary) return std::unexpected(summary.error());
     out.response["command"] = join(argv);
     out.response["log"] = log.string();
@@ -159,6 +156,30 @@ class KldProbe final : public Probe {
     if (!f.flush()) return core::fail(core::ErrorKind::io, "cannot write " + p.string());
     return p;
   }
+
+  /// Runs llama-perplexity and parses its output; an exit 0 whose output lacks the lines parsed is run
+  /// again (kParseAttempts in all). llama.cpp's logger writes from a thread of its own and is never
+  /// flushed at exit (common/log.cpp, common_log_main: "logs may be lost if not flushed before the
+  /// program exits", ggml-org/llama.cpp#22142): on a loaded machine the last lines — "Final estimate",
+  /// the KLD summary — can be missing although the tool finished. Failures of the tool itself are not
+  /// retried.
+  template <class Parse>
+  auto run_parsed(const std::vector<std::string>& argv, const ToolRunner::Env& env, const std::filesystem::path& log,
+                  Parse parse) const -> decltype(parse(std::string())) {
+    for (int attempt = 1;; ++attempt) {
+      auto ran = run_tool(argv, env, log);
+      if (!ran) return std::unexpected(ran.error());
+      auto parsed = parse(ran->output);
+      if (parsed || parsed.error().kind != core::ErrorKind::parse) return parsed;
+      if (attempt == kParseAttempts) {
+        parsed.error().message += " (" + std::to_string(kParseAttempts) +
+                                  " runs, each exit 0: llama.cpp's logger can lose its last lines at exit)";
+        return parsed;
+      }
+    }
+  }
+
+  static constexpr int kParseAttempts = 3;
 
   core::Expected<ToolRun> run_tool(const std::vector<std::string>& argv, const ToolRunner::Env& env,
                                    const std::filesystem::path& log) const {

@@ -398,6 +398,29 @@ TEST_F(KldProbeTest, AFailedBaseRunRemovesItsPartialFile) {
   EXPECT_EQ(runner->calls.size(), 1u);
 }
 
+TEST_F(KldProbeTest, AnExitZeroThatLostItsLastLinesIsRunAgain) {
+  // llama.cpp's logger is never flushed at exit: under load the tool can finish (exit 0) without the
+  // lines the probe parses. Such a run is repeated, up to three runs in all.
+  const std::string base(kBaseOutput);
+  const std::string cut = base.substr(0, base.find("Final estimate"));
+  ASSERT_NE(cut.size(), base.size());
+  runner->outputs = {cut, base, std::string(kQ4Output)};
+  auto probe = make({{"corpus", "corpus.txt"}, {"ctx", 128}});
+  auto res = run(*probe, "f16", true);
+  ASSERT_TRUE(res) << res.error().message;
+  EXPECT_EQ(runner->calls.size(), 3u);
+  EXPECT_EQ(runner->calls[0], runner->calls[1]);
+
+  // Three cut runs in a row are a parse error that says how many runs it took.
+  runner->calls.clear();
+  runner->outputs = {cut, cut, cut};
+  auto failed = run(*probe, "f16", true);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().kind, ErrorKind::parse);
+  EXPECT_THAT(failed.error().message, HasSubstr("3 runs, each exit 0"));
+  EXPECT_EQ(runner->calls.size(), 3u);
+}
+
 TEST_F(KldProbeTest, ANonZeroExitIsAProcessErrorWithTheTail) {
   std::filesystem::create_directories(dir / "run" / "kld");
   std::ofstream(dir / "run" / "kld" / "tiny-base.kld") << "_logits_";
