@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kvsweep/report/format.hpp"
-#include "kvsweep/report/recommend_headline.hpp"
+#include "kvsweep/report/report_document.hpp"
 #include "kvsweep/report/tables.hpp"
 
 namespace kvsweep::report {
@@ -118,16 +118,11 @@ void changes(Document& doc, const RunData& data, const RunSummary& summary) {
 Document brief_document(const RunData& data, const RunSummary& summary, const std::filesystem::path& run_dir) {
   const std::filesystem::path report_dir = run_dir / "report";
   Document doc("kvsweep summary: " + data.name());
-  const std::string status = data.manifest().value("status", std::string());
-  doc.paragraph("Run status: " + (status.empty() ? std::string("unknown") : status) + " · " +
-                std::to_string(data.cells().size()) + " cells · " + std::to_string(data.records().size()) + " records.");
+  doc.paragraph(status_line(data));
   if (Table t = overview(data, summary); !t.rows.empty()) doc.table(std::move(t));
   else doc.paragraph("No values recorded.");
   changes(doc, data, summary);
-  doc.heading(2, "Verdict");
-  std::vector<Text> items;
-  for (const auto& [group, h] : verdicts(data)) items.push_back({plain(group + ": "), strong(h.verdict), plain(": " + h.sentence)});
-  doc.list(std::move(items));
+  doc.heading(2, "Verdict").list(verdict_items(data));
   doc.paragraph("Full report: " + (report_dir / "report.md").string() + " and " + (report_dir / "index.html").string() +
                 " (per-cell statistics, grids, figures, cost); kvsweep recommend " + run_dir.string() +
                 " for every cell's verdicts.");

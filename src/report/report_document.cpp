@@ -43,13 +43,23 @@ std::vector<std::string> bundle_files(const RunData& data, const RunSummary& sum
   return out;
 }
 
+std::string status_line(const RunData& data) {
+  const std::string status = data.manifest().value("status", std::string());
+  return "Run status: " + (status.empty() ? std::string("unknown") : status) + " · " +
+         std::to_string(data.cells().size()) + " cells · " + std::to_string(data.records().size()) + " records.";
+}
+
+std::vector<Text> verdict_items(const RunData& data) {
+  std::vector<Text> items;
+  for (const auto& [group, h] : verdicts(data)) items.push_back({plain(group + ": "), strong(h.verdict), plain(": " + h.sentence)});
+  return items;
+}
+
 namespace {
 
 void front_matter(Document& doc, const RunData& data, const RunSummary& summary, const std::vector<std::string>& files) {
   if (const std::string context = context_line(data); !context.empty()) doc.paragraph(context, Paragraph::Tone::context);
-  const std::string status = data.manifest().value("status", std::string());
-  doc.paragraph("Run status: " + (status.empty() ? std::string("unknown") : status) + " · " +
-                std::to_string(data.cells().size()) + " cells · " + std::to_string(data.records().size()) + " records.");
+  doc.paragraph(status_line(data));
   doc.paragraph(method_note(data, summary));
   if (files.empty()) return;
   Text links{plain("Files: ")};
@@ -61,10 +71,7 @@ void front_matter(Document& doc, const RunData& data, const RunSummary& summary,
 }
 
 void verdict_section(Document& doc, const RunData& data) {
-  doc.heading(2, "Verdict");
-  std::vector<Text> items;
-  for (const auto& [group, h] : verdicts(data)) items.push_back({plain(group + ": "), strong(h.verdict), plain(": " + h.sentence)});
-  doc.list(std::move(items));
+  doc.heading(2, "Verdict").list(verdict_items(data));
   doc.paragraph({plain("("), code("kvsweep recommend"), plain(" gives each cell's verdicts and the margins.)")});
 }
 

@@ -25,6 +25,12 @@ Document report_document(const RunData& data, const RunSummary& summary, std::sp
 /// CSVs, report.md and index.html, in that order.
 std::vector<std::string> bundle_files(const RunData& data, const RunSummary& summary);
 
+/// "Run status: complete · 9 cells · 108 records."
+std::string status_line(const RunData& data);
+
+/// One item per model: "tiny: **verdict**: sentence" (recommend's headline with the default margins).
+std::vector<Text> verdict_items(const RunData& data);
+
 /// The sentence that says how the numbers were made.
 std::string method_note(const RunData& data, const RunSummary& summary);
 
