@@ -29,7 +29,7 @@ std::optional<std::size_t> count_tokens(const config::Config& cfg, server::Backe
     return std::nullopt;
   }
   server::CellSpec spec;
-  spec.model_name = cfg.models.front().name;
+  spec.model = cfg.models.front().name;
   spec.model_path = cfg.models.front().path;
   spec.n_ctx = 512;  // /tokenize needs no context: the smallest cache loads fastest
   spec.extra_args = cfg.server.args;

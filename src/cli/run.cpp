@@ -259,7 +259,7 @@ int run_command(const RunOpts& o) {
   if (needs_embedder) {
     const auto& e = *cfg.embedder;
     server::CellSpec spec;
-    spec.model_name = "embedder";
+    spec.model = "embedder";
     spec.model_path = e.model;
     spec.n_ctx = 8192;
     spec.log_path = store->log_path("embedder");

@@ -69,35 +69,41 @@ AdaptiveConfig parse_adaptive(const nlohmann::json& j, const Site& site) {
   return a;
 }
 
-void check_cell_name(const std::string& cell, const Site& site) {
-  auto slash = cell.find('/');
-  if (slash == std::string::npos) site.fail("expected \"K/V\" (e.g. \"f16/f16\"), got \"" + cell + "\"");
-  check_cache_type(cell.substr(0, slash), site);
-  check_cache_type(cell.substr(slash + 1), site);
+/// A "K/V" cell name of the grid, parsed here once: every later reader holds the pair.
+core::KvPair parse_cell_name(const std::string& cell, const Site& site) {
+  const auto pair = core::KvPair::parse(cell);
+  if (!pair) site.fail("expected \"K/V\" (e.g. \"f16/f16\"), got \"" + cell + "\"");
+  check_cache_type(pair->type_k, site);
+  check_cache_type(pair->type_v, site);
+  return *pair;
+}
+
+std::vector<core::KvPair> parse_cell_names(const nlohmann::json& gj, const char* key, const Site& g) {
+  const std::vector<std::string> names = get_strings(gj, key, {}, g);
+  std::vector<core::KvPair> pairs;
+  for (std::size_t i = 0; i < names.size(); ++i) pairs.push_back(parse_cell_name(names[i], g.child(key).index(i)));
+  return pairs;
+}
+
+std::vector<std::string> cell_names(const std::vector<core::KvPair>& pairs) {
+  std::vector<std::string> names;
+  for (const auto& p : pairs) names.push_back(p.text());
+  return names;
 }
 
 // Ollama has one KV setting for both caches, so every cell the grid makes (the same cells as
 // sweep::grid_cells) must have K == V.
 void check_symmetric(const GridConfig& grid, const Site& g) {
-  auto why = [](const std::string& k, const std::string& v) {
-    return "cell " + k + "/" + v + " has K != V, but Ollama runs K and V at one precision (OLLAMA_KV_CACHE_TYPE is "
+  auto why = [](const core::KvPair& p) {
+    return "cell " + p.text() + " has K != V, but Ollama runs K and V at one precision (OLLAMA_KV_CACHE_TYPE is "
            "one setting for both caches); every cell needs K == V";
-  };
-  auto excluded = [&](const std::string& k, const std::string& v) {
-    return std::find(grid.exclude.begin(), grid.exclude.end(), k + "/" + v) != grid.exclude.end();
   };
   for (const auto& k : grid.k)
     for (const auto& v : grid.v)
-      if (k != v && !grid.tied && !excluded(k, v)) g.child("v").fail(why(k, v) + ": use \"v\": \"tied\"");
-  for (std::size_t i = 0; i < grid.include.size(); ++i) {
-    const auto& cell = grid.include[i];
-    auto slash = cell.find('/');
-    if (cell.substr(0, slash) != cell.substr(slash + 1))
-      g.child("include").index(i).fail(why(cell.substr(0, slash), cell.substr(slash + 1)));
-  }
-  auto slash = grid.reference.find('/');
-  if (grid.reference.substr(0, slash) != grid.reference.substr(slash + 1))
-    g.child("reference").fail(why(grid.reference.substr(0, slash), grid.reference.substr(slash + 1)));
+      if (k != v && !grid.tied && !grid.excludes({k, v})) g.child("v").fail(why({k, v}) + ": use \"v\": \"tied\"");
+  for (std::size_t i = 0; i < grid.include.size(); ++i)
+    if (grid.include[i].type_k != grid.include[i].type_v) g.child("include").index(i).fail(why(grid.include[i]));
+  if (grid.reference.type_k != grid.reference.type_v) g.child("reference").fail(why(grid.reference));
 }
 
 /// A server URL with its userinfo split off, checked whole before anything starts: scheme
@@ -220,12 +226,9 @@ GridConfig read_grid(const nlohmann::json& doc, const ServerConfig& server, cons
   } else {
     grid.v = type_list(gj, "v", g);
   }
-  grid.include = get_strings(gj, "include", {}, g);
-  grid.exclude = get_strings(gj, "exclude", {}, g);
-  for (std::size_t i = 0; i < grid.include.size(); ++i) check_cell_name(grid.include[i], g.child("include").index(i));
-  for (std::size_t i = 0; i < grid.exclude.size(); ++i) check_cell_name(grid.exclude[i], g.child("exclude").index(i));
-  grid.reference = get_string(gj, "reference", "f16/f16", g);
-  check_cell_name(grid.reference, g.child("reference"));
+  grid.include = parse_cell_names(gj, "include", g);
+  grid.exclude = parse_cell_names(gj, "exclude", g);
+  grid.reference = parse_cell_name(get_string(gj, "reference", "f16/f16", g), g.child("reference"));
   std::string order = get_string(gj, "order", "shuffle", g);
   if (order == "shuffle") grid.order = Order::shuffle;
   else if (order == "as-listed") grid.order = Order::as_listed;
@@ -360,8 +363,8 @@ nlohmann::json to_json(const Config& c) {
   server["env"] = env;
   nlohmann::json models = nlohmann::json::array();
   for (const auto& m : c.models) models.push_back({{"name", m.name}, {"path", m.path}});
-  nlohmann::json grid = {{"k", c.grid.k}, {"v", c.grid.v}, {"tied", c.grid.tied}, {"include", c.grid.include},
-                         {"exclude", c.grid.exclude}, {"reference", c.grid.reference},
+  nlohmann::json grid = {{"k", c.grid.k}, {"v", c.grid.v}, {"tied", c.grid.tied}, {"include", cell_names(c.grid.include)},
+                         {"exclude", cell_names(c.grid.exclude)}, {"reference", c.grid.reference.text()},
                          {"order", c.grid.order == Order::shuffle ? "shuffle" : "as-listed"}, {"seed", c.grid.seed}};
   nlohmann::json j = {{"name", c.name}, {"server", server}, {"models", models}, {"grid", grid}, {"probes", c.probes},
                       {"output_dir", c.output_dir}};

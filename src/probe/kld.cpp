@@ -82,7 +82,7 @@ class KldProbe final : public Probe {
     // One base per model and variant: each variant's reference cell writes its own.
     const std::string group = safe_name(cell.model) + (cell.variant.empty() ? "" : "-" + safe_name(cell.variant));
     const std::filesystem::path base = dir / (group + suffix + "-base.kld");
-    const std::filesystem::path log = dir / (group + "-" + cell.type_k + "-" + cell.type_v + suffix + ".log");
+    const std::filesystem::path log = dir / (cell.id() + suffix + ".log");
     const std::vector<std::string> common = [&] {
       auto a = perplexity_args(cell.server_args);
       a.insert(a.end(), m_args.begin(), m_args.end());

@@ -68,10 +68,8 @@ class SpeedProbe final : public Probe {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return core::fail(core::ErrorKind::io, "cannot create " + dir.string() + ": " + ec.message());
-    const std::string group = safe_name(cell.model) + (cell.variant.empty() ? "" : "-" + safe_name(cell.variant));
     const std::string suffix = m_config.name == "speed" ? "" : "-" + safe_name(m_config.name);
-    const std::filesystem::path log =
-        dir / (group + "-" + cell.type_k + "-" + cell.type_v + "-d" + std::to_string(depth) + suffix + ".log");
+    const std::filesystem::path log = dir / (cell.id() + "-d" + std::to_string(depth) + suffix + ".log");
 
     std::vector<std::string> argv = {*binary, "-m", cell.model_path, "-ctk", cell.type_k, "-ctv", cell.type_v,
                                      "-p", std::to_string(m_config.pp), "-n", std::to_string(m_config.tg),
@@ -95,7 +93,7 @@ class SpeedProbe final : public Probe {
       // llama-bench names the types it ran; a build that ignored ours must not pass for the cell.
       if ((!t.type_k.empty() && t.type_k != cell.type_k) || (!t.type_v.empty() && t.type_v != cell.type_v))
         return core::fail(core::ErrorKind::invalid, "llama-bench ran type_k " + t.type_k + ", type_v " + t.type_v +
-                                                        ", not the cell's " + cell.type_k + "/" + cell.type_v + " (" +
+                                                        ", not the cell's " + cell.types() + " (" +
                                                         command_line(argv) + ")");
       out.response["tests"].push_back(t.raw);
       if (t.n_depth != depth) continue;

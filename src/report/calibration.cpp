@@ -16,7 +16,7 @@ std::vector<std::string> calibration_lines(const RunData& data, const RunSummary
     const auto ref = data.reference(model);
     if (!ref) continue;
     const CellDef& cell = data.cells()[*ref];
-    const std::string where = " on the reference cell " + cell.group() + "/" + cell.type_k + "/" + cell.type_v;
+    const std::string where = " on the reference cell " + cell.label();
     std::string line = "Calibration (" + model + "): " + probe.calibration_metric;
     const MetricStats* m = summary.find(*ref, probe.name, probe.calibration_metric);
     if (m == nullptr || m->summary.n == 0) {

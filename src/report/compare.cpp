@@ -46,7 +46,7 @@ bool all_binary(const std::map<std::string, double>& values) {
 }
 
 /// Results are paired across the two runs by cell (model, variant, type_k, type_v) and probe.
-using ResultKey = std::pair<CellKey, std::string>;
+using ResultKey = std::pair<core::CellKey, std::string>;
 
 const Tolerance& tolerance_for(const CompareOptions& o, const std::string& probe, const std::string& metric) {
   if (auto it = o.tolerances.find(probe + "." + metric); it != o.tolerances.end()) return it->second;
@@ -199,8 +199,8 @@ void pair_result(const SummaryResult& r, const SummaryResult& b, const SummaryDo
 void pair_missing(const SummaryDocument& current, const SummaryDocument& baseline,
                   const std::map<ResultKey, const SummaryResult*>& base_results, const std::set<ResultKey>& seen_base,
                   const CompareOptions& options, Comparison& cmp) {
-  std::map<CellKey, const SummaryCell*> current_cells;
-  for (const SummaryCell& c : current.cells) current_cells[cell_key(c)] = &c;
+  std::map<core::CellKey, const SummaryCell*> current_cells;
+  for (const SummaryCell& c : current.cells) current_cells[c.key()] = &c;
   for (const auto& [key, r] : base_results) {
     if (seen_base.contains(key)) continue;
     const SummaryResult& b = *r;
@@ -348,11 +348,11 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
   context_warnings(current, baseline, cmp.warnings);
 
   std::map<ResultKey, const SummaryResult*> base_results;
-  for (const SummaryResult& r : baseline.results) base_results[{cell_key(r), r.probe}] = &r;
+  for (const SummaryResult& r : baseline.results) base_results[{r.key(), r.probe}] = &r;
   std::set<ResultKey> seen_base;
   std::set<std::string> sha_checked;
   for (const SummaryResult& r : current.results) {
-    const auto it = base_results.find({cell_key(r), r.probe});
+    const auto it = base_results.find({r.key(), r.probe});
     if (it == base_results.end()) continue;
     seen_base.insert(it->first);
     if (sha_checked.insert(r.model).second) model_warning(r.model, current, baseline, cmp.warnings);

@@ -150,7 +150,7 @@ std::vector<Row> rows(const RunData& data, const CostTable& costs) {
   std::vector<Row> out;
   for (const auto& c : costs.cells) {
     const CellDef& cell = data.cells()[c.cell];
-    Row row{cell.group() + " " + cell.type_k + "/" + cell.type_v + (cell.is_reference ? " (ref)" : ""),
+    Row row{cell.group() + " " + cell.types() + (cell.is_reference ? " (ref)" : ""),
             bytes_text(c.k_bytes_per_token), bytes_text(c.v_bytes_per_token), bytes_text(c.kv_bytes_per_token),
             std::isfinite(c.kv_mib_at_context) ? fixed(c.kv_mib_at_context, 1) : "—", rate_text(c.prompt),
             basis_text(c.prompt), times(c.prompt_x), rate_text(c.decode), basis_text(c.decode), times(c.decode_x), {}};

@@ -67,10 +67,6 @@ void sort_by_bits(std::vector<std::string>& types) {
   });
 }
 
-std::string default_id(const CellDef& c) {
-  return c.model + "-" + (c.variant.empty() ? "" : c.variant + "-") + c.type_k + "-" + c.type_v;
-}
-
 /// Whether every metric of a manifest's probe entry is declared (direction, kind, role).
 bool all_declared(const nlohmann::json& metrics) {
   return !metrics.empty() &&
@@ -131,12 +127,9 @@ std::vector<CellDef> read_cells(const nlohmann::json& m) {
   if (!m.contains("cells") || !m["cells"].is_array()) return cells;
   for (const auto& c : m["cells"]) {
     CellDef cell;
-    cell.model = string_field(c, "model");
-    cell.variant = string_field(c, "variant");
-    cell.type_k = string_field(c, "type_k");
-    cell.type_v = string_field(c, "type_v");
+    cell.set_key(core::CellKey::from_json(c));
     cell.id = string_field(c, "id");
-    if (cell.id.empty()) cell.id = default_id(cell);
+    if (cell.id.empty()) cell.id = cell.key().id();
     cell.is_reference = c.value("is_reference", false);
     cell.outcome = string_field(c, "outcome");
     if (cell.outcome.empty()) cell.outcome = "unknown";
@@ -189,15 +182,12 @@ SeenMap read_records(const std::vector<nlohmann::json>& records, std::vector<Cel
     const std::string probe = string_field(r, "probe");
     const std::string item = string_field(r, "item");
     if (probe.empty()) continue;
-    CellDef key;
-    key.model = string_field(c, "model");
-    key.variant = string_field(c, "variant");
-    auto cell = find_cell_in(cells, key.group(), string_field(c, "type_k"), string_field(c, "type_v"));
+    const core::CellKey key = core::CellKey::from_json(c);
+    auto cell = find_cell_in(cells, key.group(), key.type_k, key.type_v);
     if (!cell) {
-      CellDef def = key;
-      def.type_k = string_field(c, "type_k");
-      def.type_v = string_field(c, "type_v");
-      def.id = default_id(def);
+      CellDef def;
+      def.set_key(key);
+      def.id = def.key().id();
       def.outcome = "unknown";
       def.kv_mib = def.ready_s = kNaN;
       cells.push_back(std::move(def));
@@ -332,10 +322,8 @@ void infer_reference(const nlohmann::json& grid, std::vector<CellDef>& cells) {
   const bool any_reference = std::any_of(cells.begin(), cells.end(), [](const CellDef& c) { return c.is_reference; });
   if (any_reference || !grid.is_object() || !grid.contains("reference") || !grid["reference"].is_string()) return;
   const std::string ref = grid["reference"].get<std::string>();
-  const auto slash = ref.find('/');
-  const std::string k = ref.substr(0, slash);
-  const std::string v = slash == std::string::npos ? k : ref.substr(slash + 1);
-  for (auto& cell : cells) cell.is_reference = cell.type_k == k && cell.type_v == v;
+  const core::KvPair pair = core::KvPair::parse(ref).value_or(core::KvPair{ref, ref});
+  for (auto& cell : cells) cell.is_reference = cell.pair() == pair;
 }
 
 }  // namespace
@@ -398,7 +386,7 @@ std::vector<std::size_t> RunData::grid_order() const {
 }
 
 std::string RunData::group_of(const nlohmann::json& cell) {
-  return group_label(string_field(cell, "model"), string_field(cell, "variant"));
+  return core::CellKey::from_json(cell).group();
 }
 
 std::pair<std::string, std::string> RunData::group_parts(const std::string& group) const {

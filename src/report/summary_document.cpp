@@ -71,9 +71,17 @@ SummaryProbe read_probe(const json& p, const Site& site) {
   return probe;
 }
 
+/// The key's fields of a cell or a result, checked as text.
+core::CellKey read_key(const json& c, const Site& site) {
+  return {text(c, "model", site), text(c, "variant", site), text(c, "type_k", site), text(c, "type_v", site)};
+}
+
 SummaryCell read_cell(const json& c, const Site& site) {
-  return {text(c, "id", site),     text(c, "model", site),  text(c, "variant", site),
-          text(c, "type_k", site), text(c, "type_v", site), text(c, "outcome", site)};
+  SummaryCell cell;
+  cell.id = text(c, "id", site);
+  cell.set_key(read_key(c, site));
+  cell.outcome = text(c, "outcome", site);
+  return cell;
 }
 
 SummaryMetric read_metric(const std::string& name, const json& m, const Site& site) {
@@ -106,10 +114,7 @@ SummaryMetric read_metric(const std::string& name, const json& m, const Site& si
 SummaryResult read_result(const json& r, const Site& site) {
   SummaryResult result;
   result.cell = text(r, "cell", site);
-  result.model = text(r, "model", site);
-  result.variant = text(r, "variant", site);
-  result.type_k = text(r, "type_k", site);
-  result.type_v = text(r, "type_v", site);
+  result.set_key(read_key(r, site));
   result.probe = text(r, "probe", site);
   result.outcome = text(r, "outcome", site);
   result.items_failed = count(r, "items_failed", site);
@@ -187,8 +192,7 @@ const SummaryProbe* SummaryDocument::probe(std::string_view name) const {
   return it == probes.end() ? nullptr : &*it;
 }
 
-CellKey cell_key(const SummaryCell& cell) { return {cell.model, cell.variant, cell.type_k, cell.type_v}; }
-CellKey cell_key(const SummaryResult& result) { return {result.model, result.variant, result.type_k, result.type_v}; }
+
 
 core::Expected<SummaryDocument> read_summary_document(const nlohmann::json& doc, std::string_view which) {
   try {

@@ -164,7 +164,7 @@ std::string telephone_hops_svg(const RunData& data, const std::string& model, co
         break;
       }
     }
-    svg.text(lx + 36, y, c.type_k + "/" + c.type_v + "  " + fixed(final_value, 3) + (c.is_reference ? "  ref" : ""),
+    svg.text(lx + 36, y, c.types() + "  " + fixed(final_value, 3) + (c.is_reference ? "  ref" : ""),
              11, "start");
   }
   if (lines.empty()) svg.text((left + right) / 2, mid_y, "no hops recorded", 14, "middle", "#888888");
@@ -196,10 +196,10 @@ std::string telephone_delta_svg(const RunData& data, const RunSummary& summary, 
   for (const auto& r : summary.results) {
     if (r.probe != probe) continue;
     const CellDef& c = data.cells()[r.cell];
-    if (c.is_reference && ref_label.empty()) ref_label = c.type_k + "/" + c.type_v;
+    if (c.is_reference && ref_label.empty()) ref_label = c.types();
     for (const auto& m : r.metrics) {
       if (m.metric == metric && m.vs_reference && !std::isnan(m.vs_reference->delta)) {
-        bars.push_back({(many_models ? c.group() + " " : std::string()) + c.type_k + "/" + c.type_v, &*m.vs_reference});
+        bars.push_back({(many_models ? c.group() + " " : std::string()) + c.types(), &*m.vs_reference});
       }
     }
   }

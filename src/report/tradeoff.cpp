@@ -111,7 +111,7 @@ std::string tradeoff_svg(const RunData& data, const RunSummary& summary, const s
     // Cells at the same point (same size, same mean) stack their labels instead of overprinting.
     std::size_t same = 0;
     for (std::size_t j = 0; j < i; ++j) same += points[j].mib == p.mib && points[j].value == p.value;
-    svg.text(x + 8, y - 7 + 12.0 * static_cast<double>(same) + (same ? 7.0 : 0.0), c.type_k + "/" + c.type_v + (c.is_reference ? " (ref)" : ""), 10, "start",
+    svg.text(x + 8, y - 7 + 12.0 * static_cast<double>(same) + (same ? 7.0 : 0.0), c.types() + (c.is_reference ? " (ref)" : ""), 10, "start",
              recommended == p.cell ? "#d55e00" : "#333333", recommended == p.cell ? "bold" : "normal");
   }
   if (points.empty()) svg.text(width / 2, height / 2, "no cell with a KV size and values", 12, "middle", "#666666");

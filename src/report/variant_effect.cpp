@@ -35,7 +35,7 @@ std::vector<VariantEffect> variant_effects(const RunData& data, const RunSummary
         for (std::size_t index : data.grid_order()) {
           const CellDef& c = data.cells()[index];
           if (c.model != model || c.variant != variant) continue;
-          const auto base_cell = data.find_cell(group_label(model, base), c.type_k, c.type_v);
+          const auto base_cell = data.find_cell(core::CellKey::group_of(model, base), c.type_k, c.type_v);
           if (!base_cell) continue;
           std::vector<double> x, y;
           pair_up(data.values(index, probe.name, metric), data.values(*base_cell, probe.name, metric), x, y);

@@ -8,7 +8,7 @@ void fold_cell(nlohmann::json& cells, const nlohmann::json& entry) {
   if (!cells.is_array()) cells = nlohmann::json::array();
   const bool skipped = entry.value("outcome", "") == "skipped";
   for (auto& c : cells) {
-    if (!c.is_object() || cell_key(c) != cell_key(entry)) continue;
+    if (!c.is_object() || core::CellKey::from_json(c) != core::CellKey::from_json(entry)) continue;
     if (!skipped) c = entry;  // a resumed cell that only skipped items keeps its earlier outcome
     return;
   }

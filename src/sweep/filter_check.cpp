@@ -29,7 +29,7 @@ void check_filter(const Filter& filter, const config::Config& config, const std:
     if (!c.variant.empty()) add_unique(variants, c.variant);
     add_unique(ks, c.type_k);
     add_unique(vs, c.type_v);
-    add_unique(pairs, c.type_k + "/" + c.type_v);
+    add_unique(pairs, c.types());
   }
   for (const auto& [key, value] : filter.terms) {
     const std::vector<std::string>* known = nullptr;

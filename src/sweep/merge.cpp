@@ -57,20 +57,20 @@ class Superseded {
   explicit Superseded(const std::vector<nlohmann::json>& manifests) : m_support(manifests.size()) {
     for (std::size_t i = 0; i < manifests.size(); ++i) {
       for (const auto& c : manifests[i].value("cells", nlohmann::json::array())) {
-        if (c.value("support", false)) m_support[i].insert(cell_key(c));
-        else m_owned.insert(cell_key(c));
+        if (c.value("support", false)) m_support[i].insert(core::CellKey::from_json(c));
+        else m_owned.insert(core::CellKey::from_json(c));
       }
     }
   }
   /// Whether input i's `cell` is a support copy of a cell another input owns.
   bool operator()(std::size_t i, const nlohmann::json& cell) const {
-    const std::string key = cell_key(cell);
+    const core::CellKey key = core::CellKey::from_json(cell);
     return m_support[i].contains(key) && m_owned.contains(key);
   }
 
  private:
-  std::vector<std::set<std::string>> m_support;  // per input: its support cells
-  std::set<std::string> m_owned;                 // cells some input owns
+  std::vector<std::set<core::CellKey>> m_support;  // per input: its support cells
+  std::set<core::CellKey> m_owned;                 // cells some input owns
 };
 
 /// Phase records: the union of the inputs' records; an ok triple seen twice must say the same thing.
@@ -98,7 +98,7 @@ core::Expected<std::vector<nlohmann::json>> merge_records(const std::vector<std:
         if (it != ok.end()) {
           if (comparable(it->second.first) != comparable(r)) {
             return core::fail(core::ErrorKind::invalid,
-                              "refusing to merge: " + cell_label(r["cell"]) + " " + r.value("probe", "") + "/" +
+                              "refusing to merge: " + core::CellKey::from_json(r["cell"]).label() + " " + r.value("probe", "") + "/" +
                                   r.value("item", "") + " has different results in " + it->second.second + " and " +
                                   inputs[i].string());
           }
@@ -153,7 +153,7 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
   nlohmann::json manifest = (*manifests)[0];
   manifest.erase("shard");
   nlohmann::json cells = nlohmann::json::array();
-  std::set<std::string> cell_keys;
+  std::set<core::CellKey> cell_keys;
   bool complete = true;
   nlohmann::json from = nlohmann::json::array();
   for (std::size_t i = 0; i < manifests->size(); ++i) {
@@ -164,7 +164,7 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
     complete = complete && m.value("status", "") == "complete";
     for (const auto& c : m.value("cells", nlohmann::json::array())) {
       if (superseded(i, c)) continue;
-      if (cell_keys.insert(cell_key(c)).second) cells.push_back(c);
+      if (cell_keys.insert(core::CellKey::from_json(c)).second) cells.push_back(c);
     }
     std::error_code ec;
     for (const auto& f : std::filesystem::directory_iterator(inputs[i] / "logs", ec)) {

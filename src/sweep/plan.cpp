@@ -6,26 +6,6 @@
 
 namespace kvsweep::sweep {
 
-std::string Cell::label() const {
-  return model + "/" + (variant.empty() ? "" : variant + "/") + type_k + "/" + type_v;
-}
-
-std::string Cell::id() const {
-  std::string s = model + "-" + (variant.empty() ? "" : variant + "-") + type_k + "-" + type_v;
-  for (char& c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
-  }
-  return s;
-}
-
-nlohmann::json Cell::to_json() const {
-  nlohmann::json j = {{"model", model}};
-  if (!variant.empty()) j["variant"] = variant;
-  j["type_k"] = type_k;
-  j["type_v"] = type_v;
-  return j;
-}
-
 std::optional<Shard> parse_shard(const std::string& text) {
   auto slash = text.find('/');
   if (slash == std::string::npos) return std::nullopt;
@@ -66,7 +46,7 @@ bool Filter::matches_cell(const Cell& c) const {
     if (key == "variant" && c.variant != value) return false;
     if (key == "k" && c.type_k != value) return false;
     if (key == "v" && c.type_v != value) return false;
-    if (key == "cell" && c.type_k + "/" + c.type_v != value) return false;
+    if (key == "cell" && c.types() != value) return false;
   }
   return true;
 }
@@ -79,34 +59,28 @@ bool Filter::matches_probe(const std::string& probe) const {
 
 std::vector<Cell> grid_cells(const config::Config& c) {
   std::vector<Cell> cells;
-  auto excluded = [&](const std::string& k, const std::string& v) {
-    return std::find(c.grid.exclude.begin(), c.grid.exclude.end(), k + "/" + v) != c.grid.exclude.end();
-  };
   // No variants: one unnamed variant, so the grid and its cells are as they always were.
   std::vector<std::string> variants;
   for (const auto& v : c.variants) variants.push_back(v.name);
   if (variants.empty()) variants.emplace_back();
   for (const auto& m : c.models) {
     for (const auto& variant : variants) {
-      auto add = [&](const std::string& k, const std::string& v) {
+      auto add = [&](const core::KvPair& pair) {
+        const core::CellKey key{m.name, variant, pair.type_k, pair.type_v};
         for (const auto& e : cells)
-          if (e.model == m.name && e.variant == variant && e.type_k == k && e.type_v == v) return;
-        cells.push_back(Cell{m.name, m.path, variant, k, v, k + "/" + v == c.grid.reference, false});
+          if (e.key() == key) return;
+        cells.push_back(Cell{key, m.path, pair == c.grid.reference, false});
       };
       for (const auto& k : c.grid.k) {
         for (const auto& v : c.grid.v) {
           if (c.grid.tied && k != v) continue;
-          if (excluded(k, v)) continue;
-          add(k, v);
+          if (c.grid.excludes({k, v})) continue;
+          add({k, v});
         }
       }
-      for (const auto& inc : c.grid.include) {
-        auto slash = inc.find('/');
-        add(inc.substr(0, slash), inc.substr(slash + 1));
-      }
+      for (const auto& inc : c.grid.include) add(inc);
       // The reference cell always exists: every other cell is compared with it.
-      auto slash = c.grid.reference.find('/');
-      add(c.grid.reference.substr(0, slash), c.grid.reference.substr(slash + 1));
+      add(c.grid.reference);
     }
   }
   return cells;

@@ -122,23 +122,12 @@ core::Expected<void> append_line(int fd, const std::filesystem::path& path, cons
 
 }  // namespace
 
-std::string cell_key(const nlohmann::json& cell) {
-  return cell.value("model", "") + "\x1f" + cell.value("variant", "") + "\x1f" + cell.value("type_k", "") + "\x1f" +
-         cell.value("type_v", "");
-}
-
-std::string cell_label(const nlohmann::json& cell) {
-  const std::string variant = cell.value("variant", "");
-  return cell.value("model", "") + "/" + (variant.empty() ? "" : variant + "/") + cell.value("type_k", "") + "/" +
-         cell.value("type_v", "");
-}
-
-std::string triple_key(const nlohmann::json& cell, const std::string& probe, const std::string& item) {
-  return cell_key(cell) + "\x1f" + probe + "\x1f" + item;
+std::string triple_key(const core::CellKey& cell, const std::string& probe, const std::string& item) {
+  return cell.model + "\x1f" + cell.variant + "\x1f" + cell.type_k + "\x1f" + cell.type_v + "\x1f" + probe + "\x1f" + item;
 }
 
 std::string triple_key_of(const nlohmann::json& r) {
-  return triple_key(r.at("cell"), r.value("probe", ""), r.value("item", ""));
+  return triple_key(core::CellKey::from_json(r.at("cell")), r.value("probe", ""), r.value("item", ""));
 }
 
 RunStore::RunStore(RunStore&& o) noexcept

@@ -52,10 +52,8 @@ int Runner::context_size(const Cell& cell) const {
 
 server::CellSpec Runner::cell_spec(const Cell& cell, int slot) const {
   server::CellSpec spec;
-  spec.model_name = cell.model;
+  spec.set_key(cell.key());
   spec.model_path = cell.model_path;
-  spec.type_k = cell.type_k;
-  spec.type_v = cell.type_v;
   spec.n_ctx = context_size(cell);
   spec.log_path = m_store.log_path(cell.id());
   spec.extra_args = m_config.server.args;
@@ -124,7 +122,7 @@ RunResult Runner::run() {
   // The paths the manifest decided across cells (fallback? needs the reference cell's graph splits).
   for (auto& r : result.cells) {
     for (const auto& c : m_manifest.value("cells", nlohmann::json::array())) {
-      if (cell_key(c) != cell_key(r.cell.to_json()) || !c.contains("effective") || !c["effective"].contains("path")) continue;
+      if (core::CellKey::from_json(c) != r.cell.key() || !c.contains("effective") || !c["effective"].contains("path")) continue;
       r.effective.path = {server::attention_path_from_string(c["effective"].value("path", "")),
                           c["effective"].value("path_reason", "")};
     }

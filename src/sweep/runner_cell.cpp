@@ -29,7 +29,7 @@ std::vector<Runner::PendingItems> Runner::pending_items(const Cell& cell, int& a
     if (!m_options.filter.matches_probe(p->name())) continue;
     PendingItems t{p.get(), {}, std::nullopt};
     for (auto& item : p->items()) {
-      if (m_store.has_ok(triple_key(cell.to_json(), p->name(), item.key))) ++already_recorded;
+      if (m_store.has_ok(triple_key(cell, p->name(), item.key))) ++already_recorded;
       else t.items.push_back(std::move(item));
     }
     if (!t.items.empty()) todo.push_back(std::move(t));
@@ -39,11 +39,8 @@ std::vector<Runner::PendingItems> Runner::pending_items(const Cell& cell, int& a
 
 probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec) const {
   probe::CellInfo info;
-  info.model = cell.model;
+  info.set_key(cell.key());
   info.model_path = cell.model_path;
-  info.variant = cell.variant;
-  info.type_k = cell.type_k;
-  info.type_v = cell.type_v;
   info.is_reference = cell.is_reference;
   info.n_ctx = spec.n_ctx;
   info.server_args = spec.extra_args;
@@ -58,10 +55,9 @@ probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec
 
 std::vector<nlohmann::json> Runner::reference_records(const Cell& cell, const probe::Probe& p) const {
   return m_store.select([&](const nlohmann::json& rec) {
-    const auto& c = rec["cell"];
-    return rec.value("probe", "") == p.name() && rec.value("status", "") == "ok" && c.value("model", "") == cell.model &&
-           c.value("variant", "") == cell.variant &&
-           c.value("type_k", "") + "/" + c.value("type_v", "") == m_config.grid.reference;
+    const core::CellKey key = core::CellKey::from_json(rec["cell"]);
+    return rec.value("probe", "") == p.name() && rec.value("status", "") == "ok" && key.model == cell.model &&
+           key.variant == cell.variant && key.pair() == m_config.grid.reference;
   });
 }
 

@@ -99,7 +99,7 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
     if (r.outcome == server::CellOutcome::pending) continue;
     nlohmann::json j = cell_result_json(r);
     // The journal first: a crash before the manifest's rename loses nothing a resume cannot rebuild.
-    if (m_journaled.insert(cell_key(j)).second) {
+    if (m_journaled.insert(core::CellKey::from_json(j)).second) {
       if (auto journaled = m_store.append_cell(j); !journaled) stop_for_store(journaled.error().message);
     }
     fold_cell(cells, j);

@@ -17,7 +17,7 @@ void Runner::run_parallel(const std::vector<Cell>& cells, std::vector<CellResult
   // run other models' cells, or wait.
   std::set<std::string> reference_pending;
   for (const auto& c : cells)
-    if (c.is_reference) reference_pending.insert(c.reference_group());
+    if (c.is_reference) reference_pending.insert(c.group());
   std::vector<bool> taken(cells.size(), false);
   std::condition_variable wake;
 
@@ -30,7 +30,7 @@ void Runner::run_parallel(const std::vector<Cell>& cells, std::vector<CellResult
       for (std::size_t i = 0; i < cells.size() && !next; ++i) {
         if (taken[i]) continue;
         all_taken = false;
-        if (cells[i].is_reference || !reference_pending.contains(cells[i].reference_group())) next = i;
+        if (cells[i].is_reference || !reference_pending.contains(cells[i].group())) next = i;
       }
       if (stopping() || all_taken || error) return;
       if (!next) {
@@ -44,7 +44,7 @@ void Runner::run_parallel(const std::vector<Cell>& cells, std::vector<CellResult
       stop_if_unfit(r);
       lock.lock();
       results[*next] = std::move(r);
-      if (cells[*next].is_reference) reference_pending.erase(cells[*next].reference_group());
+      if (cells[*next].is_reference) reference_pending.erase(cells[*next].group());
       m_progress.cell_done(results[*next]);
       update_manifest(results, "running");
       wake.notify_all();

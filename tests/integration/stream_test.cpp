@@ -16,7 +16,7 @@ namespace {
 std::unique_ptr<server::Instance> start_tiny(const kt::TempDir& dir) {
   server::LlamaServerBackend backend({kt::llama_bin_dir() + "/llama-server"});
   server::CellSpec spec;
-  spec.model_name = "tiny";
+  spec.model = "tiny";
   spec.model_path = kt::tiny_model().string();
   spec.n_ctx = 2048;
   spec.log_path = dir / "server.log";

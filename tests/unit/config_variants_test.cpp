@@ -13,6 +13,7 @@
 using ::testing::HasSubstr;
 
 namespace config = kvsweep::config;
+namespace core = kvsweep::core;
 namespace sweep = kvsweep::sweep;
 using json = nlohmann::json;
 
@@ -82,9 +83,10 @@ TEST(Variants, TheGridIsModelsTimesVariantsTimesKVWithAReferencePerVariant) {
   const auto cell = sweep::grid_cells(c)[3];
   EXPECT_EQ(cell.to_json(), (json{{"model", "copy"}, {"variant", "rot-off"}, {"type_k", "q4_0"}, {"type_v", "f16"}}));
   EXPECT_EQ(cell.id(), "copy-rot-off-q4_0-f16");
-  EXPECT_EQ(cell.reference_group(), "copy/rot-off");
-  EXPECT_NE(sweep::cell_key(cell.to_json()), sweep::cell_key(sweep::grid_cells(c)[1].to_json()));
-  EXPECT_EQ(sweep::cell_label(cell.to_json()), "copy/rot-off/q4_0/f16");
+  EXPECT_EQ(cell.group(), "copy/rot-off");
+  EXPECT_NE(core::CellKey::from_json(cell.to_json()), core::CellKey::from_json(sweep::grid_cells(c)[1].to_json()));
+  EXPECT_EQ(core::CellKey::from_json(cell.to_json()), cell.key());
+  EXPECT_EQ(core::CellKey::from_json(cell.to_json()).label(), "copy/rot-off/q4_0/f16");
   // Shards still partition the grid: every cell in exactly one.
   std::multiset<std::string> owned;
   for (int i = 0; i < 3; ++i) {

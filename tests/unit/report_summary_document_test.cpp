@@ -65,7 +65,7 @@ TEST(SummaryDocument, VariantIsReadWhereGivenAndPairsCellsInCompare) {
   EXPECT_EQ(doc->grids.front().variant, "long");
   EXPECT_EQ(doc->headlines.front().variant, "long");
   // An absent variant is "": a run of variant "long" shares no cell with a run without variants.
-  EXPECT_NE(cell_key(doc->cells.front()), cell_key(read_summary_document(base, "base.json")->cells.front()));
+  EXPECT_NE(doc->cells.front().key(), read_summary_document(base, "base.json")->cells.front().key());
   EXPECT_FALSE(compare_summaries(run, base, {}));
   auto same = compare_summaries(run, run, {});
   ASSERT_TRUE(same) << same.error().message;

@@ -66,7 +66,7 @@ class Lifecycle : public ::testing::Test {
  protected:
   void SetUp() override {
     std::filesystem::remove(kt::temp_file(".log"));
-    spec.model_name = "tiny";
+    spec.model = "tiny";
     spec.model_path = "/models/tiny.gguf";
     spec.type_k = "q4_0";
     spec.type_v = "f16";

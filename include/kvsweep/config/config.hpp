@@ -2,6 +2,7 @@
 /// The sweep configuration: structs with defaults, loaded from JSON (comments allowed)
 /// and validated before anything starts; errors name the file and the key.
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/config/slot_env.hpp"
+#include "kvsweep/core/cell_key.hpp"
 
 namespace kvsweep::config {
 
@@ -65,9 +67,12 @@ struct GridConfig {
   std::vector<std::string> k;
   std::vector<std::string> v;
   bool tied = false;                    // only cells with K == V
-  std::vector<std::string> include;     // extra "k/v" cells
-  std::vector<std::string> exclude;     // "k/v" cells to drop
-  std::string reference = "f16/f16";
+  std::vector<core::KvPair> include;    // extra cells ("K/V" in the file, parsed once here)
+  std::vector<core::KvPair> exclude;    // cells to drop
+  core::KvPair reference;               // f16/f16 unless the file says
+  bool excludes(const core::KvPair& cell) const {
+    return std::find(exclude.begin(), exclude.end(), cell) != exclude.end();
+  }
   Order order = Order::shuffle;
   std::uint64_t seed = 7;
 };

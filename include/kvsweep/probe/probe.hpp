@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/server/api.hpp"
@@ -23,13 +24,9 @@ struct Item {
   nlohmann::json spec;  // whatever the probe needs to run it; stored in the record
 };
 
-/// The cell as a probe sees it.
-struct CellInfo {
-  std::string model;       // model name from the config
+/// The cell as a probe sees it: its key (model, variant, K, V) and what probes need to run.
+struct CellInfo : core::CellKey {
   std::string model_path;  // file (llama-server) or tag (ollama)
-  std::string variant;     // the config's variant name; empty without variants
-  std::string type_k;
-  std::string type_v;
   bool is_reference = false;
   int n_ctx = 0;
   std::vector<std::string> server_args;  // the cell's extra server args (server's, then its variant's, e.g. -fa on), for probes that run tools

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 
@@ -38,11 +39,6 @@ struct ProbeDef {
   double calibration_hi = 1;
 };
 
-/// The label of the cells that share a reference: "model", or "model/variant" in a run with variants.
-inline std::string group_label(const std::string& model, const std::string& variant) {
-  return variant.empty() ? model : model + "/" + variant;
-}
-
 /// One device's buffers as the cell's server logged them, in MiB at the cell's -c (the manifest's
 /// `effective.memory`).
 struct DeviceBuffers {
@@ -53,12 +49,10 @@ struct DeviceBuffers {
   double compute_mib = 0.0;
 };
 
-struct CellDef {
-  std::string id;
-  std::string model;
-  std::string variant;  // the config's variant name; empty in a run without variants
-  std::string type_k;
-  std::string type_v;
+/// A cell of the run as the manifest and the records have it: its key (model, variant, K, V) and
+/// what the run recorded of it.
+struct CellDef : core::CellKey {
+  std::string id;  // the manifest's id (core::CellKey::id() for a cell it does not list)
   bool is_reference = false;
   std::string outcome;  // ok, unsupported, load_failed, crashed, wedged, config_mismatch; "unknown" if not in the manifest
   std::string message;
@@ -70,12 +64,6 @@ struct CellDef {
   std::string path;
   std::string path_reason;
   std::vector<DeviceBuffers> memory;  // empty when the manifest does not say
-
-  /// The cells that share a reference cell and form one grid in the report: "model", or
-  /// "model/variant" in a run with variants.
-  std::string group() const { return group_label(model, variant); }
-  /// "K/V", e.g. "q8_0/f16".
-  std::string types() const { return type_k + "/" + type_v; }
 };
 
 /// The record that counts for one item of one cell and probe.

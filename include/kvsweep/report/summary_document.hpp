@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 
@@ -34,12 +35,8 @@ struct SummaryProbe {
 };
 
 /// A cell of the run's grid. `variant` is "" when the run has no variants (the field is absent).
-struct SummaryCell {
+struct SummaryCell : core::CellKey {
   std::string id;
-  std::string model;
-  std::string variant;
-  std::string type_k;
-  std::string type_v;
   std::string outcome;
 };
 
@@ -55,12 +52,8 @@ struct SummaryMetric {
 };
 
 /// One (cell, probe) result; metrics in document order (sorted by name).
-struct SummaryResult {
+struct SummaryResult : core::CellKey {
   std::string cell;
-  std::string model;
-  std::string variant;
-  std::string type_k;
-  std::string type_v;
   std::string probe;
   std::string outcome;
   std::size_t items_failed = 0;
@@ -88,15 +81,6 @@ struct SummaryHeadline {
   std::string gradient;
 };
 
-/// The run's cells are matched across documents by (model, variant, type_k, type_v).
-struct CellKey {
-  std::string model;
-  std::string variant;
-  std::string type_k;
-  std::string type_v;
-  auto operator<=>(const CellKey&) const = default;
-};
-
 struct SummaryDocument {
   int schema_version = 0;
   std::string run_name;
@@ -114,8 +98,6 @@ struct SummaryDocument {
   const SummaryProbe* probe(std::string_view name) const;
 };
 
-CellKey cell_key(const SummaryCell& cell);
-CellKey cell_key(const SummaryResult& result);
 
 /// Reads a summary document (summary_document(), or a summary.json). Fails with ErrorKind::parse
 /// and "<which>: <key path>: what is wrong" when it is not an object of kind "kvsweep-summary" with

@@ -14,19 +14,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/server/api.hpp"
 #include "kvsweep/server/attention_path.hpp"
 #include "kvsweep/server/outcome.hpp"
 
 namespace kvsweep::server {
 
-/// Everything needed to start one cell's server.
-struct CellSpec {
-  std::string model_name;
+/// Everything needed to start one cell's server: its key (model, variant, K, V; f16/f16 unless
+/// set) and how to launch it.
+struct CellSpec : core::CellKey {
+  CellSpec() : core::CellKey{"", "", "f16", "f16"} {}
   std::string model_path;      // file (llama-server) or tag (ollama)
   std::string binary;          // this cell's llama-server binary (a variant's); empty: the backend's
-  std::string type_k = "f16";
-  std::string type_v = "f16";
   int n_ctx = 4096;
   std::filesystem::path log_path;
   std::vector<std::string> extra_args;                     // the user's server args

@@ -10,29 +10,17 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/config/config.hpp"
+#include "kvsweep/core/cell_key.hpp"
 
 namespace kvsweep::sweep {
 
-struct Cell {
-  std::string model;
+/// A cell of the plan: its key (model, variant, K, V: id, label, group, JSON) and how it runs.
+struct Cell : core::CellKey {
   std::string model_path;
-  std::string variant;  // the config's variant name; empty when the config has no variants
-  std::string type_k;
-  std::string type_v;
   bool is_reference = false;
   /// A reference cell run by a shard that does not own it, only so that this shard's cells can
   /// be compared with it; merge keeps the owning shard's records of it.
   bool support = false;
-
-  /// "model/k/v" (or "model/variant/k/v"), the human label.
-  std::string label() const;
-  /// A file-name-safe id, e.g. "tiny-q8_0-f16" (or "tiny-rot-off-q8_0-f16").
-  std::string id() const;
-  /// {"model":…, ["variant":…,] "type_k":…, "type_v":…} as it appears in records; "variant" only
-  /// when the config has variants, so runs without them keep their records and keys.
-  nlohmann::json to_json() const;
-  /// The cells compared with one reference cell: the model and the variant ("model" or "model/variant").
-  std::string reference_group() const { return variant.empty() ? model : model + "/" + variant; }
 };
 
 struct Shard {

@@ -12,18 +12,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
 
 namespace kvsweep::sweep {
 
 inline constexpr int kSchemaVersion = 1;
 
-/// The key of a cell as records and the manifest hold it: model, variant (absent = ""), K, V.
-std::string cell_key(const nlohmann::json& cell);
-/// "model/k/v" or "model/variant/k/v" of a cell as records hold it (Cell::label of the JSON form).
-std::string cell_label(const nlohmann::json& cell);
 /// The resume key of a record: cell (model, variant, K, V), probe and item.
-std::string triple_key(const nlohmann::json& cell, const std::string& probe, const std::string& item);
+std::string triple_key(const core::CellKey& cell, const std::string& probe, const std::string& item);
 std::string triple_key_of(const nlohmann::json& record);
 
 /// Safe to share between the threads of cells run in parallel: append, has_ok, select and

@@ -182,7 +182,7 @@ class Runner {
   std::atomic<bool> m_unfit{false};
   std::string m_context_error;  // under m_mutex
   std::string m_manifest_error;        // set by stop_for_store, under update_manifest's serialisation
-  std::set<std::string> m_journaled;   // cell keys whose outcome this invocation put in cells.jsonl
+  std::set<core::CellKey> m_journaled;   // cell keys whose outcome this invocation put in cells.jsonl
 };
 
 }  // namespace kvsweep::sweep
