@@ -69,6 +69,18 @@ std::string completion_body_text(const CompletionRequest& r, IdsJsonWriter& ids)
   return dump_with(body_of(r, IdsIn::placeholder), "prompt", [&](std::string& out) { ids.append(out, r.tokens); });
 }
 
+std::string completion_body_text(const CompletionRequest& r, const std::vector<std::vector<std::int32_t>>& prompts) {
+  IdsJsonWriter ids;  // each prompt shares most of its ids with the one before it
+  return dump_with(body_of(r, IdsIn::placeholder), "prompt", [&](std::string& out) {
+    out += '[';
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      if (i > 0) out += ',';
+      ids.append(out, prompts[i]);
+    }
+    out += ']';
+  });
+}
+
 std::size_t answer_limit(const CompletionRequest& r, std::size_t body_bytes, std::size_t answers) {
   if (r.n_predict <= 0) return http::kDefaultResponseLimit;  // no bound of its own
   // Generous: a streamed token with its timings is ~0.5 KiB, each top logprob ~0.1 KiB; the final
@@ -283,11 +295,10 @@ core::Expected<CompletionResponse> LlamaApi::complete(const CompletionRequest& r
 core::Expected<std::vector<CompletionResponse>> LlamaApi::complete_each(
     const CompletionRequest& request, const std::vector<std::vector<std::int32_t>>& prompts) {
   if (prompts.size() < 2 || request.stop_when || !request.messages.empty()) return Api::complete_each(request, prompts);
-  CompletionRequest first = request;
-  first.tokens = prompts.front();
-  nlohmann::json body = completion_body(first);
-  body["prompt"] = prompts;  // an array of token arrays: one task per prompt, one answer each
-  auto answer = m_client->post_for_json("/completion", body, answer_limit(request, body.dump().size(), prompts.size()));
+  // "prompt" as an array of token arrays: one task per prompt, one answer each.
+  std::string body = completion_body_text(request, prompts);
+  const std::size_t limit = answer_limit(request, body.size(), prompts.size());
+  auto answer = m_client->post_text_for_json("/completion", std::move(body), limit);
   if (!answer) return std::unexpected(answer.error());
   const std::string what = "/completion with " + std::to_string(prompts.size()) + " prompts: ";
   if (!answer->is_array() || answer->size() != prompts.size())

@@ -180,6 +180,7 @@ TEST(LlamaApi, CompleteEachSendsTheTokenPromptsInOneRequestAndKeepsTheirOrder) {
   EXPECT_EQ(body["n_probs"], 5);
   EXPECT_EQ(body["n_predict"], 1);
   EXPECT_EQ(body["cache_prompt"], false);
+  EXPECT_EQ(body["response_fields"], json(kvsweep::server::completion_response_fields()));  // no prompt echoed
 }
 
 TEST(LlamaApi, CompleteEachRejectsAnAnswerOfTheWrongShape) {

@@ -101,3 +101,19 @@ TEST(IdsJson, TheBodyTextIsTheDumpOfTheJsonBodyForEveryKindOfRequest) {
   overridden.extra["prompt"] = "the extra's prompt wins";
   EXPECT_EQ(completion_body_text(overridden, writer), dumped(completion_body(overridden)));
 }
+
+TEST(IdsJson, AMultiPromptBodyIsTheDumpOfTheJsonBodyWithThePromptsAsItsPrompt) {
+  // LlamaApi::complete_each (the divergence probe's teacher-forced steps): each prompt is the one
+  // before it and one more id, and an empty or unrelated prompt starts afresh.
+  const Ids prompt = counting(2000, 3);
+  const std::vector<Ids> prompts = {prompt, joined(prompt, {5}), joined(prompt, {5, 6}), Ids{}, Ids{4, 3}, prompt};
+  CompletionRequest overridden = raw_request({});
+  overridden.extra["prompt"] = "the prompts replace it";
+  for (CompletionRequest r : {CompletionRequest{}, raw_request({}), overridden}) {
+    r.n_predict = 1;
+    r.cache_prompt = true;
+    nlohmann::json expected = completion_body(r);
+    expected["prompt"] = prompts;
+    EXPECT_EQ(completion_body_text(r, prompts), dumped(expected));
+  }
+}

@@ -45,6 +45,10 @@ nlohmann::json completion_body(const CompletionRequest& request);
 /// completion_body(request) as the text sent, a token prompt written by `ids` (the ids it shares with
 /// the previous prompt copied as text, not built as JSON again): byte for byte the compact dump.
 std::string completion_body_text(const CompletionRequest& request, IdsJsonWriter& ids);
+/// The body of a multi-prompt /completion (LlamaApi::complete_each): `request`'s settings with `prompts`
+/// as its "prompt", an array of id arrays, each written from the text of the one before it where they
+/// share ids; byte for byte the compact dump of completion_body(request) with that "prompt".
+std::string completion_body_text(const CompletionRequest& request, const std::vector<std::vector<std::int32_t>>& prompts);
 /// The most bytes an answer to `request` can need (`body_bytes`: the request body's size; `answers`:
 /// prompts answered in one request): its max tokens times a generous size per token, plus the
 /// prompt it may echo. More is a server gone wrong: the client stops reading (ErrorKind::oversize).
