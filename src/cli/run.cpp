@@ -120,80 +120,107 @@ void apply_adaptive_flags(const RunOpts& o, const std::optional<nlohmann::json>&
   cfg.sweep.adaptive.seed = was.value("seed", cfg.sweep.adaptive.seed);
 }
 
-int run_command(const RunOpts& o) {
-  std::string run_dir = o.out;
-  std::string config_path = o.config;
-  if (!o.resume.empty()) {
-    if (!run_dir.empty() && run_dir != o.resume) throw core::FatalError("--resume DIR and -o DIR disagree; give one");
-    run_dir = o.resume;
-  }
-  bool resume = o.resume_flag || !o.resume.empty();
-  if (resume && run_dir.empty()) throw core::FatalError("--resume needs the run directory (--resume DIR or -o DIR)");
-  // What the run being resumed says of itself: its config file, hash and shard.
-  std::optional<nlohmann::json> previous;
-  if (resume) previous = manifest_to_resume(run_dir, !config_path.empty());
-  if (previous && config_path.empty()) {
-    config_path = previous->value("config_file", "");
-    if (config_path.empty()) throw core::FatalError(run_dir + "/manifest.json names no config_file; pass CONFIG");
-  }
-  if (config_path.empty()) throw core::FatalError("run: CONFIG is required (e.g. kvsweep run configs/demo.json)");
+/// What `run` works on: the run directory, the config file and, for a resume, what the run says of itself.
+struct RunTarget {
+  std::string run_dir;
+  std::string config_path;
+  bool resume = false;
+  std::optional<nlohmann::json> previous;  // the manifest of the run being resumed
+};
 
-  config::Config cfg = config::load(config_path);
+/// The run directory and config from -o / --resume / CONFIG; a resume without CONFIG takes the manifest's.
+RunTarget resolve_target(const RunOpts& o) {
+  RunTarget t{o.out, o.config, o.resume_flag || !o.resume.empty(), std::nullopt};
+  if (!o.resume.empty()) {
+    if (!t.run_dir.empty() && t.run_dir != o.resume) throw core::FatalError("--resume DIR and -o DIR disagree; give one");
+    t.run_dir = o.resume;
+  }
+  if (t.resume && t.run_dir.empty()) throw core::FatalError("--resume needs the run directory (--resume DIR or -o DIR)");
+  // What the run being resumed says of itself: its config file, hash and shard.
+  if (t.resume) t.previous = manifest_to_resume(t.run_dir, !t.config_path.empty());
+  if (t.previous && t.config_path.empty()) {
+    t.config_path = t.previous->value("config_file", "");
+    if (t.config_path.empty()) throw core::FatalError(t.run_dir + "/manifest.json names no config_file; pass CONFIG");
+  }
+  if (t.config_path.empty()) throw core::FatalError("run: CONFIG is required (e.g. kvsweep run configs/demo.json)");
+  return t;
+}
+
+/// The config's probes, in order; two probes of one name are a setup error.
+std::vector<std::unique_ptr<probe::Probe>> make_probes(const config::Config& cfg) {
   std::vector<std::unique_ptr<probe::Probe>> probes;
-  std::vector<std::string> names;
   for (std::size_t i = 0; i < cfg.probes.size(); ++i) {
     probe::ConfigSite site{cfg.file.string(), "probes[" + std::to_string(i) + "]", cfg.base_dir};
-    probes.push_back(probe::make_probe(cfg.probes[i], site));
-    for (const auto& n : names)
-      if (n == probes.back()->name())
-        throw core::FatalError(cfg.file.string() + ": probes[" + std::to_string(i) + "].name: duplicate probe name '" + n +
-                               "'; give each probe of one kind a distinct \"name\"");
-    names.push_back(probes.back()->name());
+    auto made = probe::make_probe(cfg.probes[i], site);
+    for (const auto& p : probes)
+      if (p->name() == made->name())
+        throw core::FatalError(cfg.file.string() + ": probes[" + std::to_string(i) + "].name: duplicate probe name '" +
+                               p->name() + "'; give each probe of one kind a distinct \"name\"");
+    probes.push_back(std::move(made));
   }
-  sweep::RunOptions ropts;
+  return probes;
+}
+
+/// --shard, checked against the shard a resumed run is (a shard resumes as the shard it is).
+std::optional<sweep::Shard> resolve_shard(const RunOpts& o, const RunTarget& target) {
+  std::optional<sweep::Shard> shard;
   if (!o.shard.empty()) {
-    ropts.shard = sweep::parse_shard(o.shard);
-    if (!ropts.shard) throw core::FatalError("--shard '" + o.shard + "': expected I/N with 0 <= I < N (e.g. 0/3)");
+    shard = sweep::parse_shard(o.shard);
+    if (!shard) throw core::FatalError("--shard '" + o.shard + "': expected I/N with 0 <= I < N (e.g. 0/3)");
   }
-  if (previous) {
-    // A shard resumes as the shard it is: its manifest says which.
-    if (previous->contains("shard")) {
-      const auto& s = (*previous)["shard"];
-      const sweep::Shard was{s.value("index", 0), s.value("count", 1)};
-      if (ropts.shard && (ropts.shard->index != was.index || ropts.shard->count != was.count))
-        throw core::FatalError("--resume " + run_dir + ": the run is shard " + std::to_string(was.index) + "/" +
-                               std::to_string(was.count) + ", not " + o.shard);
-      ropts.shard = was;
-    } else if (ropts.shard) {
-      throw core::FatalError("--resume " + run_dir + ": the run is not a shard; resume it without --shard");
-    }
+  if (!target.previous) return shard;
+  if (!target.previous->contains("shard")) {
+    if (shard) throw core::FatalError("--resume " + target.run_dir + ": the run is not a shard; resume it without --shard");
+    return shard;
   }
+  const auto& s = (*target.previous)["shard"];
+  const sweep::Shard was{s.value("index", 0), s.value("count", 1)};
+  if (shard && (shard->index != was.index || shard->count != was.count))
+    throw core::FatalError("--resume " + target.run_dir + ": the run is shard " + std::to_string(was.index) + "/" +
+                           std::to_string(was.count) + ", not " + o.shard);
+  return was;
+}
+
+/// The slots' environments: --slot-env when given (replacing the config's), else sweep.slot_env.
+std::vector<config::SlotEnv> resolve_slot_env(const RunOpts& o, const config::Config& cfg) {
+  if (o.slot_env.empty()) return cfg.sweep.slot_env;
+  std::vector<config::SlotEnv> env;
+  for (const auto& text : o.slot_env) {
+    auto e = config::parse_slot_env(text);
+    if (!e) throw core::FatalError("--slot-env " + e.error().message);
+    env.push_back(*e);
+  }
+  return env;
+}
+
+/// The runner's options from the command line over the config (shard, --only, adaptive, slots).
+sweep::RunOptions run_options(const RunOpts& o, const RunTarget& target, const std::vector<std::string>& probe_names,
+                              config::Config& cfg) {
+  sweep::RunOptions ropts;
+  ropts.shard = resolve_shard(o, target);
   if (!o.only.empty()) {
     ropts.filter = sweep::parse_filter(o.only);
     // A term naming nothing, or terms that select nothing, would run nothing and exit 0.
-    sweep::check_filter(ropts.filter, cfg, names);
+    sweep::check_filter(ropts.filter, cfg, probe_names);
   }
-  apply_adaptive_flags(o, previous, cfg);
+  apply_adaptive_flags(o, target.previous, cfg);
   ropts.parallel_cells = o.parallel_cells > 0 ? o.parallel_cells : cfg.sweep.parallel_cells;
   if (ropts.parallel_cells > 1 && cfg.server.backend != "llama-server")
     throw core::FatalError("--parallel-cells needs backend \"llama-server\": an Ollama or external server is one "
                            "server, not one per cell (backend is \"" + cfg.server.backend + "\")");
-  ropts.slot_env = cfg.sweep.slot_env;
-  if (!o.slot_env.empty()) {
-    ropts.slot_env.clear();
-    for (const auto& text : o.slot_env) {
-      auto e = config::parse_slot_env(text);
-      if (!e) throw core::FatalError("--slot-env " + e.error().message);
-      ropts.slot_env.push_back(*e);
-    }
-  }
+  ropts.slot_env = resolve_slot_env(o, cfg);
+  return ropts;
+}
 
-  bool needs_embedder = false;
-  for (const auto& p : probes) needs_embedder = needs_embedder || p->needs_embedder();
-  if (needs_embedder && !cfg.embedder)
+bool needs_embedder(const std::vector<std::unique_ptr<probe::Probe>>& probes) {
+  return std::ranges::any_of(probes, [](const auto& p) { return p->needs_embedder(); });
+}
+
+/// Bad input before anything starts: a model llama-server cannot load would fail every cell. Notes
+/// what the runner should know of each model's file (kvsweep's copy model) in `ropts`.
+void check_model_files(const config::Config& cfg, bool embedder_needed, sweep::RunOptions& ropts) {
+  if (embedder_needed && !cfg.embedder)
     throw core::FatalError(cfg.file.string() + ": embedder: missing; a probe (telephone) needs an embedding model");
-
-  // Bad input before anything starts: a model llama-server cannot load would fail every cell.
   if (cfg.server.backend == "llama-server") {
     for (std::size_t i = 0; i < cfg.models.size(); ++i) {
       if (auto ok = model::check_model_file(cfg.models[i].path); !ok)
@@ -207,17 +234,20 @@ int run_command(const RunOpts& o) {
     if (auto ok = model::check_model_file(cfg.embedder->model); !ok)
       throw core::FatalError(cfg.file.string() + ": embedder.model: '" + cfg.embedder->model + "': " + ok.error().message);
   }
+}
 
-  // Resolve the server before the run directory exists: a missing binary leaves nothing behind.
-  // The cells' Ollama is always launched (ollama serve per cell), never attached to.
-  const bool cells_external = cfg.server.backend == "external";
-  std::unique_ptr<server::Backend> backend = make_backend(
-      ServerSource{cfg.server.backend, cfg.server.api, cfg.server.binary, cells_external ? cfg.server.url : "",
-                   cells_external ? cfg.server.api_key_env : "", cells_external ? cfg.server.url_user : "",
-                   cells_external ? cfg.server.url_password : ""},
-      server::LlamaServerOptions{});
-  // A dead URL fails once here, not once per cell after each ready timeout.
-  check_attached_servers(cfg);
+/// The cells' backend, its binary resolved now: a missing binary leaves no run directory behind.
+/// The cells' Ollama is always launched (ollama serve per cell), never attached to.
+std::unique_ptr<server::Backend> make_cell_backend(const config::Config& cfg) {
+  const bool external = cfg.server.backend == "external";
+  return make_backend(ServerSource{cfg.server.backend, cfg.server.api, cfg.server.binary, external ? cfg.server.url : "",
+                                   external ? cfg.server.api_key_env : "", external ? cfg.server.url_user : "",
+                                   external ? cfg.server.url_password : ""},
+                      server::LlamaServerOptions{});
+}
+
+/// Each variant's own llama-server binary, found now (KVSWEEP_LLAMA_BIN, PATH) and given to the runner.
+void resolve_variant_binaries(const config::Config& cfg, sweep::RunOptions& ropts) {
   for (std::size_t i = 0; i < cfg.variants.size(); ++i) {
     const auto& v = cfg.variants[i];
     if (v.binary.empty()) continue;
@@ -227,68 +257,68 @@ int run_command(const RunOpts& o) {
                              "' not found (a path, or a name on KVSWEEP_LLAMA_BIN or PATH)");
     ropts.variant_binaries[v.name] = found;
   }
+}
 
-  // The dry run after the checks: a missing model, binary or server fails it as it would fail the run.
-  if (o.dry_run) return print_dry_run(cfg, probes, ropts, *backend);
-
-  if (run_dir.empty()) run_dir = default_run_dir(cfg);
-  auto store = resume ? sweep::RunStore::open(run_dir) : sweep::RunStore::create(run_dir);
+/// The run's store: a new run directory, or the resumed one checked against its manifest (the config's
+/// hash, the models' hashes into `ropts`); a torn last record is cut off with a warning.
+sweep::RunStore open_store(const RunTarget& target, const config::Config& cfg, sweep::RunOptions& ropts) {
+  auto store = target.resume ? sweep::RunStore::open(target.run_dir) : sweep::RunStore::create(target.run_dir);
   if (!store) throw core::FatalError(store.error().message);
-  if (resume) {
-    if (previous) {
-      std::string old_hash = previous->value("config_hash", "");
-      if (!old_hash.empty() && old_hash != config::config_hash(cfg))
-        throw core::FatalError("--resume " + run_dir + ": the config changed since the run started (hash " + old_hash +
-                               " → " + config::config_hash(cfg) + "); start a new run instead");
-    }
-    ropts.models = checked_models(cfg, previous, run_dir);
-    if (store->repaired_bytes() > 0)
-      spdlog::warn("records.jsonl ended in a torn line ({} bytes); cut it off, the item will run again",
-                   store->repaired_bytes());
+  if (!target.resume) return std::move(*store);
+  if (target.previous) {
+    std::string old_hash = target.previous->value("config_hash", "");
+    if (!old_hash.empty() && old_hash != config::config_hash(cfg))
+      throw core::FatalError("--resume " + target.run_dir + ": the config changed since the run started (hash " +
+                             old_hash + " → " + config::config_hash(cfg) + "); start a new run instead");
   }
-  if (spdlog::get_level() < spdlog::level::warn) std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
+  ropts.models = checked_models(cfg, target.previous, target.run_dir);
+  if (store->repaired_bytes() > 0)
+    spdlog::warn("records.jsonl ended in a torn line ({} bytes); cut it off, the item will run again",
+                 store->repaired_bytes());
+  return std::move(*store);
+}
 
-  StderrProgress progress(::isatty(2) == 1, spdlog::get_level() >= spdlog::level::warn);
-  if (cells_external) progress.attach_to(cfg.server.url);
-  sweep::Runner runner(cfg, probes, *backend, *store, progress, cancel_flag(), ropts);
-
-  // The embedder is an instrument: started once per run, the same for every cell.
-  std::unique_ptr<server::Backend> embed_backend;
-  std::unique_ptr<server::Instance> embed_instance;
+/// The embedding server of a run and the instrument over it; it stops when this ends.
+struct RunningEmbedder {
+  std::unique_ptr<server::Backend> backend;
+  std::unique_ptr<server::Instance> instance;
   std::unique_ptr<probe::Embedder> embedder;
-  if (needs_embedder) {
-    const auto& e = *cfg.embedder;
-    server::CellSpec spec;
-    spec.model = "embedder";
-    spec.model_path = e.model;
-    spec.n_ctx = 8192;
-    spec.log_path = store->log_path("embedder");
-    spec.extra_args = e.args;
-    spec.ready_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.ready_timeout_s * 1000));
-    spec.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.request_timeout_s * 1000));
-    // Ollama: its own `ollama serve` at f16 KV (or the Ollama at e.url), never the cell's server.
-    const std::string binary = e.backend == "ollama" ? (cfg.server.backend == "ollama" ? cfg.server.binary : "ollama")
-                                                     : cfg.server.binary;
-    embed_backend = make_backend(ServerSource{e.backend, "", binary, e.url, e.api_key_env, e.url_user, e.url_password},
-                                 server::LlamaServerOptions{"", true, e.pooling});
-    if (e.backend == "ollama" && cfg.server.backend == "ollama") spec.env = cfg.server.env;  // the same model store
-    auto inst = embed_backend->start(spec, cancel_flag());
-    if (!inst) throw core::FatalError("embedder failed to start: " + inst.error().message + "\n" + inst.error().log_tail);
-    embed_instance = std::move(*inst);
-    nlohmann::json desc = {{"backend", e.backend}, {"model", e.backend == "external" ? e.model : e.model},
-                           {"pooling", e.pooling}, {"url", e.url}, {"server", embed_instance->info()}};
-    if (e.backend == "llama-server") {
-      if (auto h = core::sha256_file(e.model)) desc["sha256"] = *h;
-      desc["server"]["argv"] = nullptr;  // port-specific noise
-    }
-    embedder = std::make_unique<probe::ApiEmbedder>(embed_instance->api(), desc);
-    runner.set_embedder(embedder.get(), embedder->describe());
-  }
+};
 
-  auto result = runner.run();
-  if (embed_instance) embed_instance->stop();
-  std::printf("%s", core::redact(summary_table(result)).c_str());
-  std::printf("run directory: %s\n", run_dir.c_str());
+/// Starts the config's embedder: an instrument, started once per run, the same for every cell.
+RunningEmbedder start_embedder(const config::Config& cfg, const sweep::RunStore& store) {
+  const auto& e = *cfg.embedder;
+  server::CellSpec spec;
+  spec.model = "embedder";
+  spec.model_path = e.model;
+  spec.n_ctx = 8192;
+  spec.log_path = store.log_path("embedder");
+  spec.extra_args = e.args;
+  spec.ready_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.ready_timeout_s * 1000));
+  spec.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.request_timeout_s * 1000));
+  // Ollama: its own `ollama serve` at f16 KV (or the Ollama at e.url), never the cell's server.
+  const std::string binary = e.backend == "ollama" ? (cfg.server.backend == "ollama" ? cfg.server.binary : "ollama")
+                                                   : cfg.server.binary;
+  RunningEmbedder running;
+  running.backend = make_backend(ServerSource{e.backend, "", binary, e.url, e.api_key_env, e.url_user, e.url_password},
+                                 server::LlamaServerOptions{"", true, e.pooling});
+  if (e.backend == "ollama" && cfg.server.backend == "ollama") spec.env = cfg.server.env;  // the same model store
+  auto inst = running.backend->start(spec, cancel_flag());
+  if (!inst) throw core::FatalError("embedder failed to start: " + inst.error().message + "\n" + inst.error().log_tail);
+  running.instance = std::move(*inst);
+  nlohmann::json desc = {{"backend", e.backend}, {"model", e.model},
+                         {"pooling", e.pooling}, {"url", e.url}, {"server", running.instance->info()}};
+  if (e.backend == "llama-server") {
+    if (auto h = core::sha256_file(e.model)) desc["sha256"] = *h;
+    desc["server"]["argv"] = nullptr;  // port-specific noise
+  }
+  running.embedder = std::make_unique<probe::ApiEmbedder>(running.instance->api(), desc);
+  return running;
+}
+
+/// The exit code of a run that ended, saying on stderr why it stopped early; a run that ended writes its
+/// report first.
+int finish_run(const sweep::RunResult& result, const std::string& run_dir, bool strict) {
   if (!result.store_error.empty()) {
     std::fprintf(stderr,
                  "kvsweep: stopped: %s\nkvsweep: every record written before is intact; free space, then finish with: "
@@ -312,12 +342,49 @@ int run_command(const RunOpts& o) {
                  result.cells.size());
     return core::exit_code::regression;
   }
-  if (o.strict) {
-    for (const auto& c : result.cells)
-      if (c.outcome != server::CellOutcome::ok && c.outcome != server::CellOutcome::skipped)
-        return core::exit_code::regression;
-  }
+  const auto not_ok = [](const sweep::CellResult& c) {
+    return c.outcome != server::CellOutcome::ok && c.outcome != server::CellOutcome::skipped;
+  };
+  if (strict && std::ranges::any_of(result.cells, not_ok)) return core::exit_code::regression;
   return core::exit_code::ok;
+}
+
+int run_command(const RunOpts& o) {
+  RunTarget target = resolve_target(o);
+  config::Config cfg = config::load(target.config_path);
+  std::vector<std::unique_ptr<probe::Probe>> probes = make_probes(cfg);
+  std::vector<std::string> names;
+  for (const auto& p : probes) names.push_back(p->name());
+  sweep::RunOptions ropts = run_options(o, target, names, cfg);
+  const bool embedder_needed = needs_embedder(probes);
+  check_model_files(cfg, embedder_needed, ropts);
+  std::unique_ptr<server::Backend> backend = make_cell_backend(cfg);
+  // A dead URL fails once here, not once per cell after each ready timeout.
+  check_attached_servers(cfg);
+  resolve_variant_binaries(cfg, ropts);
+
+  // The dry run after the checks: a missing model, binary or server fails it as it would fail the run.
+  if (o.dry_run) return print_dry_run(cfg, probes, ropts, *backend);
+
+  if (target.run_dir.empty()) target.run_dir = default_run_dir(cfg);
+  sweep::RunStore store = open_store(target, cfg, ropts);
+  const std::string& run_dir = target.run_dir;
+  if (spdlog::get_level() < spdlog::level::warn) std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
+
+  StderrProgress progress(::isatty(2) == 1, spdlog::get_level() >= spdlog::level::warn);
+  if (cfg.server.backend == "external") progress.attach_to(cfg.server.url);
+  sweep::Runner runner(cfg, probes, *backend, store, progress, cancel_flag(), ropts);
+  RunningEmbedder embedder;
+  if (embedder_needed) {
+    embedder = start_embedder(cfg, store);
+    runner.set_embedder(embedder.embedder.get(), embedder.embedder->describe());
+  }
+
+  auto result = runner.run();
+  if (embedder.instance) embedder.instance->stop();
+  std::printf("%s", core::redact(summary_table(result)).c_str());
+  std::printf("run directory: %s\n", run_dir.c_str());
+  return finish_run(result, run_dir, o.strict);
 }
 
 }  // namespace
