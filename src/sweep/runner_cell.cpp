@@ -61,6 +61,240 @@ std::vector<nlohmann::json> Runner::reference_records(const Cell& cell, const pr
   });
 }
 
+/// One cell while it runs: its server (restarted once after a crash), the probes' items run against it
+/// and recorded, the server stopped, the tool probes after it; run_cell's phases, each a method.
+class Runner::CellRun {
+ public:
+  CellRun(Runner& runner, const Cell& cell, server::CellSpec spec, CellResult result)
+      : m_runner(runner), m_cell(cell), m_spec(std::move(spec)), m_result(std::move(result)) {}
+
+  CellResult run(std::vector<PendingItems>& todo) {
+    if (!start()) return std::move(m_result);
+    if (!run_server_probes(todo)) return std::move(m_result);
+    stop_server();
+    run_tool_probes(todo);
+    close_outcome();
+    return std::move(m_result);
+  }
+
+ private:
+  /// What the cell does after one of a server probe's items.
+  enum class Step { next, again, end_probe, end_cell };
+
+  /// The cell's server started from its spec, or null with the reason in the result.
+  std::unique_ptr<server::Instance> start_server() {
+    auto inst = m_runner.m_backend.start(m_spec, m_runner.m_cancel);
+    if (!inst) {
+      CellResult& r = m_result;
+      r.outcome = inst.error().outcome == server::CellOutcome::cancelled ? server::CellOutcome::pending : inst.error().outcome;
+      r.effective = inst.error().effective;
+      r.message = inst.error().message;
+      if (!inst.error().log_tail.empty()) r.message += "\n" + inst.error().log_tail;
+      return nullptr;
+    }
+    return std::move(*inst);
+  }
+
+  /// Starts the server and notes what its log says of the cell; false when it did not start.
+  bool start() {
+    m_instance = start_server();
+    if (!m_instance) return false;
+    CellResult& r = m_result;
+    r.ready_s = m_instance->ready_seconds();
+    r.effective = m_instance->effective();
+    // The lifecycle refused a mismatch; a log without the KV line leaves the types unchecked.
+    m_unverified = server::check_kv(r.effective, m_cell.type_k, m_cell.type_v) == server::KvCheck::unverified;
+    if (m_unverified)
+      m_runner.m_progress.note(m_cell.label() +
+                               ": the server log shows no KV cache line; cannot verify the K/V types (kv_unverified)");
+    if (r.effective.path.path == server::AttentionPath::converted)
+      m_runner.m_progress.note(m_cell.label() + ": attention path converted: " + r.effective.path.reason);
+    m_info = m_runner.cell_info(m_cell, m_spec);
+    r.outcome = server::CellOutcome::ok;
+    m_runner.lifecycle_event(r, "server_ready", {{"ready_s", r.ready_s}});
+    return true;
+  }
+
+  /// Probes that talk to the server first; tool probes (llama-perplexity, llama-bench load the model
+  /// themselves) after the server has stopped, so the model is never in memory twice. False when the
+  /// cell ended here (its server failed to restart, died twice or wedged).
+  bool run_server_probes(std::vector<PendingItems>& todo) {
+    for (auto& t : todo) {
+      if (t.probe->runs_tool()) continue;
+      m_exceeded = false;
+      m_probe_unfit.reset();
+      const int ok_before = m_result.items_ok;
+      if (!run_server_probe(t)) return false;
+      if (m_runner.stopping()) break;
+      // When none of the probe's items ran ok, the grid cannot fit it.
+      if (m_probe_unfit && m_result.items_ok == ok_before) note_shortfall(m_result.shortfall, *m_probe_unfit);
+    }
+    return true;
+  }
+
+  /// A server probe's items, in order; false when the cell ended.
+  bool run_server_probe(PendingItems& t) {
+    const std::vector<nlohmann::json> reference = m_runner.reference_records(m_cell, *t.probe);
+    for (std::size_t k = 0; k < t.items.size(); ++k) {
+      if (m_runner.stopping()) break;
+      if (t.gate && t.gate->settled()) {
+        m_runner.settle(m_cell, t, k, m_result);
+        break;
+      }
+      const Step step = run_server_item(t, t.items[k], reference);
+      if (step == Step::again) --k;  // the same item, on the restarted server
+      else if (step == Step::end_probe) break;
+      else if (step == Step::end_cell) return false;
+    }
+    return true;
+  }
+
+  Step run_server_item(PendingItems& t, const probe::Item& item, const std::vector<nlohmann::json>& reference) {
+    probe::Context ctx{m_instance->api(), m_info, m_runner.m_embedder, &reference};
+    auto t0 = std::chrono::steady_clock::now();
+    auto res = run_item(*t.probe, item, ctx);
+    double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
+    // An interrupted item is not recorded: resume runs it again.
+    if (m_runner.stopping()) return Step::end_probe;
+    if (res) return m_runner.record_ok(m_cell, t, item, *res, wall, m_result) ? Step::next : Step::end_probe;
+    return item_failed(t, item, res.error(), wall);
+  }
+
+  /// Did the server die? A killed server shows up as a connect or read error; give the kernel a
+  /// moment to let us reap it before deciding.
+  bool server_alive(const core::Error& err) {
+    bool alive = m_instance->alive();
+    for (int w = 0; alive && w < 10 && (err.kind == core::ErrorKind::connect || err.kind == core::ErrorKind::timeout); ++w) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      alive = m_instance->alive();
+    }
+    return alive;
+  }
+
+  Step item_failed(const PendingItems& t, const probe::Item& item, const core::Error& err, double wall) {
+    if (!server_alive(err)) return server_lost(t, item, err, wall);
+    if (err.kind == core::ErrorKind::timeout) return server_wedged(t, item, err, wall);
+    if (!m_runner.record_failure(m_cell, t, item, err, wall, m_result)) return Step::end_probe;
+    if (err.kind == core::ErrorKind::exceeds_context) note_unfit(t, err);
+    return Step::next;
+  }
+
+  /// The server died during an item: restarted once, and the item runs again; a second death is
+  /// recorded against the item and ends the cell (crashed).
+  Step server_lost(const PendingItems& t, const probe::Item& item, const core::Error& err, double wall) {
+    CellResult& r = m_result;
+    const std::string how = m_instance->exit_description();
+    if (r.restarts == 0) {
+      m_runner.m_progress.note(m_cell.label() + ": server " + how + " during " + t.probe->name() + "/" + item.key +
+                               "; restarting it once");
+      ++r.restarts;
+      m_instance->stop();
+      m_runner.lifecycle_event(r, "server_restarted", {{"after", how}});
+      m_instance = start_server();
+      if (m_instance) return Step::again;
+      r.outcome = server::CellOutcome::crashed;
+      r.message = "server " + how + "; restart failed: " + r.message;
+      return Step::end_cell;
+    }
+    auto rec = m_runner.make_record(m_cell, *t.probe, item, "crashed", wall, r.restarts + 1);
+    rec["error"] = err.message;
+    rec["log_tail"] = m_instance->error_lines();
+    if (!m_runner.append_or_stop(rec)) return Step::end_probe;
+    ++r.items_failed;
+    m_runner.m_progress.item_done(m_cell, t.probe->name(), item.key, "crashed", wall);
+    r.outcome = server::CellOutcome::crashed;
+    r.message = "server " + how + " again after a restart\n" + m_instance->error_lines();
+    return Step::end_cell;
+  }
+
+  /// An item timed out on a live server: recorded, the server stopped, the cell ends (wedged).
+  Step server_wedged(const PendingItems& t, const probe::Item& item, const core::Error& err, double wall) {
+    CellResult& r = m_result;
+    auto rec = m_runner.make_record(m_cell, *t.probe, item, "timeout", wall, r.restarts + 1);
+    rec["error"] = err.message;
+    if (!m_runner.append_or_stop(rec)) return Step::end_probe;
+    ++r.items_failed;
+    m_runner.m_progress.item_done(m_cell, t.probe->name(), item.key, "timeout", wall);
+    r.outcome = server::CellOutcome::wedged;
+    r.message = t.probe->name() + "/" + item.key + ": " + err.message + "; the server was stopped (wedged)";
+    m_instance->stop();
+    return Step::end_cell;
+  }
+
+  /// An item did not fit the context: kept for the probe's shortfall, and said once per probe and
+  /// cell (the next items will most likely not fit either).
+  void note_unfit(const PendingItems& t, const core::Error& err) {
+    const config::VariantConfig* variant = config::find_variant(m_runner.m_config, m_cell.variant);
+    note_shortfall(m_probe_unfit, ContextShortfall{t.probe->name(), t.probe->kind(), tokens_needed(err), m_spec.n_ctx,
+                                                   variant != nullptr && variant->ctx > 0});
+    if (m_exceeded) return;
+    m_exceeded = true;
+    const std::string what = t.probe->name() + ": " + err.message;
+    m_runner.m_progress.note(m_cell.label() + ": " + what);
+    m_result.message += (m_result.message.empty() ? "" : "\n") + what;
+  }
+
+  void stop_server() {
+    auto s0 = std::chrono::steady_clock::now();
+    m_instance->stop();
+    m_result.stop_s = core::seconds_between(s0, std::chrono::steady_clock::now());
+    m_runner.lifecycle_event(m_result, "server_stopped", {{"stop_s", m_result.stop_s}});
+  }
+
+  /// The tool probes, with no server of this cell alive: a failure is the item's, never the server's.
+  void run_tool_probes(std::vector<PendingItems>& todo) {
+    std::vector<std::string> tools;
+    for (const auto& t : todo)
+      if (t.probe->runs_tool()) tools.push_back(t.probe->name());
+    if (!tools.empty() && !m_runner.stopping()) m_runner.lifecycle_event(m_result, "tool_probes", {{"probes", tools}});
+    for (auto& t : todo) {
+      if (!t.probe->runs_tool() || m_runner.stopping()) continue;
+      run_tool_probe(t);
+    }
+    if (!tools.empty() && !m_runner.stopping()) m_runner.lifecycle_event(m_result, "tool_probes_done", {{"probes", tools}});
+  }
+
+  void run_tool_probe(PendingItems& t) {
+    const std::vector<nlohmann::json> reference = m_runner.reference_records(m_cell, *t.probe);
+    for (std::size_t k = 0; k < t.items.size() && !m_runner.stopping(); ++k) {
+      if (t.gate && t.gate->settled()) {
+        m_runner.settle(m_cell, t, k, m_result);
+        break;
+      }
+      probe::Context ctx{m_instance->api(), m_info, m_runner.m_embedder, &reference};
+      auto t0 = std::chrono::steady_clock::now();
+      auto res = run_item(*t.probe, t.items[k], ctx);
+      double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
+      if (m_runner.stopping()) break;
+      const bool recorded = res ? m_runner.record_ok(m_cell, t, t.items[k], *res, wall, m_result)
+                                : m_runner.record_failure(m_cell, t, t.items[k], res.error(), wall, m_result);
+      if (!recorded) break;
+    }
+  }
+
+  /// The cell's outcome once everything ran.
+  void close_outcome() {
+    CellResult& r = m_result;
+    // Interrupted, or the store could not write: the cell's missing items run again on resume.
+    if (m_runner.stopping()) r.outcome = server::CellOutcome::pending;
+    else if (m_unverified && r.outcome == server::CellOutcome::ok) r.outcome = server::CellOutcome::kv_unverified;
+    // A cell is ok for what ran in it; one whose every item failed says so (the records say why).
+    if (server::ran(r.outcome) && r.items_ok + r.items_skipped == 0 && r.items_failed > 0)
+      r.outcome = server::CellOutcome::items_failed;
+  }
+
+  Runner& m_runner;
+  const Cell& m_cell;
+  const server::CellSpec m_spec;
+  CellResult m_result;
+  std::unique_ptr<server::Instance> m_instance;
+  probe::CellInfo m_info;
+  bool m_unverified = false;  // the server's log showed no KV line
+  // The server probe now running: whether its context overflow was said, and its items that did not fit.
+  bool m_exceeded = false;
+  std::optional<ContextShortfall> m_probe_unfit;
+};
+
 CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t count, int slot) {
   CellResult r;
   r.cell = cell;
@@ -72,161 +306,8 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
     return r;
   }
   m_progress.cell_started(index, count, cell, m_options.parallel_cells > 1 ? slot : -1);
-
-  server::CellSpec spec = cell_spec(cell, slot);
-  auto start = [&]() -> std::unique_ptr<server::Instance> {
-    auto inst = m_backend.start(spec, m_cancel);
-    if (!inst) {
-      r.outcome = inst.error().outcome == server::CellOutcome::cancelled ? server::CellOutcome::pending : inst.error().outcome;
-      r.effective = inst.error().effective;
-      r.message = inst.error().message;
-      if (!inst.error().log_tail.empty()) r.message += "\n" + inst.error().log_tail;
-      return nullptr;
-    }
-    return std::move(*inst);
-  };
-  auto instance = start();
-  if (!instance) return r;
-  r.ready_s = instance->ready_seconds();
-  r.effective = instance->effective();
-
-  // The lifecycle refused a mismatch; a log without the KV line leaves the types unchecked.
-  const bool unverified = server::check_kv(r.effective, cell.type_k, cell.type_v) == server::KvCheck::unverified;
-  if (unverified)
-    m_progress.note(cell.label() + ": the server log shows no KV cache line; cannot verify the K/V types (kv_unverified)");
-
-  if (r.effective.path.path == server::AttentionPath::converted)
-    m_progress.note(cell.label() + ": attention path converted: " + r.effective.path.reason);
-
-  const probe::CellInfo info = cell_info(cell, spec);
-  r.outcome = server::CellOutcome::ok;
-  lifecycle_event(r, "server_ready", {{"ready_s", r.ready_s}});
-  // Probes that talk to the server first; tool probes (llama-perplexity, llama-bench load the model
-  // themselves) after the server has stopped, so the model is never in memory twice.
-  const auto runs_tool = [](const PendingItems& t) { return t.probe->runs_tool(); };
-  for (auto& t : todo) {
-    if (runs_tool(t)) continue;
-    std::vector<nlohmann::json> reference = reference_records(cell, *t.probe);
-    bool exceeded = false;  // an item of this probe did not fit the context
-    // The probe's items that did not fit; when none of its items ran ok, the grid cannot fit it.
-    std::optional<ContextShortfall> unfit;
-    const int ok_before = r.items_ok;
-    for (std::size_t k = 0; k < t.items.size(); ++k) {
-      const auto& item = t.items[k];
-      if (stopping()) break;
-      if (t.gate && t.gate->settled()) {
-        settle(cell, t, k, r);
-        break;
-      }
-      probe::Context ctx{instance->api(), info, m_embedder, &reference};
-      auto t0 = std::chrono::steady_clock::now();
-      auto res = run_item(*t.probe, item, ctx);
-      double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
-      // An interrupted item is not recorded: resume runs it again.
-      if (stopping()) break;
-      if (res) {
-        if (!record_ok(cell, t, item, *res, wall, r)) break;
-        continue;
-      }
-      const core::Error& err = res.error();
-      // Did the server die? A killed server shows up as a connect or read error; give
-      // the kernel a moment to let us reap it before deciding.
-      bool alive = instance->alive();
-      for (int w = 0; alive && w < 10 && (err.kind == core::ErrorKind::connect || err.kind == core::ErrorKind::timeout); ++w) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        alive = instance->alive();
-      }
-      if (!alive) {
-        std::string how = instance->exit_description();
-        if (r.restarts == 0) {
-          m_progress.note(cell.label() + ": server " + how + " during " + t.probe->name() + "/" + item.key +
-                          "; restarting it once");
-          ++r.restarts;
-          instance->stop();
-          lifecycle_event(r, "server_restarted", {{"after", how}});
-          instance = start();
-          if (!instance) {
-            r.outcome = server::CellOutcome::crashed;
-            r.message = "server " + how + "; restart failed: " + r.message;
-            return r;
-          }
-          --k;  // run the same item again
-          continue;
-        }
-        auto rec = make_record(cell, *t.probe, item, "crashed", wall, r.restarts + 1);
-        rec["error"] = err.message;
-        rec["log_tail"] = instance->error_lines();
-        if (!append_or_stop(rec)) break;
-        ++r.items_failed;
-        m_progress.item_done(cell, t.probe->name(), item.key, "crashed", wall);
-        r.outcome = server::CellOutcome::crashed;
-        r.message = "server " + how + " again after a restart\n" + instance->error_lines();
-        return r;
-      }
-      if (err.kind == core::ErrorKind::timeout) {
-        auto rec = make_record(cell, *t.probe, item, "timeout", wall, r.restarts + 1);
-        rec["error"] = err.message;
-        if (!append_or_stop(rec)) break;
-        ++r.items_failed;
-        m_progress.item_done(cell, t.probe->name(), item.key, "timeout", wall);
-        r.outcome = server::CellOutcome::wedged;
-        r.message = t.probe->name() + "/" + item.key + ": " + err.message + "; the server was stopped (wedged)";
-        instance->stop();
-        return r;
-      }
-      if (!record_failure(cell, t, item, err, wall, r)) break;
-      if (err.kind == core::ErrorKind::exceeds_context) {
-        const config::VariantConfig* variant = config::find_variant(m_config, cell.variant);
-        note_shortfall(unfit, ContextShortfall{t.probe->name(), t.probe->kind(), tokens_needed(err), spec.n_ctx,
-                                               variant != nullptr && variant->ctx > 0});
-      }
-      if (err.kind == core::ErrorKind::exceeds_context && !exceeded) {
-        // Said once per probe and cell: the next items will most likely not fit either.
-        exceeded = true;
-        const std::string what = t.probe->name() + ": " + err.message;
-        m_progress.note(cell.label() + ": " + what);
-        r.message += (r.message.empty() ? "" : "\n") + what;
-      }
-    }
-    if (stopping()) break;
-    if (unfit && r.items_ok == ok_before) note_shortfall(r.shortfall, *unfit);
-  }
-  auto s0 = std::chrono::steady_clock::now();
-  instance->stop();
-  r.stop_s = core::seconds_between(s0, std::chrono::steady_clock::now());
-  lifecycle_event(r, "server_stopped", {{"stop_s", r.stop_s}});
-
-  // The tool probes, with no server of this cell alive: a failure is the item's, never the server's.
-  std::vector<std::string> tools;
-  for (const auto& t : todo)
-    if (runs_tool(t)) tools.push_back(t.probe->name());
-  if (!tools.empty() && !stopping()) lifecycle_event(r, "tool_probes", {{"probes", tools}});
-  for (auto& t : todo) {
-    if (!runs_tool(t) || stopping()) continue;
-    std::vector<nlohmann::json> reference = reference_records(cell, *t.probe);
-    for (std::size_t k = 0; k < t.items.size() && !stopping(); ++k) {
-      if (t.gate && t.gate->settled()) {
-        settle(cell, t, k, r);
-        break;
-      }
-      probe::Context ctx{instance->api(), info, m_embedder, &reference};
-      auto t0 = std::chrono::steady_clock::now();
-      auto res = run_item(*t.probe, t.items[k], ctx);
-      double wall = core::seconds_between(t0, std::chrono::steady_clock::now());
-      if (stopping()) break;
-      const bool recorded = res ? record_ok(cell, t, t.items[k], *res, wall, r)
-                                : record_failure(cell, t, t.items[k], res.error(), wall, r);
-      if (!recorded) break;
-    }
-  }
-  if (!tools.empty() && !stopping()) lifecycle_event(r, "tool_probes_done", {{"probes", tools}});
-  // Interrupted, or the store could not write: the cell's missing items run again on resume.
-  if (stopping()) r.outcome = server::CellOutcome::pending;
-  else if (unverified && r.outcome == server::CellOutcome::ok) r.outcome = server::CellOutcome::kv_unverified;
-  // A cell is ok for what ran in it; one whose every item failed says so (the records say why).
-  if (server::ran(r.outcome) && r.items_ok + r.items_skipped == 0 && r.items_failed > 0)
-    r.outcome = server::CellOutcome::items_failed;
-  return r;
+  CellRun run(*this, cell, cell_spec(cell, slot), std::move(r));
+  return run.run(todo);
 }
 
 bool Runner::record_ok(const Cell& cell, PendingItems& t, const probe::Item& item, const probe::ItemResult& res,

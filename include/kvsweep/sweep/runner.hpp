@@ -119,6 +119,9 @@ class Runner {
   /// run_cell with its wall-clock span, slot and slot environment filled in.
   CellResult run_timed(const Cell& cell, std::size_t index, std::size_t count, int slot);
   CellResult run_cell(const Cell& cell, std::size_t index, std::size_t count, int slot);
+  /// One cell while it runs: its server (restarted once after a crash), the items run against it, the
+  /// server stopped, the tool probes; run_cell's phases, each a method (runner_cell.cpp).
+  class CellRun;
   /// A probe's items a cell has still to run.
   struct PendingItems {
     probe::Probe* probe;
