@@ -171,13 +171,14 @@ core::Expected<Value> Reader::value(ValueType type, std::string_view what, std::
                                                 " for " + std::string(what));
 }
 
-}  // namespace
+/// How many kvs and tensor infos the file says it holds.
+struct Counts {
+  std::int64_t kvs = 0;
+  std::int64_t tensors = 0;
+};
 
-core::Expected<GgufFile> parse_gguf(std::istream& in) {
-  Reader r(in);
-  if (!r.seekable()) {
-    return core::fail(core::ErrorKind::io, "gguf: stream is not readable or not seekable");
-  }
+/// The header: magic, version (only 3) and the counts, checked against what the file can hold.
+core::Expected<Counts> read_header(Reader& r, GgufFile& file) {
   std::array<char, 4> head{};
   if (auto ok = r.bytes(head.data(), head.size(), "magic"); !ok) {
     return std::unexpected(ok.error());
@@ -185,7 +186,6 @@ core::Expected<GgufFile> parse_gguf(std::istream& in) {
   if (head != gguf_magic) {
     return core::fail(core::ErrorKind::parse, "gguf: bad magic (not a GGUF file)");
   }
-  GgufFile file;
   auto version = r.scalar<std::uint32_t>("version");
   if (!version) {
     return std::unexpected(version.error());
@@ -209,9 +209,13 @@ core::Expected<GgufFile> parse_gguf(std::istream& in) {
     return core::fail(core::ErrorKind::parse, "gguf: implausible counts: " + std::to_string(*n_kv) +
                                                   " kvs, " + std::to_string(*n_tensors) + " tensors");
   }
+  return Counts{*n_kv, *n_tensors};
+}
 
-  file.kvs.reserve(static_cast<std::size_t>(*n_kv));
-  for (std::int64_t i = 0; i < *n_kv; ++i) {
+/// The key-value pairs, then the alignment they set.
+core::Expected<void> read_kvs(Reader& r, std::int64_t n_kv, GgufFile& file) {
+  file.kvs.reserve(static_cast<std::size_t>(n_kv));
+  for (std::int64_t i = 0; i < n_kv; ++i) {
     auto key = r.string("kv key");
     if (!key) {
       return std::unexpected(key.error());
@@ -238,44 +242,70 @@ core::Expected<GgufFile> parse_gguf(std::istream& in) {
     return std::unexpected(alignment.error());
   }
   file.alignment = *alignment;
+  return {};
+}
 
-  file.tensors.reserve(static_cast<std::size_t>(*n_tensors));
-  for (std::int64_t i = 0; i < *n_tensors; ++i) {
-    TensorInfo info;
-    auto name = r.string("tensor name");
-    if (!name) {
-      return std::unexpected(name.error());
+/// One tensor info: name, dimensions, type and offset.
+core::Expected<TensorInfo> read_tensor_info(Reader& r) {
+  TensorInfo info;
+  auto name = r.string("tensor name");
+  if (!name) {
+    return std::unexpected(name.error());
+  }
+  info.name = std::move(*name);
+  auto n_dims = r.scalar<std::uint32_t>(info.name);
+  if (!n_dims) {
+    return std::unexpected(n_dims.error());
+  }
+  if (*n_dims == 0 || *n_dims > gguf_max_dims) {
+    return core::fail(core::ErrorKind::parse, "gguf: tensor " + info.name + " has " +
+                                                  std::to_string(*n_dims) + " dimensions");
+  }
+  for (std::uint32_t d = 0; d < *n_dims; ++d) {
+    auto ne = r.scalar<std::int64_t>(info.name);
+    if (!ne) {
+      return std::unexpected(ne.error());
     }
-    info.name = std::move(*name);
-    auto n_dims = r.scalar<std::uint32_t>(info.name);
-    if (!n_dims) {
-      return std::unexpected(n_dims.error());
+    if (*ne < 0) {
+      return core::fail(core::ErrorKind::parse, "gguf: tensor " + info.name + " has a negative dimension");
     }
-    if (*n_dims == 0 || *n_dims > gguf_max_dims) {
-      return core::fail(core::ErrorKind::parse, "gguf: tensor " + info.name + " has " +
-                                                    std::to_string(*n_dims) + " dimensions");
+    info.shape.push_back(static_cast<std::uint64_t>(*ne));
+  }
+  auto type = r.scalar<std::uint32_t>(info.name);
+  if (!type) {
+    return std::unexpected(type.error());
+  }
+  auto offset = r.scalar<std::uint64_t>(info.name);
+  if (!offset) {
+    return std::unexpected(offset.error());
+  }
+  info.type = static_cast<TensorType>(*type);
+  info.offset = *offset;
+  return info;
+}
+
+}  // namespace
+
+core::Expected<GgufFile> parse_gguf(std::istream& in) {
+  Reader r(in);
+  if (!r.seekable()) {
+    return core::fail(core::ErrorKind::io, "gguf: stream is not readable or not seekable");
+  }
+  GgufFile file;
+  auto counts = read_header(r, file);
+  if (!counts) {
+    return std::unexpected(counts.error());
+  }
+  if (auto kvs = read_kvs(r, counts->kvs, file); !kvs) {
+    return std::unexpected(kvs.error());
+  }
+  file.tensors.reserve(static_cast<std::size_t>(counts->tensors));
+  for (std::int64_t i = 0; i < counts->tensors; ++i) {
+    auto info = read_tensor_info(r);
+    if (!info) {
+      return std::unexpected(info.error());
     }
-    for (std::uint32_t d = 0; d < *n_dims; ++d) {
-      auto ne = r.scalar<std::int64_t>(info.name);
-      if (!ne) {
-        return std::unexpected(ne.error());
-      }
-      if (*ne < 0) {
-        return core::fail(core::ErrorKind::parse, "gguf: tensor " + info.name + " has a negative dimension");
-      }
-      info.shape.push_back(static_cast<std::uint64_t>(*ne));
-    }
-    auto type = r.scalar<std::uint32_t>(info.name);
-    if (!type) {
-      return std::unexpected(type.error());
-    }
-    auto offset = r.scalar<std::uint64_t>(info.name);
-    if (!offset) {
-      return std::unexpected(offset.error());
-    }
-    info.type = static_cast<TensorType>(*type);
-    info.offset = *offset;
-    file.tensors.push_back(std::move(info));
+    file.tensors.push_back(std::move(*info));
   }
   file.data_offset = pad_to(r.position(), file.alignment);
   return file;

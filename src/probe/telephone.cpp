@@ -209,6 +209,80 @@ std::vector<MetricSpec> TelephoneProbe::metrics() const {
 
 bool TelephoneProbe::deterministic() const { return m_config.temperature == 0.0; }
 
+namespace {
+
+/// A chain while it runs: the message passed on, the vectors each answer is scored against, and
+/// what each completed hop scored.
+struct Chain {
+  std::vector<float> original_vector;
+  std::string message;
+  std::vector<float> previous_vector;
+  std::vector<double> similarities;  // each completed hop's similarity to the original
+  nlohmann::json hops = nlohmann::json::array();
+  int empty_hops = 0;
+  int cut_hops = 0;
+};
+
+/// Scores one hop's answer against the original and the previous message and records the hop; the
+/// chain goes on from the answer (from the previous message when the answer is empty).
+core::Expected<void> score_hop(Chain& chain, Embedder& embedder, int hop, const server::CompletionRequest& request,
+                               const server::CompletionResponse& reply, const std::string& where) {
+  const std::string text = strip_think_block(reply.content);
+  const bool empty = text.empty();
+  const bool cut = reply.stop_type == "limit";
+  std::vector<float> vector;
+  if (empty) {
+    // Keep the previous message: the chain goes on from it and it is what gets scored.
+    vector = chain.previous_vector;
+    ++chain.empty_hops;
+  } else {
+    auto embedded = embed_one(embedder, text);
+    if (!embedded) {
+      core::Error error = embedded.error();
+      error.message = where + error.message;
+      return std::unexpected(std::move(error));
+    }
+    vector = std::move(*embedded);
+    chain.message = text;
+  }
+  if (cut) ++chain.cut_hops;
+
+  auto to_original = similarity(chain.original_vector, vector);
+  auto to_previous = similarity(chain.previous_vector, vector);
+  if (!to_original || !to_previous) {
+    core::Error error = !to_original ? to_original.error() : to_previous.error();
+    error.message = where + "cannot score: " + error.message;
+    return std::unexpected(std::move(error));
+  }
+  chain.similarities.push_back(*to_original);
+
+  nlohmann::json record = {
+      {"hop", hop},
+      {"seed", request.seed},
+      {"budget", request.n_predict},
+      {"text", text},
+      {"sim_original", *to_original},
+      {"sim_previous", *to_previous},
+      {"empty", empty},
+      {"cut", cut},
+      {"stop_type", reply.stop_type},
+  };
+  if (reply.content != text) record["raw"] = reply.content;
+  if (!reply.reasoning.empty()) record["reasoning"] = reply.reasoning;
+  chain.hops.push_back(std::move(record));
+  chain.previous_vector = std::move(vector);
+  return {};
+}
+
+/// A failed hop after the first, kept in the record of the chain that stopped there.
+nlohmann::json hop_failure(const core::Error& error) {
+  nlohmann::json failure = {{"kind", std::string(core::to_string(error.kind))}, {"message", error.message}};
+  if (error.http_status != 0) failure["http_status"] = error.http_status;
+  return failure;
+}
+
+}  // namespace
+
 core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
   if (ctx.embedder == nullptr) {
     return core::fail(core::ErrorKind::invalid, "telephone probe " + name() + ": no embedder was provided");
@@ -223,22 +297,18 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
   if (!original_vector) return std::unexpected(original_vector.error());
 
   ItemResult result;
-  nlohmann::json hops = nlohmann::json::array();
-  std::string message = original;
-  std::vector<float> previous_vector = *original_vector;
-  std::vector<double> similarities;
-  int empty_hops = 0;
-  int cut_hops = 0;
+  Chain chain;
+  chain.original_vector = *original_vector;
+  chain.message = original;
+  chain.previous_vector = *original_vector;
   nlohmann::json failure = nullptr;
-
   for (int hop = 1; hop <= m_config.hops; ++hop) {
     const std::string where = "hop " + std::to_string(hop) + "/" + std::to_string(m_config.hops) + ": ";
     std::optional<std::size_t> message_tokens;
     if (m_config.budget_factor > 0) {
-      if (auto n = m_counts->count(ctx.api, ctx.cell.model_path, message)) message_tokens = *n;
+      if (auto n = m_counts->count(ctx.api, ctx.cell.model_path, chain.message)) message_tokens = *n;
     }
-    const server::CompletionRequest request = hop_request(m_config, message, message_tokens, chain_seed, hop);
-
+    const server::CompletionRequest request = hop_request(m_config, chain.message, message_tokens, chain_seed, hop);
     auto reply = ctx.api.complete(request);
     if (!reply) {
       core::Error error = reply.error();
@@ -246,70 +316,25 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
         error.message = where + error.message;
         return std::unexpected(std::move(error));
       }
-      failure = {{"kind", std::string(core::to_string(error.kind))}, {"message", error.message}};
-      if (error.http_status != 0) failure["http_status"] = error.http_status;
+      failure = hop_failure(error);
       result.response["failed_at_hop"] = hop;
       break;
     }
     result.timings += reply->timings;
-
-    const std::string text = strip_think_block(reply->content);
-    const bool empty = text.empty();
-    const bool cut = reply->stop_type == "limit";
-    std::vector<float> vector;
-    if (empty) {
-      // Keep the previous message: the chain goes on from it and it is what gets scored.
-      vector = previous_vector;
-      ++empty_hops;
-    } else {
-      auto embedded = embed_one(*ctx.embedder, text);
-      if (!embedded) {
-        core::Error error = embedded.error();
-        error.message = where + error.message;
-        return std::unexpected(std::move(error));
-      }
-      vector = std::move(*embedded);
-      message = text;
-    }
-    if (cut) ++cut_hops;
-
-    auto to_original = similarity(*original_vector, vector);
-    auto to_previous = similarity(previous_vector, vector);
-    if (!to_original || !to_previous) {
-      core::Error error = !to_original ? to_original.error() : to_previous.error();
-      error.message = where + "cannot score: " + error.message;
-      return std::unexpected(std::move(error));
-    }
-    similarities.push_back(*to_original);
-
-    nlohmann::json record = {
-        {"hop", hop},
-        {"seed", request.seed},
-        {"budget", request.n_predict},
-        {"text", text},
-        {"sim_original", *to_original},
-        {"sim_previous", *to_previous},
-        {"empty", empty},
-        {"cut", cut},
-        {"stop_type", reply->stop_type},
-    };
-    if (reply->content != text) record["raw"] = reply->content;
-    if (!reply->reasoning.empty()) record["reasoning"] = reply->reasoning;
-    hops.push_back(std::move(record));
-    previous_vector = std::move(vector);
+    if (auto scored = score_hop(chain, *ctx.embedder, hop, request, *reply, where); !scored)
+      return std::unexpected(std::move(scored.error()));
   }
 
-  const int completed = static_cast<int>(similarities.size());
   result.response["original"] = original;
   result.response["seed"] = chain_seed;
-  result.response["hops"] = std::move(hops);
-  result.response["completed_hops"] = completed;
-  result.response["empty_hops"] = empty_hops;
-  result.response["cut_hops"] = cut_hops;
+  result.response["hops"] = std::move(chain.hops);
+  result.response["completed_hops"] = static_cast<int>(chain.similarities.size());
+  result.response["empty_hops"] = chain.empty_hops;
+  result.response["cut_hops"] = chain.cut_hops;
   if (!failure.is_null()) result.response["error"] = std::move(failure);
 
-  // completed >= 1 here: a failure on hop 1 returned above, and hops >= 1.
-  result.metrics = chain_metrics(similarities, m_config.threshold, empty_hops, cut_hops);
+  // At least one hop completed here: a failure on hop 1 returned above, and hops >= 1.
+  result.metrics = chain_metrics(chain.similarities, m_config.threshold, chain.empty_hops, chain.cut_hops);
   return result;
 }
 

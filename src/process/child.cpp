@@ -130,6 +130,7 @@ std::string find_llama_tool(const std::string& name) {
   return which(name);
 }
 
+// One function on purpose (~108 lines): what runs between fork and exec must stay async-signal-safe, beside what it uses.
 core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
   if (spec.argv.empty()) return core::fail(core::ErrorKind::invalid, "empty argv");
   std::string exe = which(spec.argv[0]);

@@ -103,6 +103,115 @@ class HttpReadyProbe final : public ReadyProbe {
 
 std::string seconds(Ms ms) { return std::to_string(ms.count() / 1000) + " s"; }
 
+/// Where a server answers: a launched child on its port, or the URL attached to; provenance for info().
+struct Endpoint {
+  std::unique_ptr<process::Process> child;  // null when attached
+  std::string base_url;
+  std::size_t log_offset = 0;  // where this start's lines begin in the log
+  std::string who;             // the server in messages
+  nlohmann::json info = nlohmann::json::object();
+};
+
+/// The server at `attach`, its URL without a trailing slash; its K/V types are the user's declaration.
+Endpoint attached_endpoint(const Flavour& flavour, const Attach& attach) {
+  Endpoint at;
+  at.base_url = attach.url;
+  while (!at.base_url.empty() && at.base_url.back() == '/') at.base_url.pop_back();
+  at.who = flavour.who() + " at " + at.base_url;
+  at.info["url"] = at.base_url;
+  at.info["kv_types"] = "declared by the user";
+  return at;
+}
+
+/// Launches the flavour's server for `spec` on a free 127.0.0.1 port, the launch line logged first.
+std::expected<Endpoint, StartFailure> launched_endpoint(process::Launcher& launcher, const Flavour& flavour,
+                                                        const CellSpec& spec) {
+  Endpoint at;
+  at.who = flavour.who();
+  const int port = free_port();
+  process::LaunchSpec launch = flavour.launch_spec(spec, port);
+  launch.log_path = spec.log_path;
+  if (spec.log_path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(spec.log_path.parent_path(), ec);
+  }
+  {
+    std::ofstream log(spec.log_path, std::ios::app);
+    log << "# kvsweep: launching: " << core::redact(flavour.launch_line(launch)) << "\n";
+  }
+  at.log_offset = file_size_or_zero(spec.log_path);
+  auto spawned = launcher.launch(launch);
+  if (!spawned) return std::unexpected(StartFailure{CellOutcome::load_failed, "cannot start " + at.who + ": " + spawned.error().message, "", {}});
+  at.child = std::move(*spawned);
+  at.base_url = "http://127.0.0.1:" + std::to_string(port);
+  at.info["port"] = port;
+  flavour.describe_launch(launch, at.info);
+  return at;
+}
+
+/// A start that failed: the server's error lines kept, then the server stopped.
+std::unexpected<StartFailure> start_failed(ManagedInstance& instance, CellOutcome outcome, std::string message) {
+  std::string lines = instance.error_lines();
+  instance.stop();
+  return std::unexpected(StartFailure{outcome, std::move(message), std::move(lines), instance.effective()});
+}
+
+/// The server exited on its own: its log says why (load_failed, out of memory, …).
+std::unexpected<StartFailure> start_died(ManagedInstance& instance, const std::string& who, const std::string& when) {
+  return start_failed(instance, classify_load_failure(instance.log_since_start()),
+                      who + " " + instance.exit_description() + " " + when);
+}
+
+/// Ready: the flavour's endpoint answers 200 before the deadline, while the child lives; its body.
+std::expected<std::string, StartFailure> wait_ready(ReadyProbe& probe, ManagedInstance& instance, const Flavour& flavour,
+                                                    const Endpoint& at, const CellSpec& spec,
+                                                    const http::Credentials& credentials,
+                                                    const std::atomic<bool>& cancel, Clock::time_point deadline) {
+  for (;;) {
+    if (cancel.load()) return start_failed(instance, CellOutcome::cancelled, "interrupted while waiting for " + at.who);
+    if (!instance.alive()) return start_died(instance, at.who, "before it was ready");
+    auto r = probe.get(at.base_url, flavour.ready_path(), credentials);
+    if (r) return std::move(*r);
+    if (Clock::now() > deadline) {
+      return start_failed(instance, CellOutcome::load_failed,
+                          at.who + ": GET " + flavour.ready_path() + " not ready within the ready timeout (" +
+                              seconds(spec.ready_timeout) + "; last: " + r.error().message + ")");
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+/// What the server allocated (an attached server: the user's declaration), checked against the cell.
+std::expected<void, StartFailure> check_effective(ManagedInstance& instance, const Flavour& flavour,
+                                                  const CellSpec& spec, bool attached,
+                                                  const std::atomic<bool>& cancel, Clock::time_point deadline) {
+  if (attached) {
+    instance.m_effective.declared = true;
+    instance.m_effective.type_k = spec.type_k;
+    instance.m_effective.type_v = spec.type_v;
+  } else {
+    // llama.cpp's log worker may still be writing what it logged before ready: wait for the marker.
+    if (const std::string marker = flavour.log_complete_marker(); !marker.empty()) {
+      const auto settle = std::min(Clock::now() + kLogSettle, deadline);
+      while (instance.log_since_start().find(marker) == std::string::npos && instance.alive() &&
+             !cancel.load() && Clock::now() < settle)
+        std::this_thread::sleep_for(kPollInterval);
+    }
+    instance.m_effective = flavour.effective(instance.log_since_start(), spec);
+  }
+  if (check_kv(instance.m_effective, spec.type_k, spec.type_v) == KvCheck::mismatch) {
+    return start_failed(instance, CellOutcome::config_mismatch,
+                        "requested K=" + spec.type_k + " V=" + spec.type_v + ", the server allocated K=" +
+                            instance.m_effective.type_k + " V=" + instance.m_effective.type_v);
+  }
+  // A setting of the cell (a variant's context, flash attention, rotation) the server did not apply.
+  if (!attached) {
+    if (std::string differs = check_settings(instance.m_effective, spec); !differs.empty())
+      return start_failed(instance, CellOutcome::config_mismatch, differs);
+  }
+  return {};
+}
+
 }  // namespace
 
 ReadyProbe& http_ready_probe() {
@@ -155,104 +264,33 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
                                                                        const std::optional<Attach>& attach) {
   const auto t0 = Clock::now();
   const auto deadline = t0 + spec.ready_timeout;
-  nlohmann::json info = nlohmann::json::object();
-  std::unique_ptr<process::Process> child;
-  std::string base_url;
-  std::size_t log_offset = 0;
-  std::string who = flavour.who();
-  if (attach) {
-    base_url = attach->url;
-    while (!base_url.empty() && base_url.back() == '/') base_url.pop_back();
-    who += " at " + base_url;
-    info["url"] = base_url;
-    info["kv_types"] = "declared by the user";
-  } else {
-    const int port = free_port();
-    process::LaunchSpec launch = flavour.launch_spec(spec, port);
-    launch.log_path = spec.log_path;
-    if (spec.log_path.has_parent_path()) {
-      std::error_code ec;
-      std::filesystem::create_directories(spec.log_path.parent_path(), ec);
-    }
-    {
-      std::ofstream log(spec.log_path, std::ios::app);
-      log << "# kvsweep: launching: " << core::redact(flavour.launch_line(launch)) << "\n";
-    }
-    log_offset = file_size_or_zero(spec.log_path);
-    auto spawned = m_launcher.launch(launch);
-    if (!spawned) return std::unexpected(StartFailure{CellOutcome::load_failed, "cannot start " + who + ": " + spawned.error().message, "", {}});
-    child = std::move(*spawned);
-    base_url = "http://127.0.0.1:" + std::to_string(port);
-    info["port"] = port;
-    flavour.describe_launch(launch, info);
-  }
+  std::expected<Endpoint, StartFailure> at =
+      attach ? attached_endpoint(flavour, *attach) : launched_endpoint(m_launcher, flavour, spec);
+  if (!at) return std::unexpected(std::move(at.error()));
   // A launched server started with --api-key (server.args) wants that key from us too.
   const http::Credentials credentials = attach ? attach->credentials : http::credentials_from_args(spec.extra_args);
-  auto client = std::make_shared<http::Client>(base_url, http::Timeouts{Ms(2000), spec.request_timeout});
+  auto client = std::make_shared<http::Client>(at->base_url, http::Timeouts{Ms(2000), spec.request_timeout});
   credentials.apply(*client);
-  auto instance = std::make_unique<ManagedInstance>(std::move(child), client, spec, log_offset);
-  auto fail = [&](CellOutcome outcome, std::string message) {
-    std::string lines = instance->error_lines();
-    instance->stop();
-    return std::unexpected(StartFailure{outcome, std::move(message), std::move(lines), instance->effective()});
-  };
-  auto died = [&](const std::string& when) {
-    return fail(classify_load_failure(instance->log_since_start()), who + " " + instance->exit_description() + " " + when);
-  };
+  auto instance = std::make_unique<ManagedInstance>(std::move(at->child), client, spec, at->log_offset);
 
-  // 1. Ready: the flavour's endpoint answers 200 before the deadline, while the child lives.
-  std::string ready_body;
-  for (;;) {
-    if (cancel.load()) return fail(CellOutcome::cancelled, "interrupted while waiting for " + who);
-    if (!instance->alive()) return died("before it was ready");
-    auto r = m_probe.get(base_url, flavour.ready_path(), credentials);
-    if (r) {
-      ready_body = std::move(*r);
-      break;
-    }
-    if (Clock::now() > deadline) {
-      return fail(CellOutcome::load_failed, who + ": GET " + flavour.ready_path() + " not ready within the ready timeout (" +
-                                                seconds(spec.ready_timeout) + "; last: " + r.error().message + ")");
-    }
-    std::this_thread::sleep_for(kPollInterval);
-  }
+  // 1. Ready.
+  auto ready_body = wait_ready(m_probe, *instance, flavour, *at, spec, credentials, cancel, deadline);
+  if (!ready_body) return std::unexpected(std::move(ready_body.error()));
 
   // 2. The flavour's own steps (Ollama: the tag exists, the model is warm).
-  ReadyContext context{*client, spec, ready_body, info, deadline, attach.has_value()};
+  ReadyContext context{*client, spec, *ready_body, at->info, deadline, attach.has_value()};
   if (auto after = flavour.after_ready(context); !after) {
-    if (!instance->alive()) return died(after.error().when);
+    if (!instance->alive()) return start_died(*instance, at->who, after.error().when);
     CellOutcome outcome = after.error().outcome.value_or(classify_load_failure(instance->log_since_start()));
-    return fail(outcome, after.error().message);
+    return start_failed(*instance, outcome, after.error().message);
   }
   instance->m_ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
   // 3. What the server allocated.
-  if (attach) {
-    instance->m_effective.declared = true;
-    instance->m_effective.type_k = spec.type_k;
-    instance->m_effective.type_v = spec.type_v;
-  } else {
-    // llama.cpp's log worker may still be writing what it logged before ready: wait for the marker.
-    if (const std::string marker = flavour.log_complete_marker(); !marker.empty()) {
-      const auto settle = std::min(Clock::now() + kLogSettle, deadline);
-      while (instance->log_since_start().find(marker) == std::string::npos && instance->alive() &&
-             !cancel.load() && Clock::now() < settle)
-        std::this_thread::sleep_for(kPollInterval);
-    }
-    instance->m_effective = flavour.effective(instance->log_since_start(), spec);
-  }
-  if (check_kv(instance->m_effective, spec.type_k, spec.type_v) == KvCheck::mismatch) {
-    return fail(CellOutcome::config_mismatch, "requested K=" + spec.type_k + " V=" + spec.type_v +
-                                                  ", the server allocated K=" + instance->m_effective.type_k +
-                                                  " V=" + instance->m_effective.type_v);
-  }
-  // A setting of the cell (a variant's context, flash attention, rotation) the server did not apply.
-  if (!attach) {
-    if (std::string differs = check_settings(instance->m_effective, spec); !differs.empty())
-      return fail(CellOutcome::config_mismatch, differs);
-  }
+  if (auto checked = check_effective(*instance, flavour, spec, attach.has_value(), cancel, deadline); !checked)
+    return std::unexpected(std::move(checked.error()));
   instance->m_api = flavour.make_api(client, spec);
-  instance->m_info = std::move(info);
+  instance->m_info = std::move(at->info);
   return instance;
 }
 
