@@ -58,6 +58,9 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
   AxisSensitivity out;
   out.probe = probe.name;
   const CellDef& r = data.cells()[ref];
+  out.ref_k = r.type_k;
+  out.ref_v = r.type_v;
+  out.alpha = options.alpha;
   const probe::MetricSpec* metric = nullptr;
   for (const auto& m : probe.metrics) {
     if (m.is_quality() && !data.values(ref, probe.name, m.name).values.empty()) {
@@ -65,10 +68,7 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
       break;
     }
   }
-  if (metric == nullptr) {
-    out.sentence = probe.name + ": no quality metric with reference data.";
-    return out;
-  }
+  if (metric == nullptr) return out;
   out.metric = metric->name;
   // The lowest-precision type with a K-only and a V-only cell.
   std::optional<std::string> best;
@@ -88,41 +88,30 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
       best = t;
     }
   }
-  const std::string label = probe.name + " (" + metric->name + ")";
   if (!best) {
-    out.sentence = label + ": no type quantizes K alone and V alone in this grid (cells t/" + r.type_v + " and " +
-                   r.type_k + "/t with answers), so K and V cannot be told apart.";
+    out.finding = AxisSensitivity::Finding::no_axis_pair;
     return out;
   }
   const std::string& t = *best;
+  out.type = t;
   const Values ref_values = data.values(ref, probe.name, metric->name);
   const Values k_values = data.values(*data.find_cell(model, t, r.type_v), probe.name, metric->name);
   const Values v_values = data.values(*data.find_cell(model, r.type_k, t), probe.name, metric->name);
-  const double dk = oriented_mean_delta(*metric, k_values, ref_values);
-  const double dv = oriented_mean_delta(*metric, v_values, ref_values);
+  out.dk = oriented_mean_delta(*metric, k_values, ref_values);
+  out.dv = oriented_mean_delta(*metric, v_values, ref_values);
   std::vector<double> x, y;
   pair_up(k_values, v_values, x, y);
   const ReferenceTest test = paired_test(x, y, metric->kind, options.summary);
-  const std::string evidence = t + " K with " + r.type_v + " V moves it by " + signed_fixed(dk, 3) + ", " + t +
-                               " V with " + r.type_k + " K by " + signed_fixed(dv, 3) +
-                               " (oriented, + is better, against " + r.types() + "); " + t + "/" + r.type_v +
-                               " against " + r.type_k + "/" + t + " on " + std::to_string(test.n_pairs) +
-                               " paired items: " + test.test + " p = " + format_p(test.p);
-  if (test.p < options.alpha && dk != dv) {
-    out.sentence = label + ": " + (dk < dv ? "K" : "V") + " is more sensitive than " + (dk < dv ? "V" : "K") +
-                   " — " + evidence + ".";
-  } else {
-    out.sentence = label + ": K and V are not told apart at " + t + " — " + evidence + " (not below " +
-                   shortest(options.alpha);
-    const auto kind = test.test == "mcnemar" ? stats::PairedTest::mcnemar : stats::PairedTest::wilcoxon;
-    if (stats::min_attainable_p(kind, test.n_pairs) >= options.alpha) {
-      const auto needed = stats::pairs_needed(kind, options.alpha);
-      if (needed) out.sentence += "; no " + std::to_string(test.n_pairs) + " pairs can be: it takes " +
-                                  std::to_string(*needed) + (kind == stats::PairedTest::mcnemar ? " discordant" : "") +
-                                  " pairs";
-    }
-    out.sentence += ").";
+  out.test = test.test;
+  out.n_pairs = test.n_pairs;
+  out.p = test.p;
+  if (test.p < options.alpha && out.dk != out.dv) {
+    out.finding = out.dk < out.dv ? AxisSensitivity::Finding::k_more_sensitive : AxisSensitivity::Finding::v_more_sensitive;
+    return out;
   }
+  out.finding = AxisSensitivity::Finding::not_told_apart;
+  const auto kind = test.test == "mcnemar" ? stats::PairedTest::mcnemar : stats::PairedTest::wilcoxon;
+  if (stats::min_attainable_p(kind, test.n_pairs) >= options.alpha) out.pairs_needed = stats::pairs_needed(kind, options.alpha);
   return out;
 }
 
@@ -351,6 +340,29 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
     rec.models.push_back(std::move(mr));
   }
   return rec;
+}
+
+std::string explain(const AxisSensitivity& s) {
+  using Finding = AxisSensitivity::Finding;
+  const std::string ref = s.ref_k + "/" + s.ref_v;
+  const std::string label = s.probe + " (" + s.metric + ")";
+  if (s.finding == Finding::no_quality_metric) return s.probe + ": no quality metric with reference data.";
+  if (s.finding == Finding::no_axis_pair)
+    return label + ": no type quantizes K alone and V alone in this grid (cells t/" + s.ref_v + " and " + s.ref_k +
+           "/t with answers), so K and V cannot be told apart.";
+  const std::string& t = s.type;
+  const std::string evidence = t + " K with " + s.ref_v + " V moves it by " + signed_fixed(s.dk, 3) + ", " + t +
+                               " V with " + s.ref_k + " K by " + signed_fixed(s.dv, 3) +
+                               " (oriented, + is better, against " + ref + "); " + t + "/" + s.ref_v + " against " +
+                               s.ref_k + "/" + t + " on " + std::to_string(s.n_pairs) + " paired items: " + s.test +
+                               " p = " + format_p(s.p);
+  if (s.finding == Finding::k_more_sensitive) return label + ": K is more sensitive than V — " + evidence + ".";
+  if (s.finding == Finding::v_more_sensitive) return label + ": V is more sensitive than K — " + evidence + ".";
+  std::string out = label + ": K and V are not told apart at " + t + " — " + evidence + " (not below " + shortest(s.alpha);
+  if (s.pairs_needed)
+    out += "; no " + std::to_string(s.n_pairs) + " pairs can be: it takes " + std::to_string(*s.pairs_needed) +
+           (s.test == "mcnemar" ? " discordant" : "") + " pairs";
+  return out + ").";
 }
 
 }  // namespace kvsweep::report

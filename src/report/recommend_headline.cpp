@@ -37,22 +37,15 @@ std::string flag(const CellDef& c) { return "-ctk " + c.type_k + " -ctv " + c.ty
 
 }  // namespace
 
-RecommendHeadline recommend_headline(const RunData& data, const ModelRecommendation& mr) {
+RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
   RecommendHeadline h;
-  if (!mr.reference) {
-    h.verdict = "No reference cell";
-    h.sentence = "nothing to compare against.";
-    return h;
-  }
-  const CellDef& ref = data.cells()[*mr.reference];
+  h.reference = mr.reference;
+  if (!mr.reference) return h;
   if (mr.recommended) {
-    const CellDef& c = data.cells()[*mr.recommended];
-    std::size_t gated = 0;
-    for (const auto& cv : mr.cells)
-      if (cv.cell == *mr.recommended) gated = cv.metrics.size();
     h.kind = RecommendHeadline::Kind::recommended;
-    h.verdict = "Recommended: " + flag(c);
-    h.sentence = "non-inferior to " + ref.types() + " on all " + std::to_string(gated) + " gated metrics.";
+    h.cell = mr.recommended;
+    for (const auto& cv : mr.cells)
+      if (cv.cell == *mr.recommended) h.gated = cv.metrics.size();
     return h;
   }
   const CellVerdict* cheapest = nullptr;
@@ -65,39 +58,55 @@ RecommendHeadline recommend_headline(const RunData& data, const ModelRecommendat
   }
   if (cheapest == nullptr) {
     h.kind = RecommendHeadline::Kind::differs;
-    h.verdict = "Differs from the reference";
-    h.sentence = mr.cells.empty() ? "no other cell answered: keep the reference " + flag(ref) + "."
-                                  : "every cell is worse than " + ref.types() +
-                                        " on some gated metric or missed a probe: keep the reference " + flag(ref) + ".";
+    h.others_answered = !mr.cells.empty();
     return h;
   }
-  const CellDef& c = data.cells()[cheapest->cell];
-  std::size_t items = 0;
-  std::string needs, margins;
-  for (const auto& v : cheapest->metrics) {
-    items = std::max(items, v.result.n);
-    if (v.result.verdict != stats::Verdict::unknown) continue;
-    const std::string name = v.probe + "." + v.metric;
-    needs += (needs.empty() ? "" : "; ") + name + " " +
-             (v.result.items_needed ? "~" + std::to_string(*v.result.items_needed) + " items" : std::string("more items")) +
-             " at margin " + shortest(v.margin.value);
-    if (const double m = settling_margin(v.result); m > 0) margins += " --margin " + name + "=" + shortest(m);
-  }
   h.kind = RecommendHeadline::Kind::not_proven;
-  h.verdict = no_difference(*cheapest) ? "No difference seen, not enough items to prove it"
-                                       : "Nothing worse seen, not enough items to prove it";
-  h.sentence = flag(c) + " (the cheapest such cell) answered " +
-               (no_difference(*cheapest) ? "like " : "no worse than ") + ref.types() + " on every gated metric over " +
-               std::to_string(items) + " items, but non-inferiority is not proven: " + needs + ". Run more items" +
-               (margins.empty() ? std::string(".") : ", or accept a wider margin now:" + margins + ".") +
-               " Until then keep " + flag(ref) + ".";
+  h.cell = cheapest->cell;
+  h.no_difference = no_difference(*cheapest);
+  for (const auto& v : cheapest->metrics) {
+    h.items = std::max(h.items, v.result.n);
+    if (v.result.verdict != stats::Verdict::unknown) continue;
+    h.unsettled.push_back({v.probe + "." + v.metric, v.result.items_needed, v.margin.value, settling_margin(v.result)});
+  }
   return h;
+}
+
+HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
+  if (h.kind == RecommendHeadline::Kind::no_reference || !h.reference) return {"No reference cell", "nothing to compare against."};
+  const CellDef& ref = data.cells()[*h.reference];
+  switch (h.kind) {
+    case RecommendHeadline::Kind::recommended:
+      return {"Recommended: " + flag(data.cells()[*h.cell]),
+              "non-inferior to " + ref.types() + " on all " + std::to_string(h.gated) + " gated metrics."};
+    case RecommendHeadline::Kind::differs:
+      return {"Differs from the reference",
+              h.others_answered ? "every cell is worse than " + ref.types() +
+                                      " on some gated metric or missed a probe: keep the reference " + flag(ref) + "."
+                                : "no other cell answered: keep the reference " + flag(ref) + "."};
+    case RecommendHeadline::Kind::not_proven:
+    case RecommendHeadline::Kind::no_reference: break;
+  }
+  std::string needs, margins;
+  for (const auto& u : h.unsettled) {
+    needs += (needs.empty() ? "" : "; ") + u.metric + " " +
+             (u.items_needed ? "~" + std::to_string(*u.items_needed) + " items" : std::string("more items")) +
+             " at margin " + shortest(u.margin);
+    if (u.settling_margin > 0) margins += " --margin " + u.metric + "=" + shortest(u.settling_margin);
+  }
+  return {h.no_difference ? "No difference seen, not enough items to prove it"
+                          : "Nothing worse seen, not enough items to prove it",
+          flag(data.cells()[*h.cell]) + " (the cheapest such cell) answered " +
+              (h.no_difference ? "like " : "no worse than ") + ref.types() + " on every gated metric over " +
+              std::to_string(h.items) + " items, but non-inferiority is not proven: " + needs + ". Run more items" +
+              (margins.empty() ? std::string(".") : ", or accept a wider margin now:" + margins + ".") +
+              " Until then keep " + flag(ref) + "."};
 }
 
 std::vector<std::pair<std::string, RecommendHeadline>> verdicts(const RunData& data) {
   std::vector<std::pair<std::string, RecommendHeadline>> out;
   const Recommendation rec = recommend(data);
-  for (const auto& mr : rec.models) out.emplace_back(mr.model, recommend_headline(data, mr));
+  for (const auto& mr : rec.models) out.emplace_back(mr.model, recommend_headline(mr));
   return out;
 }
 

@@ -136,7 +136,7 @@ Text answer(const RunData& data, const Recommendation& rec, const ModelRecommend
   const auto slow = std::count_if(mr.cells.begin(), mr.cells.end(), [](const CellVerdict& v) {
     return !v.too_slow.empty() && !v.metrics.empty() && v.missing_probes.empty() && v.inferior == 0 && v.unknown == 0;
   });
-  const RecommendHeadline h = recommend_headline(data, mr);
+  const HeadlineWords h = explain(recommend_headline(mr), data);
   std::string rest = ": " + h.sentence;
   if (slow > 0)
     rest += " (" + std::to_string(slow) + " non-inferior cell" + (slow > 1 ? "s are" : " is") +
@@ -245,7 +245,7 @@ void model_section(Document& doc, const RunData& data, const Recommendation& rec
         .table(std::move(t));
   }
   std::vector<Text> k_vs_v;
-  for (const auto& s : mr.k_vs_v) k_vs_v.push_back({plain(s.sentence)});
+  for (const auto& s : mr.k_vs_v) k_vs_v.push_back({plain(explain(s))});
   doc.paragraph("K versus V:").list(std::move(k_vs_v));
 }
 
@@ -306,7 +306,7 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
     ojson frontier = ojson::array();
     for (std::size_t f : mr.frontier) frontier.push_back(data.cells()[f].id);
     ojson k_vs_v = ojson::array();
-    for (const auto& s : mr.k_vs_v) k_vs_v.push_back({{"probe", s.probe}, {"metric", s.metric}, {"sentence", s.sentence}});
+    for (const auto& s : mr.k_vs_v) k_vs_v.push_back({{"probe", s.probe}, {"metric", s.metric}, {"sentence", explain(s)}});
     const auto [model, variant] = data.group_parts(mr.model);
     models.push_back({{"model", model},
                       {"reference", mr.reference ? ojson(data.cells()[*mr.reference].id) : ojson(nullptr)},
@@ -316,7 +316,7 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                       {"k_vs_v", std::move(k_vs_v)}});
     if (!variant.empty()) models.back()["variant"] = variant;
     if (rec.vram_gib) models.back()["over_vram"] = over_vram_json(data, mr);
-    const RecommendHeadline h = recommend_headline(data, mr);
+    const HeadlineWords h = explain(recommend_headline(mr), data);
     models.back()["headline"] = {{"verdict", h.verdict}, {"sentence", h.sentence}};
   }
   ojson out{{"schema_version", 1},

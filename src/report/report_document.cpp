@@ -51,7 +51,10 @@ std::string status_line(const RunData& data) {
 
 std::vector<Text> verdict_items(const RunData& data) {
   std::vector<Text> items;
-  for (const auto& [group, h] : verdicts(data)) items.push_back({plain(group + ": "), strong(h.verdict), plain(": " + h.sentence)});
+  for (const auto& [group, headline] : verdicts(data)) {
+    const HeadlineWords h = explain(headline, data);
+    items.push_back({plain(group + ": "), strong(h.verdict), plain(": " + h.sentence)});
+  }
   return items;
 }
 

@@ -135,35 +135,54 @@ TEST(RecommendHeadline, IdenticalAnswersOnFourItemsAreSeenAsNoDifferenceNotProof
   const Recommendation rec = recommend(data);
   ASSERT_EQ(rec.models.size(), 1u);
   EXPECT_FALSE(rec.models[0].recommended.has_value());
-  const RecommendHeadline h = recommend_headline(data, rec.models[0]);
+  const RecommendHeadline h = recommend_headline(rec.models[0]);
   EXPECT_EQ(h.kind, RecommendHeadline::Kind::not_proven);
-  EXPECT_EQ(h.verdict, "No difference seen, not enough items to prove it");
+  // The analysis names the cell and what a proof needs as values; explain() words them.
+  ASSERT_TRUE(h.cell.has_value());
+  EXPECT_EQ(data.cells()[*h.cell].type_k, "q4_0");
+  EXPECT_TRUE(h.no_difference);
+  ASSERT_EQ(h.unsettled.size(), 1u);
+  EXPECT_EQ(h.unsettled[0].metric, "recall.passed");
+  EXPECT_EQ(h.unsettled[0].items_needed, std::optional<std::size_t>(52));
+  EXPECT_DOUBLE_EQ(h.unsettled[0].settling_margin, 0.41);
+  const HeadlineWords w = explain(h, data);
+  EXPECT_EQ(w.verdict, "No difference seen, not enough items to prove it");
   // The cheapest cell without an observed difference, what a proof needs, and the margin that settles now.
-  EXPECT_EQ(h.sentence.rfind("-ctk q4_0 -ctv f16 (the cheapest such cell) answered like f16/f16", 0), 0u) << h.sentence;
-  EXPECT_THAT(h.sentence, HasSubstr("recall.passed ~52 items at margin 0.05")) << h.sentence;
-  EXPECT_THAT(h.sentence, HasSubstr("--margin recall.passed=0.41")) << h.sentence;
+  EXPECT_EQ(w.sentence.rfind("-ctk q4_0 -ctv f16 (the cheapest such cell) answered like f16/f16", 0), 0u) << w.sentence;
+  EXPECT_THAT(w.sentence, HasSubstr("recall.passed ~52 items at margin 0.05")) << w.sentence;
+  EXPECT_THAT(w.sentence, HasSubstr("--margin recall.passed=0.41")) << w.sentence;
   // The margin it names does settle it.
   RecommendOptions wider;
   wider.margins["recall.passed"] = 0.41;
   const Recommendation settled = recommend(data, wider);
   ASSERT_TRUE(settled.models[0].recommended.has_value());
-  EXPECT_EQ(recommend_headline(data, settled.models[0]).verdict, "Recommended: -ctk q4_0 -ctv f16");
+  EXPECT_EQ(explain(recommend_headline(settled.models[0]), data).verdict, "Recommended: -ctk q4_0 -ctv f16");
   EXPECT_THAT(recommend_markdown(data, rec), HasSubstr("**No difference seen, not enough items to prove it**"));
-  EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["verdict"], h.verdict);
+  EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["verdict"], w.verdict);
+  EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["sentence"], w.sentence);
 }
 
 TEST(RecommendHeadline, AWorseCellIsNotNamedAndAllWorseSaysDiffers) {
   // q4_0 lost lines on one item: q8_0 is then the cheapest cell with nothing worse seen.
   const RunData one_worse = recall_run({20, 17, 12, 20}, {20, 9, 12, 20});
-  const RecommendHeadline h = recommend_headline(one_worse, recommend(one_worse).models[0]);
+  const RecommendHeadline h = recommend_headline(recommend(one_worse).models[0]);
   EXPECT_EQ(h.kind, RecommendHeadline::Kind::not_proven);
-  EXPECT_EQ(h.sentence.rfind("-ctk q8_0 -ctv f16", 0), 0u) << h.sentence;
+  const std::string sentence = explain(h, one_worse).sentence;
+  EXPECT_EQ(sentence.rfind("-ctk q8_0 -ctv f16", 0), 0u) << sentence;
 
   const RunData all_worse = recall_run({19, 17, 12, 20}, {2, 1, 0, 3});
-  const RecommendHeadline d = recommend_headline(all_worse, recommend(all_worse).models[0]);
+  const RecommendHeadline d = recommend_headline(recommend(all_worse).models[0]);
   EXPECT_EQ(d.kind, RecommendHeadline::Kind::differs);
-  EXPECT_EQ(d.verdict, "Differs from the reference");
-  EXPECT_THAT(d.sentence, HasSubstr("keep the reference -ctk f16 -ctv f16")) << d.sentence;
+  EXPECT_TRUE(d.others_answered);
+  const HeadlineWords w = explain(d, all_worse);
+  EXPECT_EQ(w.verdict, "Differs from the reference");
+  EXPECT_THAT(w.sentence, HasSubstr("keep the reference -ctk f16 -ctv f16")) << w.sentence;
+}
+
+TEST(RecommendHeadline, NoReferenceIsWordedWithoutACell) {
+  const HeadlineWords w = explain(RecommendHeadline{}, recall_run({20, 17, 12, 20}, {20, 17, 12, 20}));
+  EXPECT_EQ(w.verdict, "No reference cell");
+  EXPECT_EQ(w.sentence, "nothing to compare against.");
 }
 
 }  // namespace

@@ -151,8 +151,12 @@ TEST(Recommend, VerdictsFrontierAndRecommendation) {
 
   // K versus V: q4_0/f16 fails the 8 items f16/q4_0 passes (McNemar 2^-7).
   ASSERT_EQ(m.k_vs_v.size(), 2u);
-  EXPECT_THAT(m.k_vs_v[0].sentence, HasSubstr("K is more sensitive than V")) << m.k_vs_v[0].sentence;
-  EXPECT_THAT(m.k_vs_v[0].sentence, HasSubstr("p = 0.008")) << m.k_vs_v[0].sentence;
+  EXPECT_EQ(m.k_vs_v[0].finding, AxisSensitivity::Finding::k_more_sensitive);
+  EXPECT_EQ(m.k_vs_v[0].type, "q4_0");
+  EXPECT_EQ(m.k_vs_v[0].test, "mcnemar");
+  const std::string k_vs_v = explain(m.k_vs_v[0]);
+  EXPECT_THAT(k_vs_v, HasSubstr("K is more sensitive than V")) << k_vs_v;
+  EXPECT_THAT(k_vs_v, HasSubstr("p = 0.008")) << k_vs_v;
 
   const std::string md = recommend_markdown(data, rec);
   EXPECT_THAT(md, HasSubstr("**Recommended: -ctk q8_0 -ctv q8_0**")) << md;

@@ -82,12 +82,26 @@ struct CellVerdict {
 };
 
 /// K against V for one probe: the lowest-precision type t with both t/ref_v and ref_k/t cells, compared
-/// on the probe's first quality metric (paired test on the items both answered).
+/// on the probe's first quality metric (paired test on the items both answered). Values only:
+/// explain() words them.
 struct AxisSensitivity {
+  enum class Finding { no_quality_metric, no_axis_pair, k_more_sensitive, v_more_sensitive, not_told_apart };
   std::string probe;
   std::string metric;
-  std::string sentence;
+  Finding finding = Finding::no_quality_metric;
+  std::string type;           // t (a finding from k_more_sensitive on)
+  std::string ref_k, ref_v;   // the reference's types
+  double dk = 0.0, dv = 0.0;  // oriented mean change of t/ref_v and of ref_k/t against the reference (+ is better)
+  std::string test;           // t/ref_v against ref_k/t: "mcnemar" or "wilcoxon"
+  std::size_t n_pairs = 0;
+  double p = 1.0;
+  double alpha = 0.05;
+  /// not_told_apart, when no test on n_pairs pairs can reach alpha: the pairs (McNemar: discordant) it takes.
+  std::optional<std::size_t> pairs_needed;
 };
+
+/// The K-versus-V finding in one English sentence (recommend's Markdown and JSON).
+std::string explain(const AxisSensitivity& finding);
 
 struct ModelRecommendation {
   std::string model;
