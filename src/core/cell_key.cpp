@@ -1,6 +1,6 @@
 #include "kvsweep/core/cell_key.hpp"
 
-#include <cctype>
+#include "kvsweep/core/file_name.hpp"
 
 namespace kvsweep::core {
 
@@ -15,11 +15,7 @@ std::string CellKey::label() const {
 }
 
 std::string CellKey::id() const {
-  std::string s = model + "-" + (variant.empty() ? "" : variant + "-") + type_k + "-" + type_v;
-  for (char& c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
-  }
-  return s;
+  return file_safe(model + "-" + (variant.empty() ? "" : variant + "-") + type_k + "-" + type_v);
 }
 
 nlohmann::json CellKey::to_json() const {

@@ -1,14 +1,10 @@
 #include "kvsweep/probe/tool_text.hpp"
 
-#include <cctype>
+#include "kvsweep/core/file_name.hpp"
 
 namespace kvsweep::probe {
 
-std::string safe_name(std::string_view s) {
-  std::string out;
-  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
-  return out;
-}
+std::string safe_name(std::string_view s) { return core::file_safe(s); }
 
 std::string command_line(const std::vector<std::string>& argv) {
   std::string out;
