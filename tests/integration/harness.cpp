@@ -85,6 +85,21 @@ std::string llama_bin_dir() {
   return KVSWEEP_LLAMA_DIR;
 }
 
+namespace {
+std::filesystem::path real_model(const std::string& file) {
+  const char* e = std::getenv("KVSWEEP_MODELS");
+  const std::filesystem::path dir = (e && *e) ? e : KVSWEEP_MODELS_DIR;
+  if (dir.empty()) throw std::runtime_error("no models directory: configure with -DKVSWEEP_MODELS_DIR=$(scripts/models)");
+  auto path = dir / file;
+  if (!std::filesystem::is_regular_file(path))
+    throw std::runtime_error(path.string() + ": missing (scripts/models installs it)");
+  return path;
+}
+}  // namespace
+
+std::filesystem::path smollm2_model() { return real_model("smollm2-135m-instruct-q4_1.gguf"); }
+std::filesystem::path minilm_model() { return real_model("all-minilm-l6-v2-f16.gguf"); }
+
 std::filesystem::path tiny_model() {
   static std::once_flag once;
   static std::filesystem::path path;

@@ -20,6 +20,11 @@ std::filesystem::path tiny_model();
 /// The copy model (kvsweep tiny-model --kind copy, default knobs), made once per test binary.
 std::filesystem::path copy_model();
 
+/// The real models (scripts/models, through the build's KVSWEEP_MODELS_DIR; KVSWEEP_MODELS overrides):
+/// SmolLM2-135M-Instruct Q4_1 and all-MiniLM-L6-v2 as f16 GGUF. Throws when the file is missing.
+std::filesystem::path smollm2_model();
+std::filesystem::path minilm_model();
+
 struct Result {
   int exit_code = -1;
   std::string output;  // stdout and stderr, interleaved
