@@ -64,7 +64,24 @@ class KldProbe final : public Probe {
             quality("rms_dp", Direction::lower_better, MetricKind::continuous),
             diagnostic("rms_dp_se", MetricKind::continuous),
             diagnostic("ppl_q", MetricKind::continuous),
-            diagnostic("ppl_base", MetricKind::continuous)};
+            diagnostic("ppl_base", MetricKind::continuous),
+            // The tail (KldSummary::tail): the 99.9th percentile of the per-token KLD is how the
+            // field now ranks K/V pairs; the rest is recorded for the report and for reading.
+            quality("kld_p999", Direction::lower_better, MetricKind::continuous),
+            diagnostic("kld_max", MetricKind::continuous),
+            diagnostic("kld_p99", MetricKind::continuous),
+            diagnostic("kld_p95", MetricKind::continuous),
+            diagnostic("kld_p90", MetricKind::continuous),
+            diagnostic("kld_median", MetricKind::continuous),
+            diagnostic("dp_min", MetricKind::continuous),
+            diagnostic("dp_p001", MetricKind::continuous),
+            diagnostic("dp_p01", MetricKind::continuous),
+            diagnostic("dp_p05", MetricKind::continuous),
+            diagnostic("dp_median", MetricKind::continuous),
+            diagnostic("dp_p95", MetricKind::continuous),
+            diagnostic("dp_p99", MetricKind::continuous),
+            diagnostic("dp_p999", MetricKind::continuous),
+            diagnostic("dp_max", MetricKind::continuous)};
   }
   bool deterministic() const override { return true; }  // llama-perplexity over a fixed text
 
@@ -134,6 +151,9 @@ class KldProbe final : public Probe {
                    {"rms_dp_se", finite_or_null(summary->rms_dp_se)},
                    {"ppl_q", summary->ppl_q},
                    {"ppl_base", finite_or_null(summary->ppl_base)}};
+    // Without the summary block (fewer than 100 tokens scored) the tool prints no distribution.
+    for (const auto& name : kld_tail_names())
+      out.metrics[name] = summary->tail.contains(name) ? json(summary->tail.at(name)) : json(nullptr);
     return out;
   }
 

@@ -88,6 +88,32 @@ std::map<std::string, std::pair<std::pair<double, double>, std::string>> summary
   return out;
 }
 
+/// llama-perplexity's distribution labels (tools/perplexity/perplexity.cpp, kl_divergence()) and
+/// kvsweep's metric names for them.
+const std::vector<std::pair<std::string, std::string>> kLabels = {
+    {"Maximum KLD", "kld_max"}, {"99.9% KLD", "kld_p999"}, {"99.0% KLD", "kld_p99"},
+    {"95.0% KLD", "kld_p95"},   {"90.0% KLD", "kld_p90"},   {"Median KLD", "kld_median"},
+    {"Minimum Δp", "dp_min"},   {"0.1% Δp", "dp_p001"},     {"1.0% Δp", "dp_p01"},
+    {"5.0% Δp", "dp_p05"},      {"Median Δp", "dp_median"}, {"95.0% Δp", "dp_p95"},
+    {"99.0% Δp", "dp_p99"},     {"99.9% Δp", "dp_p999"},    {"Maximum Δp", "dp_max"}};
+
+/// The single-value distribution lines ("99.9%   KLD:   0.123456", "Median  Δp:  -0.012%"), by
+/// collapsed label; the last occurrence wins, as for the means.
+std::map<std::string, double> tail_lines(std::string_view text) {
+  std::map<std::string, double> out;
+  for (std::string_view line : split_lines(text)) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string head = collapse(line.substr(0, colon));
+    for (const auto& [label, name] : kLabels) {
+      if (head != label && !head.ends_with(" " + label)) continue;
+      std::size_t pos = colon + 1;
+      if (auto v = number(line, pos); v && std::isfinite(*v)) out[name] = *v;
+    }
+  }
+  return out;
+}
+
 /// The last cumulative chunk row under the "chunk  PPL  ln(PPL(Q)/PPL(base))  KL Divergence …" header.
 std::optional<std::pair<std::vector<std::pair<double, double>>, std::string>> last_chunk_row(std::string_view text) {
   std::optional<std::pair<std::vector<std::pair<double, double>>, std::string>> last;
@@ -130,6 +156,15 @@ std::optional<std::string> too_short(std::string_view text) {
 
 }  // namespace
 
+const std::vector<std::string>& kld_tail_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& l : kLabels) out.push_back(l.second);
+    return out;
+  }();
+  return names;
+}
+
 /// The last `n` non-empty lines of `text`, for error messages.
 std::string output_tail(std::string_view text, std::size_t n) {
   auto lines = split_lines(text);
@@ -163,6 +198,7 @@ core::Expected<KldSummary> parse_kld_output(std::string_view output) {
     std::tie(s.same_top_p, s.same_top_p_se) = found["Same top p"].first;
     s.source = "summary";
     for (const auto& l : labels) s.text += found[l].second + "\n";
+    s.tail = tail_lines(output);
   } else if (auto row = last_chunk_row(output)) {
     // Columns: PPL(Q), ln(PPL(Q)/PPL(base)), KLD, RMS Δp %, same top p %; all cumulative.
     const auto& c = row->first;

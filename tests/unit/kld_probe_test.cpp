@@ -173,6 +173,36 @@ TEST(KldParse, CapturedQ4SummaryAgainstF16Base) {
   EXPECT_THAT(s->text, Not(HasSubstr("Maximum")));
 }
 
+TEST(KldParse, TheTailOfBothDistributionsIsRead) {
+  auto s = parse_kld_output(kQ4Output);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_DOUBLE_EQ(s->tail.at("kld_max"), 0.948005);
+  EXPECT_DOUBLE_EQ(s->tail.at("kld_p999"), 0.947722);
+  EXPECT_DOUBLE_EQ(s->tail.at("kld_p99"), 0.888811);
+  EXPECT_DOUBLE_EQ(s->tail.at("kld_p95"), 0.583362);
+  EXPECT_DOUBLE_EQ(s->tail.at("kld_p90"), 0.466607);
+  EXPECT_DOUBLE_EQ(s->tail.at("kld_median"), 0.209232);
+  // " 0.1%   Δp" (a leading space) is the 0.1th percentile, not confused with "99.9%"'s.
+  EXPECT_DOUBLE_EQ(s->tail.at("dp_p001"), -0.005);
+  EXPECT_DOUBLE_EQ(s->tail.at("dp_p999"), 0.006);
+  EXPECT_DOUBLE_EQ(s->tail.at("dp_min"), -0.006);
+  EXPECT_DOUBLE_EQ(s->tail.at("dp_max"), 0.007);
+  EXPECT_DOUBLE_EQ(s->tail.at("dp_p01"), -0.002);
+  EXPECT_EQ(s->tail.size(), kvsweep::probe::kld_tail_names().size());
+  // "10.0%   KLD" and " 5.0%   KLD" have no metric of their own and set none.
+  EXPECT_FALSE(s->tail.contains("kld_p10"));
+}
+
+TEST(KldParse, WithoutTheSummaryThereIsNoTail) {
+  constexpr std::string_view rows =
+      "chunk             PPL               ln(PPL(Q)/PPL(base))          KL Divergence              Δp RMS            Same top p\n"
+      "   1       4.5 ±  0.5       0.01 ±  0.001       0.02 ±  0.003     1.0 ±  0.1 %    95.0 ±  1.0 %\n";
+  auto s = parse_kld_output(rows);
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_EQ(s->source, "chunk_row");
+  EXPECT_TRUE(s->tail.empty());
+}
+
 TEST(KldParse, WithoutTheSummaryTheLastCumulativeChunkRowIsUsed) {
   // llama-perplexity prints no summary when fewer than 100 tokens were scored.
   const std::string_view q4 = kQ4Output;

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,12 @@ struct KldSummary {
   double rms_dp = 0, rms_dp_se = 0;          // RMS of the change in the correct token's probability, %
   double ppl_q = 0, ppl_q_se = 0;
   double ppl_base = 0, ppl_base_se = 0;
+  /// The distribution llama-perplexity prints under the means (its "99.9%   KLD:", "Median  Δp:" …
+  /// lines), by kvsweep's metric name (kld_max, kld_p999, kld_p99, kld_p95, kld_p90, kld_median;
+  /// dp_min, dp_p001, dp_p01, dp_p05, dp_median, dp_p95, dp_p99, dp_p999, dp_max, Δp in %).
+  /// Empty when the output has no summary block (source "chunk_row"). "PPL hides the tail, KLD 99.9 %
+  /// exposes it": the mean of a few bad tokens among thousands is small, their percentile is not.
+  std::map<std::string, double> tail;
   /// "summary" (the ====== blocks) or "chunk_row" (the last cumulative chunk row: the tool skips
   /// the summary when fewer than 100 tokens were scored; ppl_base is then PPL(Q)/ratio, its se NaN).
   std::string source;
@@ -44,6 +51,8 @@ struct KldSummary {
 /// Parses the output of `llama-perplexity --kl-divergence`. A missing statistic is a parse error
 /// naming it and quoting the output's last lines; too short a corpus is an invalid-input error.
 core::Expected<KldSummary> parse_kld_output(std::string_view output);
+/// The metric names KldSummary::tail may hold, in llama-perplexity's order.
+const std::vector<std::string>& kld_tail_names();
 
 /// The perplexity a `--kl-divergence-base` run prints ("Final estimate: PPL = X +/- Y").
 struct BasePerplexity {
