@@ -115,8 +115,8 @@ RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& wh
   c.align = config::get_one_of(cfg, "align", "difflib", {"difflib", "lcs"}, site) == "lcs" ? score::Alignment::lcs
                                                                                : score::Alignment::difflib;
   c.mode = config::get_one_of(cfg, "mode", "chat", {"chat", "raw"}, site) == "raw" ? RecallMode::raw : RecallMode::chat;
-  const std::string cue = config::get_one_of(cfg, "cue", "none", {"none", "signature", "first_line"}, site);
-  c.cue = cue == "signature" ? RecallCue::signature : cue == "first_line" ? RecallCue::first_line : RecallCue::none;
+  c.cue = config::get_one_of(cfg, "cue", "none", {"none", "signature"}, site) == "signature" ? RecallCue::signature
+                                                                                : RecallCue::none;
   c.max_tokens = int_in(cfg, "max_tokens", c.max_tokens, 1, 10'000'000, site);
   c.prefill_no_think = config::get_bool(cfg, "prefill_no_think", c.prefill_no_think, site);
   c.bounded = config::get_bool(cfg, "bounded", c.bounded, site);
@@ -148,27 +148,7 @@ corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSite& 
   return std::move(*loaded);
 }
 
-std::string_view to_string(RecallCue cue) {
-  switch (cue) {
-    case RecallCue::signature: return "signature";
-    case RecallCue::first_line: return "first_line";
-    case RecallCue::none: break;
-  }
-  return "none";
-}
-
-namespace {
-/// Body lines the cue gives away (the answer starts after them).
-std::size_t cue_lines(RecallCue cue) { return cue == RecallCue::first_line ? 1 : 0; }
-
-/// What the prompt ends with: the signature, and for first_line the body's first line too.
-std::string cue_text(const corpus::Corpus& corpus, const corpus::Target& target, RecallCue cue) {
-  if (cue == RecallCue::none) return "";
-  std::string out = signature_text(corpus, target) + "\n";
-  if (cue == RecallCue::first_line && !target.body.empty()) out += target.body.front() + "\n";
-  return out;
-}
-}  // namespace
+std::string_view to_string(RecallCue cue) { return cue == RecallCue::signature ? "signature" : "none"; }
 
 std::string signature_text(const corpus::Corpus& corpus, const corpus::Target& target) {
   // Lines are 1-based positions in corpus.text; the signature ends on the line before the body.
@@ -204,11 +184,7 @@ std::string recall_task_text(const corpus::Target& target, int n, bool multi_fil
              target.name + "`";
     marker = "the opening brace `{` of `" + target.name + "`";
   }
-  if (cue == RecallCue::first_line)
-    anchor = "the " + count + " lines that follow the body's first line (the signature and that first line are " +
-             "given below)";
-  return "Task: reproduce verbatim the " + std::string(cue == RecallCue::first_line ? "next " : "first ") + count +
-         " lines of the body of the function named `" +
+  return "Task: reproduce verbatim the first " + count + " lines of the body of the function named `" +
          target.name + "`" + where + " in the source above, that is, " + anchor +
          ".\n"
          "\n"
@@ -222,9 +198,6 @@ std::string recall_task_text(const corpus::Target& target, int n, bool multi_fil
          "- Where the body has blank lines, output them as blank lines.\n" +
          (cue == RecallCue::signature
               ? std::string("\nThe function's signature is repeated below; continue right after it with the body.\n")
-          : cue == RecallCue::first_line
-              ? std::string("\nThe function's signature and the first line of its body are repeated below; continue "
-                            "right after them.\n")
               : std::string());
 }
 
@@ -287,9 +260,9 @@ bool RecallProbe::deterministic() const { return true; }  // temperature 0
 
 server::CompletionRequest RecallProbe::request_for(const corpus::Target& target, int n_predict) const {
   server::CompletionRequest request;
-  const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size() - cue_lines(m_config.cue)));
+  const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
   std::string prompt = recall_prompt(m_corpus, target, n, m_config.cue);
-  const std::string cue = cue_text(m_corpus, target, m_config.cue);
+  const std::string cue = m_config.cue == RecallCue::signature ? signature_text(m_corpus, target) + "\n" : "";
   if (m_config.mode == RecallMode::chat) {
     request.messages.push_back({"user", std::move(prompt)});
     std::string prefill = m_config.prefill_no_think ? std::string(no_think_prefill) : "";
@@ -318,9 +291,9 @@ core::Expected<RecallProbe::PromptTokens> RecallProbe::prepare(const corpus::Tar
     e.message = "preflight tokenize: " + e.message;
     return std::unexpected(std::move(e));
   };
-  const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size() - cue_lines(m_config.cue)));
+  const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
   std::string question_text = "\n\n---\n\n" + recall_task_text(target, n, m_corpus.files.size() > 1, m_config.cue);
-  question_text += cue_text(m_corpus, target, m_config.cue);
+  if (m_config.cue == RecallCue::signature) question_text += signature_text(m_corpus, target) + "\n";
   auto corpus_tokens = m_prefix.head_tokens(ctx.api, model);
   if (!corpus_tokens) return tokenize_failed(corpus_tokens.error());
   // A backend without a tokenizer endpoint cannot be checked; the request itself will tell.
@@ -369,9 +342,7 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
   }
   const corpus::Target& target = *it;
   const auto lines = static_cast<std::size_t>(m_config.lines);
-  // The lines to reproduce: the body, less what the cue gave away (first_line).
-  const std::span<const std::string> body =
-      std::span<const std::string>(target.body).subspan(std::min(cue_lines(m_config.cue), target.body.size()));
+  const std::span<const std::string> body(target.body);
   const std::size_t n_primary = std::min(lines, body.size());
   const std::size_t n_bonus = std::min(static_cast<std::size_t>(m_config.bonus_lines), body.size() - n_primary);
   score::RecallOptions options;

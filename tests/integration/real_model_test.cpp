@@ -1,9 +1,10 @@
-// The probes on real models (issue 37): SmolLM2-135M-Instruct, a model that can paraphrase, recall
-// and be teacher-forced, and all-MiniLM-L6-v2, the telephone probe's embedding instrument — both
+// The probes on real models (issue 37): SmolLM2-135M-Instruct, a model that can paraphrase and be
+// teacher-forced, and all-MiniLM-L6-v2, the telephone probe's embedding instrument — both
 // installed by scripts/models from PyPI. Each test is small (one or three cells, a few items) and
 // asserts what only a real model shows: an embedding that agrees with the model's own runtime, a hop
-// that is a paraphrase, a tool-call answer that is parsed or classed, KLD that orders the K types,
-// a function recalled from context.
+// that is a paraphrase, a tool-call answer that is parsed or classed, KLD that orders the K types.
+// (Recall is not here: SmolLM2-135M does not find a function by its signature, see configs/smollm2.json;
+// the copy model carries recall's integration tests.)
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -181,29 +182,4 @@ TEST(RealModel, KldOrdersF16BelowQ8BelowQ4) {
     EXPECT_GE(m["kld_max"].get<double>(), m["kld_p999"].get<double>()) << k;
   }
   EXPECT_LT(by_k["q8_0"]["kld_p999"].get<double>(), by_k["q4_0"]["kld_p999"].get<double>());
-}
-
-// Seed 001's recall on a corpus that fits: cued with the signature and the body's first line,
-// SmolLM2 at f16 copies the rest of the body from its context (the signature alone is not enough
-// for a 135M model: it answers with made-up code).
-TEST(RealModel, RecallsAFunctionFromAShortCorpus) {
-  kt::TempDir dir;
-  const auto records = run_ok(
-      dir, smollm2_config({"f16"}, {{{"kind", "recall"},
-                                     {"cue", "first_line"},
-                                     {"mode", "raw"},
-                                     {"corpus", {{"random_bodies", {{"functions", 4}, {"value_len", 4}, {"seed", 42},
-                                                                    {"min_lines", 6}, {"max_lines", 6}}}}},
-                                     {"k", 2},
-                                     {"lines", 5},
-                                     {"seed", 42},
-                                     {"bonus_lines", 0},
-                                     {"stop_extra_lines", 1}}}));
-  ASSERT_EQ(records.size(), 2u);
-  double matched = 0;
-  for (const auto& rec : records) {
-    ASSERT_EQ(rec["status"], "ok") << rec.dump();
-    matched += rec["metrics"]["primary_matched"].get<double>();
-  }
-  EXPECT_GT(matched, 0) << "no line of either function recalled";
 }

@@ -350,38 +350,6 @@ TEST(RecallProbe, RawModeSendsTokenIdsThatEqualTheServersTokensOfThePrompt) {
   EXPECT_EQ(coarse.api.requests.back().prompt, text_recall.request_for(text_recall.sampled()[0]).prompt);
 }
 
-TEST(RecallProbe, FirstLineCueGivesTheFirstBodyLineAndScoresTheLinesAfterIt) {
-  json cfg = random_config();
-  cfg["cue"] = "first_line";
-  cfg["mode"] = "raw";
-  auto probe = make_recall_probe(cfg, k_site);
-  auto& recall = dynamic_cast<RecallProbe&>(*probe);
-  const corpus::Target& target = recall.sampled()[1];
-  const server::CompletionRequest raw = recall.request_for(target);
-  EXPECT_TRUE(raw.prompt.ends_with(signature_text(recall.corpus(), target) + "\n" + target.body[0] + "\n")) << raw.prompt;
-  EXPECT_THAT(raw.prompt, HasSubstr("first line of its body are repeated below"));
-  EXPECT_THAT(raw.prompt, HasSubstr("reproduce verbatim the next 20 lines"));
-
-  AnswerServer fake;
-  const CellInfo cell = make_cell("f16", 0);
-  Context ctx{fake.api, cell};
-  // The model continues after the given line: body[1..20] are the primary lines.
-  std::string answer;
-  for (std::size_t i = 1; i <= 20; ++i) answer += target.body[i] + "\n";
-  fake.answer = answer;
-  auto result = recall.run(recall.items()[1], ctx);
-  ASSERT_TRUE(result.has_value()) << result.error().message;
-  EXPECT_EQ(result->metrics["primary_matched"], 20);
-  EXPECT_EQ(result->metrics["hallucinated"], 0);
-  EXPECT_EQ(result->response["cue"], "first_line");
-  // Repeating the line the cue gave is no credit: it is a line the answer should not hold.
-  fake.answer = target.body[0] + "\n" + answer;
-  auto repeated = recall.run(recall.items()[1], ctx);
-  ASSERT_TRUE(repeated.has_value()) << repeated.error().message;
-  EXPECT_EQ(repeated->metrics["primary_matched"], 20);
-  EXPECT_EQ(repeated->metrics["hallucinated"], 1);
-}
-
 TEST(RecallProbe, RunScoresTheAnswer) {
   auto probe = make_recall_probe(random_config(), k_site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);

@@ -28,11 +28,8 @@ enum class RecallMode { chat, raw };
 
 /// What the prompt ends with: nothing (codeneedle's task: the model must find the function by
 /// name) or the target's own signature — a cued positional recall, where the answer is the
-/// continuation of that line (raw mode: the end of the prompt; chat mode: an assistant prefill) —
-/// or the signature and the body's first line ("first_line"), the answer being the lines after it:
-/// a small model (SmolLM2-135M) does not find a function by its signature alone, but copies its body
-/// from context once it has the first line, and a K cache that blurs that copy is what it measures.
-enum class RecallCue { none, signature, first_line };
+/// continuation of that line (raw mode: the end of the prompt; chat mode: an assistant prefill).
+enum class RecallCue { none, signature };
 std::string_view to_string(RecallCue cue);
 
 /// The recall probe's config, defaults filled in, validated.
