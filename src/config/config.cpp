@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kvsweep/config/file_names.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/config/variants.hpp"
 #include "kvsweep/core/cache_types.hpp"
@@ -313,6 +314,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
   c.variants = read_variants(doc, c.server, c.base_dir, root.child("variants"));
   c.models = read_models(doc, c.server.backend, c.base_dir, root);
   c.grid = read_grid(doc, c.server, root);
+  check_file_names(c, root);
   // probes: each factory validates its own keys
   if (!doc.contains("probes") || !doc["probes"].is_array() || doc["probes"].empty())
     root.child("probes").fail("missing or empty: give at least one probe, e.g. {\"kind\": \"complete\"}");

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kvsweep/core/file_name.hpp"
+
 namespace kvsweep::report {
 
 std::string fixed(double v, int decimals, std::string_view nan_text) {
@@ -91,13 +93,8 @@ std::string md_cell(std::string_view text) {
 }
 
 std::string slug(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '_' || c == '-';
-    out += keep ? c : '_';
-  }
-  return out.empty() ? "_" : out;
+  // The one file-name rule (config::check_file_names refuses names it would make alike).
+  return text.empty() ? "_" : core::file_safe(text);
 }
 
 bool natural_less(std::string_view a, std::string_view b) {

@@ -30,7 +30,7 @@ std::string csv_field(std::string_view text);
 /// Safe inside a Markdown table cell: '|' escaped, line breaks as spaces.
 std::string md_cell(std::string_view text);
 
-/// A file-name part: ASCII letters, digits, '.', '_' and '-' kept, anything else '_'.
+/// A file-name part: core::file_safe (the one rule), "_" for an empty text.
 std::string slug(std::string_view text);
 
 /// "1.50 ± 0.20"; the mean alone when `sd` is NaN (one value has no spread); "—" when `mean` is NaN.
