@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -107,6 +108,7 @@ std::string seconds(Ms ms) { return std::to_string(ms.count() / 1000) + " s"; }
 struct Endpoint {
   std::unique_ptr<process::Process> child;  // null when attached
   std::string base_url;
+  int port = 0;                // a launched child's; 0 when attached
   std::size_t log_offset = 0;  // where this start's lines begin in the log
   std::string who;             // the server in messages
   nlohmann::json info = nlohmann::json::object();
@@ -144,6 +146,7 @@ std::expected<Endpoint, StartFailure> launched_endpoint(process::Launcher& launc
   if (!spawned) return std::unexpected(StartFailure{CellOutcome::load_failed, "cannot start " + at.who + ": " + spawned.error().message, "", {}});
   at.child = std::move(*spawned);
   at.base_url = "http://127.0.0.1:" + std::to_string(port);
+  at.port = port;
   at.info["port"] = port;
   flavour.describe_launch(launch, at.info);
   return at;
@@ -179,6 +182,32 @@ std::expected<std::string, StartFailure> wait_ready(ReadyProbe& probe, ManagedIn
     }
     std::this_thread::sleep_for(kPollInterval);
   }
+}
+
+/// The launched child is the server that answered: its own log says it holds the port, and it runs.
+/// Otherwise another process took the port between free_port() and the child's bind (the child then
+/// exits, "couldn't bind"), and nothing that process answers may be recorded as the cell's.
+std::expected<void, StartFailure> confirm_listener(ManagedInstance& instance, const Flavour& flavour, const Endpoint& at,
+                                                   const CellSpec& spec, const std::atomic<bool>& cancel,
+                                                   Clock::time_point deadline) {
+  const std::string line = flavour.listening_line(at.port);
+  const auto said = [&] { return says_listening(instance.log_since_start(), line); };
+  // Like the marker: the log's worker thread may write the line after the ready answer.
+  while (!said() && instance.alive() && !cancel.load() && Clock::now() < deadline) std::this_thread::sleep_for(kPollInterval);
+  if (cancel.load()) return start_failed(instance, CellOutcome::cancelled, "interrupted while waiting for " + at.who);
+  if (said() && instance.alive()) return {};
+  if (said()) return start_died(instance, at.who, "after it was ready");
+  const std::string answered = " that it listens on port " + std::to_string(at.port) + ", yet " + flavour.ready_path() +
+                               " answered there: ";
+  const std::string unrecorded = " (another process can take the port between kvsweep choosing it and the server "
+                                 "binding it); nothing it answers is recorded as this cell's";
+  if (!instance.alive())
+    return start_failed(instance, CellOutcome::load_failed,
+                        at.who + " " + instance.exit_description() + " and never logged" + answered +
+                            "another process holds the port" + unrecorded);
+  return start_failed(instance, CellOutcome::load_failed,
+                      at.who + " did not log within the ready timeout (" + seconds(spec.ready_timeout) + ")" + answered +
+                          "the server answering cannot be confirmed as the one kvsweep started" + unrecorded);
 }
 
 /// What the server allocated (an attached server: the user's declaration), checked against the cell.
@@ -242,6 +271,14 @@ std::expected<std::string, StartFailure> api_key_from_env(const std::string& env
   return std::string(key);
 }
 
+bool says_listening(const std::string& log, const std::string& line) {
+  for (auto at = log.find(line); at != std::string::npos; at = log.find(line, at + 1)) {
+    const std::size_t end = at + line.size();
+    if (end == log.size() || !std::isdigit(static_cast<unsigned char>(log[end]))) return true;
+  }
+  return false;
+}
+
 KvCheck check_kv(const EffectiveKv& e, const std::string& type_k, const std::string& type_v) {
   if (e.declared) return KvCheck::declared;
   if (!e.found) return KvCheck::unverified;
@@ -277,7 +314,13 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
   auto ready_body = wait_ready(m_probe, *instance, flavour, *at, spec, credentials, cancel, deadline);
   if (!ready_body) return std::unexpected(std::move(ready_body.error()));
 
-  // 2. The flavour's own steps (Ollama: the tag exists, the model is warm).
+  // 2. The server that answered is the child started for this cell.
+  if (!attach) {
+    if (auto confirmed = confirm_listener(*instance, flavour, *at, spec, cancel, deadline); !confirmed)
+      return std::unexpected(std::move(confirmed.error()));
+  }
+
+  // 3. The flavour's own steps (Ollama: the tag exists, the model is warm).
   ReadyContext context{*client, spec, *ready_body, at->info, deadline, attach.has_value()};
   if (auto after = flavour.after_ready(context); !after) {
     if (!instance->alive()) return start_died(*instance, at->who, after.error().when);
@@ -286,7 +329,7 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
   }
   instance->m_ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
-  // 3. What the server allocated.
+  // 4. What the server allocated.
   if (auto checked = check_effective(*instance, flavour, spec, attach.has_value(), cancel, deadline); !checked)
     return std::unexpected(std::move(checked.error()));
   instance->m_api = flavour.make_api(client, spec);

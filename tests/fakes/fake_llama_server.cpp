@@ -4,8 +4,9 @@
 //   fake-llama-server --version               prints "version: 0 (fake)" and exits 0
 //   fake-llama-server -m M --host H --port P -ctk K -ctv V …   (other arguments are ignored)
 //     logs llama.cpp's `llama_kv_cache: size = … K (K): … MiB, V (V): … MiB` and `model loaded` lines on stderr,
-//     then serves GET /health and /props, and POST /completion (non-streamed only): the answer's
-//     content is "echo: <prompt>".
+//     then binds H:P, logs `listening on http://H:P` (or `couldn't bind …` and exits 1), and serves
+//     GET /health and /props, and POST /completion (non-streamed only): the answer's content is
+//     "echo: <prompt>".
 //
 // Faults, chosen by a marker in the prompt; each happens on the first request carrying it only
 // (a marker file in $FAKE_FAULT_DIR remembers it), so a resumed run sees a healthy server:
@@ -131,9 +132,12 @@ int main(int argc, char** argv) {
       res.set_content(answer.dump(), "application/json");
     }
   });
-  if (!server.listen(host, port)) {
-    std::fprintf(stderr, "fake: cannot listen on %s:%d\n", host.c_str(), port);
+  // As llama-server: bind, say so with the port (kvsweep confirms its child by this line), then serve.
+  if (!server.bind_to_port(host, port)) {
+    std::fprintf(stderr, "srv  llama_server: couldn't bind HTTP server socket, hostname: %s, port: %d\n", host.c_str(), port);
     return 1;
   }
-  return 0;
+  std::fprintf(stderr, "srv  llama_server: listening on http://%s:%d\n", host.c_str(), port);
+  std::fflush(stderr);
+  return server.listen_after_bind() ? 0 : 1;
 }

@@ -453,10 +453,11 @@ int main(int argc, char** argv) {
   FakeOllama fake(kv, legacy);
   httplib::Server svr;
   fake.install(svr);
-  log_line("time=" + now_iso() + " level=INFO source=routes.go msg=\"Listening on " + host + " (version " + kVersion + ")\"");
-  if (!svr.listen("127.0.0.1", port)) {
+  // As Ollama: listen, then say so (kvsweep confirms its child by this line).
+  if (!svr.bind_to_port("127.0.0.1", port)) {
     log_line("Error: listen tcp " + host + ": bind: address already in use");
     return 1;
   }
-  return 0;
+  log_line("time=" + now_iso() + " level=INFO source=routes.go msg=\"Listening on " + host + " (version " + kVersion + ")\"");
+  return svr.listen_after_bind() ? 0 : 1;
 }

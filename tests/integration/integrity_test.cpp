@@ -1,4 +1,4 @@
-// Integrity under faults (issue 31): each test puts kvsweep in a situation an adversarial pass
+// Integrity under faults (issues 31 and 41): each test puts kvsweep in a situation an adversarial pass
 // found it mishandled and asserts what it does now. The real llama-server on the tiny model where
 // it can produce the situation (a changed model, a lost manifest, a wrapper script, an api key);
 // fake-llama-server (tests/fakes) only for answers the real server never gives: a body trickled
@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -34,6 +35,36 @@ nlohmann::json one_cell_config(const std::filesystem::path& model, const std::ve
   cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}};
   cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 4}, {"prompts", prompts}}};
   return cfg;
+}
+
+/// A server.binary that first starts another llama-server (on `stranger_model`, in a session of its
+/// own, as an unrelated process would be) on the port kvsweep gave, waits until it listens, then execs
+/// llama-server with kvsweep's arguments: that one cannot bind the port and exits, while the other
+/// answers there. The other's pids go to `pids`.
+std::filesystem::path port_thief(const kt::TempDir& dir, const std::filesystem::path& stranger_model,
+                                 const std::filesystem::path& pids) {
+  const std::string server = kt::llama_bin_dir() + "/llama-server";
+  const auto log = dir / "stranger.log";
+  const auto script = dir / "port-thief";
+  std::ofstream(script) << "#!/bin/sh\n"
+                        << "port=; prev=\n"
+                        << "for a in \"$@\"; do [ \"$prev\" = --port ] && port=$a; prev=$a; done\n"
+                        << "setsid \"" << server << "\" -m \"" << stranger_model.string()
+                        << "\" --host 127.0.0.1 --port \"$port\" -c 512 -np 1 -t 1 --no-webui > \"" << log.string()
+                        << "\" 2>&1 &\n"
+                        << "echo $! >> \"" << pids.string() << "\"\n"
+                        << "i=0; until grep -q 'listening on' \"" << log.string() << "\" 2>/dev/null; do\n"
+                        << "  i=$((i+1)); [ $i -gt 2400 ] && exit 3; sleep 0.05\n"
+                        << "done\n"
+                        << "exec \"" << server << "\" \"$@\"\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script;
+}
+
+void kill_listed(const std::filesystem::path& pids, const std::filesystem::path& stranger_model) {
+  std::istringstream in(slurp(pids));
+  for (pid_t pid; in >> pid;) ::kill(pid, SIGKILL);
+  for (pid_t pid : kt::pids_with_arg(stranger_model.string())) ::kill(pid, SIGKILL);
 }
 
 }  // namespace
@@ -212,4 +243,32 @@ TEST(Integrity, OddServerAnswersAreReadLenientlyAndImpossibleMetricsFailTheItem)
     EXPECT_THAT(records[1]["error"].get<std::string>(), HasSubstr("impossible")) << records[1].dump();
     EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "ok");
   }
+}
+
+// Issue 41 ("Integrity II": an answer is recorded only from the server kvsweep started, and a run
+// never mixes inputs).
+
+// "A stranger's answers recorded as the cell's": the port kvsweep chose is taken before the cell's
+// llama-server binds it, and the other process answers /health and every request. The cell fails
+// (load_failed, naming the port's other holder), no item is recorded ok, and the sweep goes on.
+TEST(Integrity, AStrangersAnswersOnTheCellsPortAreNeverRecordedAsTheCells) {
+  kt::TempDir dir;
+  const auto stranger_model = dir / "stranger.gguf";  // a path only the other server carries
+  std::filesystem::copy_file(kt::tiny_model(), stranger_model);
+  const auto pids = dir / "stranger.pids";
+  auto cfg = one_cell_config(kt::tiny_model(), {"alpha", "beta"});
+  cfg["server"]["binary"] = port_thief(dir, stranger_model, pids).string();
+  const auto file = kt::write_config(dir, cfg);
+  const auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+  kill_listed(pids, stranger_model);
+
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(pids)) << "the wrapper never started the other server\n" << r.output;
+  for (const auto& rec : kt::read_records(run)) EXPECT_NE(rec["status"], "ok") << rec.dump();
+  const auto cells = kt::read_manifest(run)["cells"];
+  ASSERT_EQ(cells.size(), 1u) << cells.dump(2);
+  EXPECT_EQ(cells[0]["outcome"], "load_failed") << cells.dump(2);
+  EXPECT_THAT(cells[0]["message"].get<std::string>(), HasSubstr("another process holds the port")) << cells.dump(2);
+  EXPECT_THAT(slurp(run / "logs" / (cells[0]["id"].get<std::string>() + ".log")), HasSubstr("couldn't bind"));
 }

@@ -34,6 +34,9 @@ class FakeLauncher final : public process::Launcher {
   int late_log_polls = 0;
   /// Launching fails (e.g. the binary cannot be executed).
   bool refuse = false;
+  /// Whether the process logs "listening on http://127.0.0.1:<its --port>" after `log`, as llama-server
+  /// does once it holds its port (false: it never binds, e.g. another process took the port).
+  bool listens = true;
 
   std::vector<process::LaunchSpec> launched;
   std::vector<std::shared_ptr<FakeProcessState>> processes;
@@ -42,6 +45,7 @@ class FakeLauncher final : public process::Launcher {
     if (refuse) return core::fail(core::ErrorKind::process, "cannot execute " + spec.argv.at(0));
     launched.push_back(spec);
     if (!log.empty()) std::ofstream(spec.log_path, std::ios::app) << log;
+    if (listens) std::ofstream(spec.log_path, std::ios::app) << "0.00.9 I srv  llama_server: listening on http://127.0.0.1:" << port_of(spec) << "\n";
     auto state = std::make_shared<FakeProcessState>();
     state->exit = exit_at_launch;
     processes.push_back(state);
@@ -49,6 +53,12 @@ class FakeLauncher final : public process::Launcher {
   }
 
  private:
+  static std::string port_of(const process::LaunchSpec& spec) {
+    for (std::size_t i = 0; i + 1 < spec.argv.size(); ++i)
+      if (spec.argv[i] == "--port") return spec.argv[i + 1];
+    return "";
+  }
+
   class Process final : public process::Process {
    public:
     Process(std::shared_ptr<FakeProcessState> state, std::string log_path, std::string late_log, int late_log_polls)
@@ -79,6 +89,8 @@ class FakeReadyProbe final : public server::ReadyProbe {
   int not_ready = 0;
   bool ready = true;
   std::string body = "{}";
+  /// Called as each 200 is given (e.g. the launched process dies meanwhile: another one answered).
+  std::function<void()> on_answer;
   int calls = 0;
   std::vector<std::string> paths;
   std::vector<http::Credentials> credentials;
@@ -88,6 +100,7 @@ class FakeReadyProbe final : public server::ReadyProbe {
     paths.push_back(path);
     credentials.push_back(c);
     if (!ready || calls <= not_ready) return core::fail(core::ErrorKind::connect, "connection refused");
+    if (on_answer) on_answer();
     return body;
   }
 };

@@ -51,6 +51,7 @@ class TestFlavour final : public server::Flavour {
   }
   std::string ready_path() const override { return "/health"; }
   std::string log_complete_marker() const override { return marker; }
+  std::string listening_line(int port) const override { return "listening on http://127.0.0.1:" + std::to_string(port); }
   std::expected<void, server::ReadyFailure> after_ready(server::ReadyContext& context) const override {
     context.info["after_ready"] = true;
     if (during_after_ready) during_after_ready();
@@ -200,6 +201,43 @@ TEST_F(Lifecycle, ALogThatLagsBehindReadyIsReadAgainUntilTheFlavoursMarker) {
   auto once = launch();
   ASSERT_TRUE(once) << once.error().message;
   EXPECT_EQ(server::check_kv((*once)->effective(), "q4_0", "f16"), server::KvCheck::unverified);
+}
+
+// Issue 41, "a stranger's answers recorded as the cell's": another process took the port kvsweep
+// chose; it answers the ready wait while the child, unable to bind, exits. Even with the K/V line in
+// the child's log, the start fails and nothing is handed out to run items against.
+TEST_F(Lifecycle, AStrangersAnswersOnThePortAreNeverTheCells) {
+  launcher.log = kKvLine;
+  launcher.listens = false;
+  probe.on_answer = [&] {
+    std::ofstream(spec.log_path, std::ios::app) << "0.00.5 E srv  llama_server: couldn't bind HTTP server socket\n";
+    launcher.processes.back()->exit = process::ExitStatus{1, 0, false};
+  };
+  auto started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
+  const std::string& message = started.error().message;
+  EXPECT_THAT(message, HasSubstr("test-server exited with code 1 and never logged that it listens on port ")) << message;
+  EXPECT_THAT(message, HasSubstr("/health answered there: another process holds the port")) << message;
+  EXPECT_THAT(started.error().log_tail, HasSubstr("couldn't bind")) << started.error().log_tail;
+
+  // A child that runs but never says it holds the port cannot be confirmed either.
+  probe.on_answer = nullptr;
+  spec.ready_timeout = std::chrono::milliseconds(100);
+  started = launch();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().outcome, CellOutcome::load_failed);
+  EXPECT_THAT(started.error().message, HasSubstr("test-server did not log within the ready timeout")) << started.error().message;
+  EXPECT_EQ(launcher.processes.back()->stops, 1);
+}
+
+TEST(SaysListening, ThePortIsMatchedWhole) {
+  const std::string line = "listening on http://127.0.0.1:808";
+  EXPECT_FALSE(server::says_listening("srv  llama_server: listening on http://127.0.0.1:8080\n", line));
+  EXPECT_TRUE(server::says_listening("a\nsrv  llama_server: listening on http://127.0.0.1:808\n", line));
+  EXPECT_TRUE(server::says_listening("main: server is listening on http://127.0.0.1:808 - starting the main loop", line));
+  EXPECT_TRUE(server::says_listening("x listening on http://127.0.0.1:8080 y listening on http://127.0.0.1:808", line));
+  EXPECT_FALSE(server::says_listening("", line));
 }
 
 TEST_F(Lifecycle, AFlavourStepThatFailsUsesItsOutcomeOrTheLog) {

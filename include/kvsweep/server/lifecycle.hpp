@@ -79,8 +79,16 @@ class Flavour {
   /// that writes its log from a worker thread (llama.cpp) can answer ready before those lines reach the
   /// file; the lifecycle then reads the log again until this appears, for at most kLogSettle.
   virtual std::string log_complete_marker() const { return {}; }
+  /// What the server logs once it holds `port` (llama-server: "listening on http://127.0.0.1:<port>").
+  /// kvsweep closes the free port it picked before the child binds it, so another process may take the
+  /// port first and answer the ready wait: a launched server is the one answering only once its own log
+  /// says this (not followed by a digit) and it still runs.
+  virtual std::string listening_line(int port) const = 0;
   virtual std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const = 0;
 };
+
+/// Whether `log` holds `line` not followed by a digit (port 808 is not port 8080).
+bool says_listening(const std::string& log, const std::string& line);
 
 /// Whether the effective K/V types match the cell.
 enum class KvCheck { verified, declared, unverified, mismatch };
@@ -91,8 +99,8 @@ class Lifecycle {
   explicit Lifecycle(process::Launcher& launcher = process::child_launcher(), ReadyProbe& probe = http_ready_probe())
       : m_launcher(launcher), m_probe(probe) {}
 
-  /// Launches the flavour's server for `spec` on a free 127.0.0.1 port and waits until it is ready
-  /// and its log shows the K/V types asked for.
+  /// Launches the flavour's server for `spec` on a free 127.0.0.1 port and waits until it is ready,
+  /// its log says it holds that port (Flavour::listening_line) and shows the K/V types asked for.
   std::expected<std::unique_ptr<Instance>, StartFailure> launch(const Flavour& flavour, const CellSpec& spec,
                                                                const std::atomic<bool>& cancel);
   /// Waits until the server at `attach` is ready; its K/V types are the user's declaration.

@@ -25,6 +25,9 @@ class LlamaServerFlavour final : public Flavour {
   /// llama-server logs "llama_server: model loaded" (older builds "main: model loaded") after the KV
   /// cache, context and rotation lines.
   std::string log_complete_marker() const override { return "model loaded"; }
+  /// "srv  llama_server: listening on http://127.0.0.1:<port>" (older builds: "main: server is listening
+  /// on http://127.0.0.1:<port> - starting the main loop"), logged once the model is loaded.
+  std::string listening_line(int port) const override { return "listening on http://127.0.0.1:" + std::to_string(port); }
   /// Reads /props (build_info; for a launched server also model_path, n_ctx, total_slots).
   std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const override;
   std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const override;

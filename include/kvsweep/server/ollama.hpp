@@ -97,6 +97,8 @@ class OllamaFlavour final : public Flavour {
   std::string launch_line(const process::LaunchSpec& launch) const override;
   void describe_launch(const process::LaunchSpec& launch, nlohmann::json& info) const override;
   std::string ready_path() const override { return "/api/version"; }
+  /// `msg="Listening on 127.0.0.1:<port> (version …)"`.
+  std::string listening_line(int port) const override { return "Listening on 127.0.0.1:" + std::to_string(port); }
   std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const override;
   EffectiveKv effective(const std::string& log, const CellSpec& spec) const override;
   std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const override;
