@@ -1,9 +1,7 @@
-#include "kvsweep/probe/prompts.hpp"
 #include "kvsweep/probe/complete.hpp"
 
-#include <fstream>
-
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/probe/prompts.hpp"
 #include "kvsweep/probe/greedy.hpp"
 
 namespace kvsweep::probe {
@@ -19,7 +17,7 @@ const std::vector<std::string> kDefaultPrompts = {
 
 class CompleteProbe final : public Probe {
  public:
-  CompleteProbe(std::string name, std::vector<std::string> prompts, int max_tokens, bool chat)
+  CompleteProbe(std::string name, Prompts prompts, int max_tokens, bool chat)
       : m_name(std::move(name)), m_prompts(std::move(prompts)), m_max_tokens(max_tokens), m_chat(chat) {}
 
   std::string kind() const override { return "complete"; }
@@ -27,7 +25,8 @@ class CompleteProbe final : public Probe {
   int min_context() const override { return 512 + m_max_tokens; }
   bool compares_with_reference() const override { return true; }  // match_reference
 
-  std::vector<Item> items() const override { return prompt_items(m_prompts); }
+  std::vector<Item> items() const override { return prompt_items(m_prompts.texts); }
+  std::vector<InputFile> inputs() const override { return m_prompts.inputs; }
 
   std::vector<MetricSpec> metrics() const override {
     return {quality("match_reference", Direction::higher_better, MetricKind::binary),
@@ -68,7 +67,7 @@ class CompleteProbe final : public Probe {
 
  private:
   std::string m_name;
-  std::vector<std::string> m_prompts;
+  Prompts m_prompts;
   int m_max_tokens;
   bool m_chat;
 };
@@ -84,23 +83,12 @@ std::size_t common_prefix(std::string_view a, std::string_view b) {
 std::unique_ptr<Probe> make_complete_probe(const nlohmann::json& cfg, const ConfigSite& site) {
   config::Site s(site.file, site.path);
   config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "max_tokens", "mode"}, s);
-  std::vector<std::string> prompts = config::get_strings(cfg, "prompts", {}, s);
-  std::string file = config::get_string(cfg, "prompts_file", "", s);
-  if (!file.empty()) {
-    std::filesystem::path p(file);
-    if (p.is_relative()) p = site.base_dir / p;
-    std::ifstream in(p);
-    if (!in) s.child("prompts_file").fail("cannot open " + p.string());
-    std::string line;
-    while (std::getline(in, line))
-      if (!line.empty()) prompts.push_back(line);
-  }
-  if (prompts.empty()) prompts = kDefaultPrompts;
+  Prompts prompts = read_prompts(cfg, site, kDefaultPrompts);
   int max_tokens = static_cast<int>(config::get_int(cfg, "max_tokens", 32, s));
   if (max_tokens < 1) s.child("max_tokens").fail("must be >= 1");
   std::string mode = config::get_string(cfg, "mode", "raw", s);
   if (mode != "raw" && mode != "chat") s.child("mode").fail("expected \"raw\" or \"chat\", got \"" + mode + "\"");
-  return std::make_unique<CompleteProbe>(config::get_string(cfg, "name", "complete", s), prompts, max_tokens,
+  return std::make_unique<CompleteProbe>(config::get_string(cfg, "name", "complete", s), std::move(prompts), max_tokens,
                                          mode == "chat");
 }
 

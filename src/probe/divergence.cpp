@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <optional>
 
 #include "kvsweep/probe/greedy.hpp"
@@ -140,7 +139,7 @@ core::Expected<ReferencePath> reference_path(const Context& ctx, const std::stri
 
 class DivergenceProbe final : public Probe {
  public:
-  DivergenceProbe(std::string name, std::vector<std::string> prompts, int tokens, int top_n, Mode mode)
+  DivergenceProbe(std::string name, Prompts prompts, int tokens, int top_n, Mode mode)
       : m_name(std::move(name)), m_prompts(std::move(prompts)), m_tokens(tokens), m_top_n(top_n), m_mode(mode) {}
 
   std::string kind() const override { return "divergence"; }
@@ -148,7 +147,8 @@ class DivergenceProbe final : public Probe {
   int min_context() const override { return 512 + m_tokens; }
   bool compares_with_reference() const override { return m_mode == Mode::reference; }
 
-  std::vector<Item> items() const override { return prompt_items(m_prompts); }
+  std::vector<Item> items() const override { return prompt_items(m_prompts.texts); }
+  std::vector<InputFile> inputs() const override { return m_prompts.inputs; }
 
   std::vector<MetricSpec> metrics() const override {
     return {quality("diverged", Direction::lower_better, MetricKind::binary),
@@ -381,7 +381,7 @@ class DivergenceProbe final : public Probe {
   }
 
   std::string m_name;
-  std::vector<std::string> m_prompts;
+  Prompts m_prompts;
   int m_tokens;
   int m_top_n;
   Mode m_mode;
@@ -389,40 +389,10 @@ class DivergenceProbe final : public Probe {
 
 }  // namespace
 
-std::vector<std::string> load_prompts_file(const std::filesystem::path& path, const config::Site& site) {
-  std::ifstream in(path);
-  if (!in) site.fail("cannot open " + path.string());
-  const bool jsonl = path.extension() == ".jsonl";
-  std::vector<std::string> out;
-  std::string line;
-  for (std::size_t n = 1; std::getline(in, line); ++n) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    if (!jsonl) {
-      out.push_back(line);
-      continue;
-    }
-    json j = json::parse(line, nullptr, false);
-    if (!j.is_object() || !j.contains("prompt") || !j["prompt"].is_string())
-      site.fail(path.string() + ":" + std::to_string(n) + ": expected {\"prompt\": \"…\"}");
-    out.push_back(j["prompt"].get<std::string>());
-  }
-  if (out.empty()) site.fail(path.string() + " holds no prompts");
-  return out;
-}
-
 std::unique_ptr<Probe> make_divergence_probe(const json& cfg, const ConfigSite& site) {
   config::Site s(site.file, site.path);
   config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "tokens", "top_n", "mode"}, s);
-  std::vector<std::string> prompts = config::get_strings(cfg, "prompts", {}, s);
-  std::string file = config::get_string(cfg, "prompts_file", "", s);
-  if (!file.empty()) {
-    std::filesystem::path p(file);
-    if (p.is_relative()) p = site.base_dir / p;
-    auto more = load_prompts_file(p, s.child("prompts_file"));
-    prompts.insert(prompts.end(), more.begin(), more.end());
-  }
-  if (prompts.empty()) prompts = kDefaultPrompts;
+  Prompts prompts = read_prompts(cfg, site, kDefaultPrompts);
   const long long tokens = config::get_int_in(cfg, "tokens", 128, 1, 1 << 20, s);
   const long long top_n = config::get_int_in(cfg, "top_n", 20, 1, 1000, s);
   const std::string mode = config::get_one_of(cfg, "mode", "cache", {"cache", "reference"}, s);

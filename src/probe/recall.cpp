@@ -6,6 +6,7 @@
 #include <glob.h>
 
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/core/host.hpp"
 #include "kvsweep/corpus/sample.hpp"
 #include "kvsweep/probe/random_bodies_config.hpp"
 #include "kvsweep/score/recall_score.hpp"
@@ -208,6 +209,13 @@ std::string recall_prompt(const corpus::Corpus& corpus, const corpus::Target& ta
 RecallProbe::RecallProbe(RecallConfig config, corpus::Corpus corpus)
     : m_config(std::move(config)), m_corpus(std::move(corpus)), m_prefix(m_corpus.text) {
   m_sampled = corpus::stratified_sample(m_corpus.targets, m_corpus.total_lines, m_config.sample_size, m_config.seed);
+  // Hashed once, as the corpus was read (random bodies are generated from the config's own numbers).
+  for (const std::string& name : m_config.random_bodies ? std::vector<std::string>{} : m_corpus.files) {
+    std::filesystem::path path(name);
+    if (path.is_relative() && !m_config.base_dir.empty()) path = m_config.base_dir / path;
+    const auto sha = core::sha256_file(path);
+    m_inputs.push_back({"corpus.files", path.string(), sha ? *sha : ""});
+  }
 }
 
 std::vector<Item> RecallProbe::items() const {

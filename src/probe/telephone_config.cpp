@@ -3,9 +3,9 @@
 #include "kvsweep/probe/telephone.hpp"
 
 #include <cstddef>
-#include <fstream>
 #include <limits>
 #include <set>
+#include <sstream>
 
 #include "kvsweep/config/keys.hpp"
 
@@ -17,12 +17,14 @@ const std::vector<std::string> known_keys{
     "kind",       "name", "texts",  "texts_file",        "template",  "preset", "hops",  "temperature", "seeds",
     "max_tokens", "budget_factor", "budget_plus", "mode", "system", "suppress_thinking", "threshold", "top_k",  "top_p", "min_p"};
 
+/// The texts of `texts_file`, and the file read (for the run's identity).
 std::vector<std::string> read_texts_file(const std::string& name, const std::filesystem::path& base_dir,
-                                         const config::Site& site) {
+                                         const config::Site& site, std::vector<InputFile>& inputs) {
   std::filesystem::path path(name);
   if (path.is_relative()) path = base_dir / path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) site.fail("cannot read " + path.string() + " (the path is relative to the config file)");
+  const InputText file = read_input_file(path, "texts_file", site);
+  inputs.push_back(file.file);
+  std::istringstream in(file.bytes);
   const bool jsonl = path.extension() == ".jsonl";
   std::vector<std::string> texts;
   std::string line;
@@ -92,7 +94,7 @@ TelephoneConfig parse_telephone_config(const nlohmann::json& cfg, const ConfigSi
   } else if (has("texts_file")) {
     const std::string file = config::get_string(cfg, "texts_file", "", site);
     if (file.empty()) site.child("texts_file").fail("must not be empty");
-    out.texts = read_texts_file(file, where.base_dir, site.child("texts_file"));
+    out.texts = read_texts_file(file, where.base_dir, site.child("texts_file"), out.inputs);
   }
 
   if (has("template") && has("preset")) site.child("preset").fail("give either \"template\" or \"preset\", not both");

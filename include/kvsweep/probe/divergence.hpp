@@ -31,8 +31,4 @@ namespace kvsweep::probe {
 
 std::unique_ptr<Probe> make_divergence_probe(const nlohmann::json& config, const ConfigSite& site);
 
-/// The prompts of a prompts file: one per non-empty line, or for a `.jsonl` file each non-empty
-/// line's "prompt" string. Throws core::FatalError at `site` (naming the line) on a bad file.
-std::vector<std::string> load_prompts_file(const std::filesystem::path& path, const config::Site& site);
-
 }  // namespace kvsweep::probe

@@ -13,6 +13,7 @@
 
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/input_file.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/server/api.hpp"
 
@@ -98,6 +99,9 @@ class Probe {
     double hi = 1;
   };
   virtual std::optional<Calibration> calibration() const { return std::nullopt; }
+  /// The files the probe's config names and it read (prompts, texts, corpus files), each with the
+  /// sha256 of what was read: part of the run's identity (the manifest's `probes[].inputs`).
+  virtual std::vector<InputFile> inputs() const { return {}; }
 };
 
 /// Where a probe's config came from, for error messages: "<file>: probes[2].<key>".
@@ -107,7 +111,8 @@ struct ConfigSite {
   std::filesystem::path base_dir;  // relative files in the probe config resolve against this
 };
 
-/// The probe's entry in the run manifest: name, kind, items per cell, deterministic and the metric declarations.
+/// The probe's entry in the run manifest: name, kind, items per cell, deterministic, the metric declarations
+/// and, when it read any, its input files with their sha256 (`inputs`).
 nlohmann::json manifest_entry(const Probe& probe);
 
 /// Builds a probe from its config object; throws core::FatalError naming file and key.

@@ -120,6 +120,8 @@ class RecallProbe final : public Probe {
   std::string kind() const override { return "recall"; }
   std::string name() const override { return m_config.name; }
   std::vector<Item> items() const override;
+  /// corpus.files as expanded, each hashed as the corpus was read (random bodies: none).
+  std::vector<InputFile> inputs() const override { return m_inputs; }
   /// corpus bytes / 3 (bytes × 3/4 for random bodies, which tokenize at ~1.5 bytes a token)
   /// + the largest answer budget (estimated the same way; max_tokens when not bounded)
   /// + 256 for the question and the chat template.
@@ -153,6 +155,7 @@ class RecallProbe final : public Probe {
   RecallConfig m_config;
   corpus::Corpus m_corpus;
   std::vector<corpus::Target> m_sampled;
+  std::vector<InputFile> m_inputs;
   SharedPrefix m_prefix;  // the corpus, tokenized once per model
 };
 

@@ -47,6 +47,7 @@ struct TelephoneConfig {
   int top_k = 40;
   double top_p = 1.0;
   double min_p = 0.0;
+  std::vector<InputFile> inputs;  // texts_file, when given
 };
 
 /// Reads and validates a `{"kind":"telephone", …}` object. Throws core::FatalError
@@ -106,6 +107,7 @@ class TelephoneProbe final : public Probe {
   std::string kind() const override { return "telephone"; }
   std::string name() const override { return m_config.name; }
   std::vector<Item> items() const override;
+  std::vector<InputFile> inputs() const override { return m_config.inputs; }
   bool needs_embedder() const override { return true; }
   /// An upper bound in tokens (bytes bound the tokens of a byte-level BPE): template, the
   /// longest message a hop can see, the answer budget, and room for a chat template.
