@@ -260,8 +260,9 @@ void resolve_variant_binaries(const config::Config& cfg, sweep::RunOptions& ropt
 }
 
 /// The run's store: a new run directory, or the resumed one checked against its manifest (the config's
-/// hash, the models' hashes into `ropts`); a torn last record is cut off with a warning.
-sweep::RunStore open_store(const RunTarget& target, const config::Config& cfg, sweep::RunOptions& ropts) {
+/// hash, the models' hashes into `ropts`, the probes' input files); a torn last record is cut off with a warning.
+sweep::RunStore open_store(const RunTarget& target, const config::Config& cfg,
+                           const std::vector<std::unique_ptr<probe::Probe>>& probes, sweep::RunOptions& ropts) {
   auto store = target.resume ? sweep::RunStore::open(target.run_dir) : sweep::RunStore::create(target.run_dir);
   if (!store) throw core::FatalError(store.error().message);
   if (!target.resume) return std::move(*store);
@@ -272,6 +273,7 @@ sweep::RunStore open_store(const RunTarget& target, const config::Config& cfg, s
                              old_hash + " → " + config::config_hash(cfg) + "); start a new run instead");
   }
   ropts.models = checked_models(cfg, target.previous, target.run_dir);
+  check_inputs(probes, target.previous, target.run_dir);
   if (store->repaired_bytes() > 0)
     spdlog::warn("records.jsonl ended in a torn line ({} bytes); cut it off, the item will run again",
                  store->repaired_bytes());
@@ -367,7 +369,7 @@ int run_command(const RunOpts& o) {
   if (o.dry_run) return print_dry_run(cfg, probes, ropts, *backend);
 
   if (target.run_dir.empty()) target.run_dir = default_run_dir(cfg);
-  sweep::RunStore store = open_store(target, cfg, ropts);
+  sweep::RunStore store = open_store(target, cfg, probes, ropts);
   const std::string& run_dir = target.run_dir;
   if (spdlog::get_level() < spdlog::level::warn) std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
 

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/sweep/input_hashes.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::cli {
@@ -32,6 +33,19 @@ std::vector<sweep::ModelHash> checked_models(const config::Config& config, const
                              "\na changed model is a new run: start one with -o NEW_DIR (or restore the model file)");
   }
   return std::move(*models);
+}
+
+void check_inputs(const std::vector<std::unique_ptr<probe::Probe>>& probes, const std::optional<nlohmann::json>& previous,
+                  const std::string& run_dir) {
+  if (!previous || !previous->is_object() || !previous->contains("probes")) return;
+  nlohmann::json now = nlohmann::json::array();
+  for (const auto& p : probes) now.push_back(probe::manifest_entry(*p));
+  const auto changes = sweep::changed_inputs((*previous)["probes"], now);
+  if (changes.empty()) return;
+  throw core::FatalError("--resume " + run_dir + ": an input file changed since the run started:\n" +
+                         sweep::describe_input_changes(changes, "when the run started", "now") +
+                         "\nthe items would be scored against answers to the old inputs: start a new run with "
+                         "-o NEW_DIR (or restore the file)");
 }
 
 }  // namespace kvsweep::cli

@@ -6,6 +6,7 @@
 
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/sweep/cell_journal.hpp"
+#include "kvsweep/sweep/input_hashes.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::sweep {
@@ -35,7 +36,12 @@ core::Expected<std::vector<nlohmann::json>> read_manifests(const std::vector<std
   return manifests;
 }
 
-/// Phase check: every input ran the first one's config (its hash).
+/// The manifest's probes, or an empty array.
+nlohmann::json probes_of(const nlohmann::json& manifest) {
+  return manifest.is_object() && manifest.contains("probes") ? manifest["probes"] : nlohmann::json::array();
+}
+
+/// Phase check: every input ran the first one's config (its hash) on the same input files.
 core::Expected<void> check_one_config(const std::vector<std::filesystem::path>& inputs,
                                       const std::vector<nlohmann::json>& manifests) {
   const std::string hash = manifests[0].value("config_hash", "");
@@ -44,6 +50,11 @@ core::Expected<void> check_one_config(const std::vector<std::filesystem::path>& 
     if (h != hash) {
       return core::fail(core::ErrorKind::invalid, "refusing to merge runs of different configs: " + inputs[0].string() +
                                                       " has config hash " + hash + ", " + inputs[i].string() + " has " + h);
+    }
+    if (const auto changes = changed_inputs(probes_of(manifests[0]), probes_of(manifests[i])); !changes.empty()) {
+      return core::fail(core::ErrorKind::invalid, "refusing to merge runs that read different input files:\n" +
+                                                      describe_input_changes(changes, "in " + inputs[0].string(),
+                                                                             "in " + inputs[i].string()));
     }
   }
   return {};

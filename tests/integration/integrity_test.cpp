@@ -272,3 +272,37 @@ TEST(Integrity, AStrangersAnswersOnTheCellsPortAreNeverRecordedAsTheCells) {
   EXPECT_THAT(cells[0]["message"].get<std::string>(), HasSubstr("another process holds the port")) << cells.dump(2);
   EXPECT_THAT(slurp(run / "logs" / (cells[0]["id"].get<std::string>() + ".log")), HasSubstr("couldn't bind"));
 }
+
+// "A changed prompts file is not noticed": the prompts file is edited after a shard ran (same path,
+// same number of prompts, so the config hash is the same). Its resume is refused, and so is a merge
+// with a shard that read the new file; both name the file and its two sha256.
+TEST(Integrity, AChangedPromptsFileIsRefusedByResumeAndByMergeNamingIt) {
+  kt::TempDir dir;
+  const auto prompts = dir / "prompts.txt";
+  std::ofstream(prompts) << "alpha\nbeta\n";
+  auto cfg = one_cell_config(kt::tiny_model(), {});
+  cfg["grid"] = {{"k", {"f16", "q8_0"}}, {"v", {"f16"}}};
+  cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 4}, {"prompts_file", "prompts.txt"}}};
+  const auto file = kt::write_config(dir, cfg);
+  const auto shard0 = dir / "shard0";
+  auto first = kt::run_kvsweep({"run", file.string(), "-o", shard0.string(), "--shard", "0/2"});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string sha_then = kt::read_manifest(shard0)["probes"][0]["inputs"][0]["sha256"];
+  const auto records_before = kt::count_lines(shard0 / "records.jsonl");
+
+  std::ofstream(prompts) << "alpha\ngamma\n";
+  auto resumed = kt::run_kvsweep({"run", "--resume", shard0.string()});
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("probe 'complete' prompts_file " + prompts.string())) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("sha256 " + sha_then + " when the run started")) << resumed.output;
+  EXPECT_EQ(kt::count_lines(shard0 / "records.jsonl"), records_before);
+
+  const auto shard1 = dir / "shard1";
+  auto second = kt::run_kvsweep({"run", file.string(), "-o", shard1.string(), "--shard", "1/2"});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  ASSERT_EQ(kt::read_manifest(shard1)["config_hash"], kt::read_manifest(shard0)["config_hash"]);
+  auto merged = kt::run_kvsweep({"merge", shard0.string(), shard1.string(), "-o", (dir / "merged").string()});
+  EXPECT_EQ(merged.exit_code, 2) << merged.output;
+  EXPECT_THAT(merged.output, HasSubstr("refusing to merge runs that read different input files")) << merged.output;
+  EXPECT_THAT(merged.output, HasSubstr("sha256 " + sha_then + " in " + shard0.string())) << merged.output;
+}

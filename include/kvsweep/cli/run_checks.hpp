@@ -1,7 +1,8 @@
 #pragma once
 /// What `kvsweep run` checks of a run directory before anything starts: the manifest a resume
-/// reads, and that a resume still has the models the run started with.
+/// reads, and that a resume still has the models and the input files the run started with.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/config/config.hpp"
+#include "kvsweep/probe/probe.hpp"
 #include "kvsweep/sweep/model_hashes.hpp"
 
 namespace kvsweep::cli {
@@ -21,5 +23,10 @@ std::optional<nlohmann::json> manifest_to_resume(const std::string& run_dir, boo
 /// hashes when a model file changed since the run started.
 std::vector<sweep::ModelHash> checked_models(const config::Config& config, const std::optional<nlohmann::json>& previous,
                                              const std::string& run_dir);
+
+/// For a resume (`previous` set): throws FatalError naming each input file of the probes (prompts,
+/// texts, corpus files) whose content differs from what the run's manifest recorded.
+void check_inputs(const std::vector<std::unique_ptr<probe::Probe>>& probes, const std::optional<nlohmann::json>& previous,
+                  const std::string& run_dir);
 
 }  // namespace kvsweep::cli
