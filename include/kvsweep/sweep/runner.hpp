@@ -178,7 +178,7 @@ class Runner {
   RunOptions m_options;
   probe::Embedder* m_embedder = nullptr;
   nlohmann::json m_embedder_description;
-  nlohmann::json m_manifest;  // in a parallel run, touched only under m_mutex
+  nlohmann::json m_manifest = nlohmann::json::object();  // in a parallel run, touched only under m_mutex
   std::mutex m_mutex;          // parallel runs: the schedule, the results and the manifest; m_store_error
   std::atomic<bool> m_store_failed{false};
   std::string m_store_error;
