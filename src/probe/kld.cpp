@@ -12,6 +12,7 @@
 
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/corpus/random_bodies.hpp"
+#include "kvsweep/probe/input_file.hpp"
 #include "kvsweep/probe/random_bodies_config.hpp"
 #include "kvsweep/probe/tool_text.hpp"
 
@@ -28,6 +29,7 @@ std::string join(const std::vector<std::string>& argv) { return command_line(arg
 /// Where the probe's corpus comes from: a file, or the random-bodies generator.
 struct CorpusSpec {
   std::filesystem::path file;
+  std::optional<InputFile> input;  // the file's path and sha256, part of the run's identity
   std::optional<corpus::RandomBodiesOptions> generated;
 };
 
@@ -42,6 +44,9 @@ class KldProbe final : public Probe {
   std::string name() const override { return m_name; }
   bool compares_with_reference() const override { return true; }  // scored against the reference's logits
   bool runs_tool() const override { return true; }
+  std::vector<InputFile> inputs() const override {
+    return m_corpus.input ? std::vector<InputFile>{*m_corpus.input} : std::vector<InputFile>{};
+  }
 
   std::vector<Item> items() const override {
     json spec = {{"ctx", m_ctx}, {"chunks", m_chunks}};
@@ -236,7 +241,7 @@ std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSite& si
   if (c.is_string()) {
     corpus.file = c.get<std::string>();
     if (corpus.file.is_relative()) corpus.file = site.base_dir / corpus.file;
-    if (!std::ifstream(corpus.file)) s.child("corpus").fail("cannot open " + corpus.file.string());
+    corpus.input = read_input_file(corpus.file, "corpus", s.child("corpus")).file;
   } else if (c.is_object()) {
     const config::Site cs = s.child("corpus");
     config::check_keys(c, {"random_bodies"}, cs);

@@ -15,6 +15,7 @@
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/probe/complete.hpp"
 #include "kvsweep/probe/divergence.hpp"
+#include "kvsweep/probe/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/telephone.hpp"
 #include "temp_file.hpp"
@@ -72,6 +73,22 @@ TEST_F(ProbeInputs, AChangedPromptsFileIsNoticedByItsContentNotItsPath) {
   EXPECT_EQ(telephone->inputs().at(0).key, "texts_file");
   EXPECT_EQ(telephone->inputs().at(0).sha256, kvsweep::core::sha256_hex("a text\n"));
   EXPECT_FALSE(probe::manifest_entry(*probe::make_complete_probe({{"kind", "complete"}}, site())).contains("inputs"));
+}
+
+TEST_F(ProbeInputs, KldsCorpusFileIsPartOfTheRunsIdentityAndAGeneratedOneIsNot) {
+  std::ofstream(dir / "c.txt") << "some text to score\n";
+  const json cfg = {{"kind", "kld"}, {"corpus", "c.txt"}};
+  const auto kld = probe::make_kld_probe(cfg, site());
+  ASSERT_EQ(kld->inputs().size(), 1u);
+  EXPECT_EQ(kld->inputs()[0].key, "corpus");
+  EXPECT_EQ(kld->inputs()[0].sha256, kvsweep::core::sha256_hex("some text to score\n"));
+  std::ofstream(dir / "c.txt") << "other text\n";
+  EXPECT_EQ(probe::make_kld_probe(cfg, site())->inputs()[0].sha256, kvsweep::core::sha256_hex("other text\n"));
+  EXPECT_TRUE(probe::make_kld_probe({{"kind", "kld"}, {"corpus", {{"random_bodies", {{"functions", 2}}}}}}, site())
+                  ->inputs()
+                  .empty());
+  std::filesystem::create_directories(dir / "cd");
+  EXPECT_THROW((void)probe::make_kld_probe({{"kind", "kld"}, {"corpus", "cd"}}, site()), kvsweep::core::FatalError);
 }
 
 TEST_F(ProbeInputs, APromptsFileThatIsADirectoryEmptyOrAFifoIsRefusedNotReplacedByTheBuiltInPrompts) {
