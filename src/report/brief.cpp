@@ -11,6 +11,12 @@ namespace kvsweep::report {
 
 namespace {
 
+/// What the significance list answers, beside the Verdict's question, so the two are not read as one.
+constexpr const char* kSignificanceQuestion =
+    "This asks whether a change is real (two-sided paired test); the Verdict below asks whether a cell is "
+    "proven within a margin of the reference (non-inferiority), and only an inferior verdict calls a cell "
+    "worse.";
+
 /// "20.00 → 0.00": the reference's mean over the paired items → the cell's.
 std::string values_text(const MetricStats& m) {
   const auto& t = *m.vs_reference;
@@ -103,9 +109,12 @@ void changes(Document& doc, const RunData& data, const RunSummary& summary) {
     }
   }
   if (differ.empty()) {
-    doc.paragraph("No cell differs from its reference (p < " + shortest(summary.options.alpha) + " after Holm).");
+    doc.paragraph("No cell differs from its reference (p < " + shortest(summary.options.alpha) + " after Holm). " +
+                  kSignificanceQuestion);
   } else {
-    doc.paragraph("Cells that differ from their reference (reference → cell, p after Holm):").list(std::move(differ));
+    doc.paragraph(std::string("Cells that differ from their reference (reference → cell, p after Holm). ") +
+                  kSignificanceQuestion)
+        .list(std::move(differ));
   }
   if (!largest.empty()) {
     doc.paragraph("The largest change seen where none is significant (too few items, or too small a change, to tell):")

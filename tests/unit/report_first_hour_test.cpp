@@ -14,6 +14,7 @@
 #include "kvsweep/report/recommend_headline.hpp"
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace kvsweep::report {
 namespace {
@@ -162,21 +163,64 @@ TEST(RecommendHeadline, IdenticalAnswersOnFourItemsAreSeenAsNoDifferenceNotProof
   EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["sentence"], w.sentence);
 }
 
-TEST(RecommendHeadline, AWorseCellIsNotNamedAndAllWorseSaysDiffers) {
+TEST(RecommendHeadline, AWorseCellIsNotNamed) {
   // q4_0 lost lines on one item: q8_0 is then the cheapest cell with nothing worse seen.
   const RunData one_worse = recall_run({20, 17, 12, 20}, {20, 9, 12, 20});
   const RecommendHeadline h = recommend_headline(recommend(one_worse).models[0]);
   EXPECT_EQ(h.kind, RecommendHeadline::Kind::not_proven);
   const std::string sentence = explain(h, one_worse).sentence;
   EXPECT_EQ(sentence.rfind("-ctk q8_0 -ctv f16", 0), 0u) << sentence;
+}
 
-  const RunData all_worse = recall_run({19, 17, 12, 20}, {2, 1, 0, 3});
+TEST(RecommendHeadline, ADifferenceSeenButNotProvenIsNeverCalledWorse) {
+  // Both cells lost lines on one item, too few items for any verdict: every verdict is unknown.
+  const RunData data = recall_run({20, 15, 12, 20}, {20, 9, 12, 20});
+  const Recommendation rec = recommend(data);
+  const ModelRecommendation& mr = rec.models[0];
+  for (const auto& cv : mr.cells) EXPECT_EQ(cv.inferior, 0u);
+  const RecommendHeadline h = recommend_headline(mr);
+  EXPECT_EQ(h.kind, RecommendHeadline::Kind::difference_seen);
+  ASSERT_TRUE(h.cell.has_value());
+  EXPECT_EQ(data.cells()[*h.cell].type_k, "q4_0");  // the cheaper of the two
+  EXPECT_EQ(h.cells_below, 2u);
+  EXPECT_EQ(h.cells_inferior, 0u);
+  // Its size in the metric's units and the items that would settle it, as values.
+  ASSERT_EQ(h.below.size(), 1u);
+  EXPECT_EQ(h.below[0].metric, "recall.primary_matched");
+  EXPECT_DOUBLE_EQ(h.below[0].change, -2.0);
+  EXPECT_EQ(h.below[0].items, 4u);
+  // Differences (0, -8, 0, 0): mean -2, sd 4, margin 1 (5% of 0..20). The observed change would be
+  // shown inferior once t(0.95, n-1) · 4 / sqrt(n) < |-2 + 1|: n = 46 (1.679 · 4 / 6.78 = 0.990; at 45, 1.002).
+  EXPECT_EQ(h.below[0].items_needed, std::optional<std::size_t>(46));
+  const HeadlineWords w = explain(h, data);
+  EXPECT_EQ(w.verdict, "A difference seen, not proven");
+  EXPECT_THAT(w.sentence, Not(HasSubstr("worse than"))) << w.sentence;
+  EXPECT_THAT(w.sentence,
+              HasSubstr("recall.primary_matched -2.00 (mean of 4 paired items; ~46 items would settle it at margin 1)"))
+      << w.sentence;
+  EXPECT_THAT(w.sentence, HasSubstr("no verdict is inferior")) << w.sentence;
+  EXPECT_THAT(w.sentence, HasSubstr("Of the other cells, 1 is also below it, not proven.")) << w.sentence;
+  EXPECT_THAT(w.sentence, HasSubstr("keep -ctk f16 -ctv f16")) << w.sentence;
+}
+
+TEST(RecommendHeadline, WorseIsSaidOnlyOfInferiorVerdicts) {
+  // q8_0 lost a line on one item (unproven); q4_0 lost most lines on every item (inferior).
+  const RunData mixed = recall_run({19, 17, 12, 20}, {2, 1, 0, 3});
+  const RecommendHeadline m = recommend_headline(recommend(mixed).models[0]);
+  EXPECT_EQ(m.kind, RecommendHeadline::Kind::difference_seen);
+  EXPECT_EQ(mixed.cells()[*m.cell].type_k, "q8_0");
+  EXPECT_EQ(m.cells_inferior, 1u);
+  EXPECT_THAT(explain(m, mixed).sentence,
+              HasSubstr("Of the other cells, 1 is inferior on some gated metric (worse than its margin allows, proven)."));
+
+  const RunData all_worse = recall_run({2, 1, 0, 3}, {2, 1, 0, 3});
   const RecommendHeadline d = recommend_headline(recommend(all_worse).models[0]);
-  EXPECT_EQ(d.kind, RecommendHeadline::Kind::differs);
-  EXPECT_TRUE(d.others_answered);
+  EXPECT_EQ(d.kind, RecommendHeadline::Kind::inferior);
+  EXPECT_EQ(d.cells_inferior, 2u);
   const HeadlineWords w = explain(d, all_worse);
-  EXPECT_EQ(w.verdict, "Differs from the reference");
-  EXPECT_THAT(w.sentence, HasSubstr("keep the reference -ctk f16 -ctv f16")) << w.sentence;
+  EXPECT_EQ(w.verdict, "Worse than the reference");
+  EXPECT_EQ(w.sentence, "every other cell is inferior to f16/f16 on some gated metric (worse than its margin allows, "
+                        "proven): keep the reference -ctk f16 -ctv f16.");
 }
 
 TEST(RecommendHeadline, NoReferenceIsWordedWithoutACell) {

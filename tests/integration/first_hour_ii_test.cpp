@@ -1,0 +1,87 @@
+// The newcomer's first hour, second pass (issue 42), end to end on the real llama-server and the tiny
+// model: a difference seen but not proven is never called worse. No fakes.
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace kt = kvsweep::testing;
+using nlohmann::json;
+using std::filesystem::path;
+
+namespace {
+
+std::string pair_of(const json& cell) {
+  return cell["type_k"].get<std::string>() + "/" + cell["type_v"].get<std::string>();
+}
+
+/// A copy of `run` (without its report) whose records pass through `edit`; an edit returning false drops
+/// the record.
+path doctored_copy(const path& run, const path& to, const std::function<bool(json&)>& edit) {
+  std::filesystem::copy(run, to, std::filesystem::copy_options::recursive);
+  std::filesystem::remove_all(to / "report");
+  std::ofstream out(to / "records.jsonl", std::ios::trunc);
+  for (json r : kt::read_records(run))
+    if (edit(r)) out << r.dump() << "\n";
+  return to;
+}
+
+/// The tiny model, K f16 (the reference), q8_0 and q4_0 over V f16, the `complete` probe (4 prompts).
+json three_cells() {
+  json cfg = kt::base_config(kt::tiny_model());
+  cfg["grid"] = {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
+  return cfg;
+}
+
+}  // namespace
+
+TEST(FirstHourII, ASeenButUnprovenDifferenceIsNeverCalledWorse) {
+  kt::TempDir dir;
+  json cfg = three_cells();
+  cfg["grid"]["k"] = {"f16", "q4_0"};
+  const path run = dir / "run";
+  auto swept = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+  ASSERT_EQ(swept.exit_code, 0) << swept.output;
+
+  // The q4_0 cell answers as the reference did on every prompt but one, where it matches nothing: a
+  // difference seen on 1 of 4 items, which no verdict can call inferior (or settle) on 4 items.
+  std::map<std::string, json> reference;  // item → the reference's metrics
+  for (const auto& r : kt::read_records(run))
+    if (r["status"] == "ok" && pair_of(r["cell"]) == "f16/f16") reference[r["item"].get<std::string>()] = r["metrics"];
+  ASSERT_EQ(reference.size(), 4u);
+  std::string lost;
+  const path seen = doctored_copy(run, dir / "seen", [&](json& r) {
+    if (r["status"] != "ok" || pair_of(r["cell"]) == "f16/f16") return true;
+    const std::string item = r["item"].get<std::string>();
+    for (const char* m : {"match_reference", "common_prefix_chars"}) r["metrics"][m] = reference[item][m];
+    if (lost.empty()) lost = item;
+    if (item == lost) r["metrics"]["match_reference"] = r["metrics"]["common_prefix_chars"] = 0;
+    return true;
+  });
+  ASSERT_GT(reference[lost]["common_prefix_chars"].get<double>(), 0.0);
+
+  auto rec = kt::run_kvsweep({"recommend", seen.string()});
+  EXPECT_EQ(rec.exit_code, 0) << rec.output;
+  EXPECT_THAT(rec.output, HasSubstr("A difference seen, not proven")) << rec.output;
+  EXPECT_THAT(rec.output, HasSubstr("items would settle it")) << rec.output;
+  EXPECT_THAT(rec.output, HasSubstr("no verdict is inferior")) << rec.output;
+  EXPECT_THAT(rec.output, Not(HasSubstr("worse than"))) << rec.output;
+  EXPECT_THAT(rec.output, Not(HasSubstr("Differs from the reference"))) << rec.output;
+
+  auto brief = kt::run_kvsweep({"report", seen.string(), "--format", "summary"});
+  EXPECT_EQ(brief.exit_code, 0) << brief.output;
+  EXPECT_THAT(brief.output, HasSubstr("A difference seen, not proven")) << brief.output;
+  EXPECT_THAT(brief.output, Not(HasSubstr("worse than"))) << brief.output;
+  // The significance list says which question it answers, beside the verdict's.
+  EXPECT_THAT(brief.output, HasSubstr("asks whether a change is real")) << brief.output;
+}
