@@ -123,7 +123,7 @@ std::filesystem::path runs_directory(const config::Config& cfg) {
 int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<probe::Probe>>& probes,
                   const sweep::RunOptions& ropts, server::Backend& backend) {
   auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
-  std::erase_if(cells, [&](const sweep::Cell& c) { return !ropts.filter.matches_cell(c); });
+  sweep::select_cells(cells, ropts.filter);
   std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
   if (ropts.shard) std::printf(", shard %d/%d", ropts.shard->index, ropts.shard->count);
   std::printf("\ncells (%zu, in run order):\n", cells.size());

@@ -42,7 +42,7 @@ struct RunOpts {
   bool resume_flag = false;
   bool dry_run = false;
   bool strict = false;
-  std::string only;
+  std::vector<std::string> only;      // --only, each one clause (any matches)
   std::string shard;
   int parallel_cells = 0;              // 0: from the config (sweep.parallel_cells, default 1)
   std::vector<std::string> slot_env;   // NAME=TEMPLATE; replaces the config's sweep.slot_env
@@ -405,8 +405,12 @@ void register_run(CLI::App& app, Commands& commands) {
                                  "when CONFIG is not given)")
                      ->expected(0, 1);
   sub->add_flag("--dry-run", o->dry_run, "Print the plan (cells in order, items) and exit");
-  sub->add_option("--only", o->only, "Only matching cells/probes: key=value[,key=value], keys model,variant,k,v,cell,probe "
-                  "(e.g. variant=rot-off,k=q4_0)");
+  sub->add_option("--only", o->only,
+                  "Only matching cells/probes: key=value[,key=value] (keys model,variant,k,v,cell,probe), every term "
+                  "holding at once (e.g. variant=rot-off,k=q4_0); a value may list alternatives (k=q4_0|q8_0) and "
+                  "--only may be repeated (a cell matching any one is run). The reference cell of each selected cell's "
+                  "model and variant always runs too: it is what they are compared with")
+      ->allow_extra_args(false);
   sub->add_option("--shard", o->shard, "Run shard I of N (0-based): every N-th cell of the grid, plus a support copy of the reference "
                   "cell where a probe compares with it; join the shards with `kvsweep merge`");
   sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");

@@ -20,41 +20,99 @@ std::optional<Shard> parse_shard(const std::string& text) {
   }
 }
 
-Filter parse_filter(const std::string& text) {
-  Filter f;
+namespace {
+
+constexpr const char* kFilterKeys[] = {"model", "variant", "k", "v", "cell", "probe"};
+
+std::vector<std::string> split(const std::string& text, char by) {
+  std::vector<std::string> parts;
   std::size_t start = 0;
   while (start <= text.size()) {
-    std::size_t end = text.find(',', start);
+    std::size_t end = text.find(by, start);
     if (end == std::string::npos) end = text.size();
-    std::string term = text.substr(start, end - start);
-    if (!term.empty()) {
-      auto eq = term.find('=');
-      std::string key = eq == std::string::npos ? "" : term.substr(0, eq);
-      if (key != "model" && key != "variant" && key != "k" && key != "v" && key != "cell" && key != "probe")
-        throw core::FatalError("--only: '" + term + "': expected key=value with key one of model, variant, k, v, cell, probe"
-                               " (e.g. --only cell=q8_0/f16,probe=recall or --only variant=rot-off)");
-      f.terms.emplace_back(key, term.substr(eq + 1));
-    }
+    parts.push_back(text.substr(start, end - start));
     start = end + 1;
+  }
+  return parts;
+}
+
+Filter::Term parse_term(const std::string& term) {
+  const auto eq = term.find('=');
+  const std::string key = eq == std::string::npos ? "" : term.substr(0, eq);
+  const std::string value = eq == std::string::npos ? "" : term.substr(eq + 1);
+  std::vector<std::string> values = split(value, '|');
+  const bool empty_value = std::ranges::any_of(values, [](const std::string& v) { return v.empty(); });
+  if (std::ranges::find(kFilterKeys, key) == std::end(kFilterKeys) || empty_value)
+    throw core::FatalError("--only: '" + term + "': expected key=value with key one of model, variant, k, v, cell, probe"
+                           " and values separated by | (e.g. --only cell=q8_0/f16,probe=recall, --only k=q4_0|q8_0"
+                           " or --only variant=rot-off)");
+  return {key, std::move(values)};
+}
+
+bool term_holds(const Filter::Term& t, const std::string& value) { return std::ranges::find(t.values, value) != t.values.end(); }
+
+/// Whether the clause's cell terms hold for `c`; `keys_of_reference`: only model and variant count.
+bool clause_matches_cell(const Filter::Clause& clause, const Cell& c, bool keys_of_reference) {
+  for (const auto& t : clause) {
+    if (t.key == "model" && !term_holds(t, c.model)) return false;
+    if (t.key == "variant" && !term_holds(t, c.variant)) return false;
+    if (keys_of_reference) continue;
+    if (t.key == "k" && !term_holds(t, c.type_k)) return false;
+    if (t.key == "v" && !term_holds(t, c.type_v)) return false;
+    if (t.key == "cell" && !term_holds(t, c.types())) return false;
+  }
+  return true;
+}
+
+bool clause_matches_probe(const Filter::Clause& clause, const std::string& probe) {
+  return std::ranges::all_of(clause, [&](const Filter::Term& t) { return t.key != "probe" || term_holds(t, probe); });
+}
+
+}  // namespace
+
+std::string clause_text(const Filter::Clause& clause) {
+  std::string out;
+  for (const auto& t : clause) {
+    out += (out.empty() ? "" : ",") + t.key + "=";
+    for (std::size_t i = 0; i < t.values.size(); ++i) out += (i ? "|" : "") + t.values[i];
+  }
+  return out;
+}
+
+Filter parse_filter(const std::vector<std::string>& clauses) {
+  Filter f;
+  for (const auto& text : clauses) {
+    Filter::Clause clause;
+    for (const auto& term : split(text, ','))
+      if (!term.empty()) clause.push_back(parse_term(term));
+    if (!clause.empty()) f.clauses.push_back(std::move(clause));
   }
   return f;
 }
 
 bool Filter::matches_cell(const Cell& c) const {
-  for (const auto& [key, value] : terms) {
-    if (key == "model" && c.model != value) return false;
-    if (key == "variant" && c.variant != value) return false;
-    if (key == "k" && c.type_k != value) return false;
-    if (key == "v" && c.type_v != value) return false;
-    if (key == "cell" && c.types() != value) return false;
-  }
-  return true;
+  return clauses.empty() ||
+         std::ranges::any_of(clauses, [&](const Clause& clause) { return clause_matches_cell(clause, c, false); });
 }
 
 bool Filter::matches_probe(const std::string& probe) const {
-  for (const auto& [key, value] : terms)
-    if (key == "probe" && probe != value) return false;
-  return true;
+  return clauses.empty() ||
+         std::ranges::any_of(clauses, [&](const Clause& clause) { return clause_matches_probe(clause, probe); });
+}
+
+bool Filter::matches(const Cell& c, const std::string& probe) const {
+  return clauses.empty() || std::ranges::any_of(clauses, [&](const Clause& clause) {
+           return clause_matches_probe(clause, probe) && clause_matches_cell(clause, c, c.is_reference);
+         });
+}
+
+void select_cells(std::vector<Cell>& cells, const Filter& filter) {
+  std::vector<std::string> groups;  // (model, variant) of the matched cells
+  for (const auto& c : cells)
+    if (filter.matches_cell(c)) groups.push_back(c.group());
+  std::erase_if(cells, [&](const Cell& c) {
+    return !filter.matches_cell(c) && !(c.is_reference && std::ranges::find(groups, c.group()) != groups.end());
+  });
 }
 
 std::vector<Cell> grid_cells(const config::Config& c) {

@@ -79,13 +79,14 @@ server::CellSpec Runner::cell_spec(const Cell& cell, int slot) const {
 RunResult Runner::run() {
   auto t0 = std::chrono::steady_clock::now();
   auto cells = plan_cells(m_config, m_options.shard, reference_support(m_probes, m_config));
-  std::erase_if(cells, [&](const Cell& c) { return !m_options.filter.matches_cell(c); });
+  select_cells(cells, m_options.filter);
 
   open_manifest();
 
   std::size_t total_items = 0;
-  for (const auto& p : m_probes)
-    if (m_options.filter.matches_probe(p->name())) total_items += p->items().size() * cells.size();
+  for (const auto& c : cells)
+    for (const auto& p : m_probes)
+      if (m_options.filter.matches(c, p->name())) total_items += p->items().size();
   m_progress.plan(cells.size(), total_items);
 
   RunResult result;

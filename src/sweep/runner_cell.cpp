@@ -26,7 +26,7 @@ core::Expected<probe::ItemResult> run_item(probe::Probe& p, const probe::Item& i
 std::vector<Runner::PendingItems> Runner::pending_items(const Cell& cell, int& already_recorded) const {
   std::vector<PendingItems> todo;
   for (auto& p : m_probes) {
-    if (!m_options.filter.matches_probe(p->name())) continue;
+    if (!m_options.filter.matches(cell, p->name())) continue;
     PendingItems t{p.get(), {}, std::nullopt};
     for (auto& item : p->items()) {
       if (m_store.has_ok(triple_key(cell, p->name(), item.key))) ++already_recorded;

@@ -1,10 +1,13 @@
 // The newcomer's first hour, second pass (issue 42), end to end on the real llama-server and the tiny
-// model: a difference seen but not proven is never called worse. No fakes.
+// model: a difference seen but not proven is never called worse; `--only` keeps the reference its cells
+// are compared with, and takes alternatives. No fakes.
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -41,6 +44,13 @@ json three_cells() {
   json cfg = kt::base_config(kt::tiny_model());
   cfg["grid"] = {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
   return cfg;
+}
+
+std::set<std::string> cells_of(const path& run) {
+  const json manifest = kt::read_manifest(run);
+  std::set<std::string> cells;
+  for (const auto& c : manifest["cells"]) cells.insert(pair_of(c));
+  return cells;
 }
 
 }  // namespace
@@ -84,4 +94,38 @@ TEST(FirstHourII, ASeenButUnprovenDifferenceIsNeverCalledWorse) {
   EXPECT_THAT(brief.output, Not(HasSubstr("worse than"))) << brief.output;
   // The significance list says which question it answers, beside the verdict's.
   EXPECT_THAT(brief.output, HasSubstr("asks whether a change is real")) << brief.output;
+}
+
+TEST(FirstHourII, OnlyKeepsTheReferenceAndTakesAlternatives) {
+  kt::TempDir dir;
+  const path config = kt::write_config(dir, three_cells());
+  const path only = dir / "only";
+  {
+    SCOPED_TRACE("--only k=q4_0 runs the reference too, and recommend compares with it");
+    auto r = kt::run_kvsweep({"run", config.string(), "-o", only.string(), "--only", "k=q4_0"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(cells_of(only), (std::set<std::string>{"f16/f16", "q4_0/f16"}));
+    std::set<std::string> recorded;
+    for (const auto& rec : kt::read_records(only)) recorded.insert(pair_of(rec["cell"]));
+    EXPECT_EQ(recorded, (std::set<std::string>{"f16/f16", "q4_0/f16"}));
+    auto rec = kt::run_kvsweep({"recommend", only.string()});
+    EXPECT_EQ(rec.exit_code, 0) << rec.output;
+    EXPECT_THAT(rec.output, Not(HasSubstr("No reference cell"))) << rec.output;
+  }
+  {
+    SCOPED_TRACE("alternatives: k=q4_0|q8_0 and a repeated --only select either, with the reference");
+    using Args = std::vector<std::string>;
+    for (const Args& filter : {Args{"--only", "k=q4_0|q8_0"}, Args{"--only", "k=q4_0", "--only", "k=q8_0"}}) {
+      Args args{"run", config.string(), "--dry-run"};
+      args.insert(args.end(), filter.begin(), filter.end());
+      auto plan = kt::run_kvsweep(args);
+      EXPECT_EQ(plan.exit_code, 0) << plan.output;
+      EXPECT_THAT(plan.output, HasSubstr("cells (3, in run order)")) << plan.output;
+      EXPECT_THAT(plan.output, HasSubstr("tiny/f16/f16  (reference)")) << plan.output;
+      EXPECT_THAT(plan.output, HasSubstr("tiny/q8_0/f16")) << plan.output;
+      EXPECT_THAT(plan.output, HasSubstr("tiny/q4_0/f16")) << plan.output;
+    }
+    auto help = kt::run_kvsweep({"run", "--help"});
+    EXPECT_THAT(help.output, HasSubstr("k=q4_0|q8_0")) << help.output;
+  }
 }

@@ -98,12 +98,12 @@ TEST(Variants, TheGridIsModelsTimesVariantsTimesKVWithAReferencePerVariant) {
 
 TEST(Variants, OnlyVariantSelectsOneVariantsCells) {
   const auto c = config::from_json(doc_with(rotation()), "sweep.json");
-  const auto filter = sweep::parse_filter("variant=rot-off,k=q4_0");
+  const auto filter = sweep::parse_filter({"variant=rot-off,k=q4_0"});
   std::vector<std::string> picked;
   for (const auto& cell : sweep::grid_cells(c))
     if (filter.matches_cell(cell)) picked.push_back(cell.label());
   EXPECT_EQ(picked, (std::vector<std::string>{"copy/rot-off/q4_0/f16"}));
-  EXPECT_THROW(sweep::parse_filter("varient=rot-off"), kvsweep::core::FatalError);
+  EXPECT_THROW(sweep::parse_filter({"varient=rot-off"}), kvsweep::core::FatalError);
 }
 
 TEST(Variants, ErrorsNameTheFileAndTheKey) {

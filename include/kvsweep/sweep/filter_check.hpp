@@ -12,7 +12,7 @@ namespace kvsweep::sweep {
 
 /// Throws core::FatalError when a term's value names no model, variant, K type, V type, cell or probe
 /// of the config ("--only k=q4: the grid's K types are …; did you mean 'q4_0'?"), or when the terms
-/// together select no cell of the grid or no probe. `probe_names`: the config's probes, in order.
+/// of one clause together select no cell of the grid or no probe. `probe_names`: the config's probes, in order.
 void check_filter(const Filter& filter, const config::Config& config, const std::vector<std::string>& probe_names);
 
 }  // namespace kvsweep::sweep

@@ -30,15 +30,33 @@ struct Shard {
 /// Parses "I/N" (0 <= I < N); nullopt when malformed.
 std::optional<Shard> parse_shard(const std::string& text);
 
-/// `--only` filter: comma-separated `key=value` terms (keys: model, variant, k, v, cell, probe),
-/// all of which must match, e.g. `cell=q8_0/f16,probe=recall`.
+/// `--only` filter. Each `--only` is one clause: comma-separated `key=value` terms (keys: model,
+/// variant, k, v, cell, probe), all of which must match, e.g. `cell=q8_0/f16,probe=recall`; a value may
+/// list alternatives, `k=q4_0|q8_0`. A cell or probe is selected when any clause matches it (`--only
+/// k=q4_0 --only k=q8_0`). The filter selects the cells compared: the reference cell of each selected
+/// cell's model and variant runs too (select_cells).
 struct Filter {
-  std::vector<std::pair<std::string, std::string>> terms;
+  struct Term {
+    std::string key;
+    std::vector<std::string> values;  // any of them matches
+  };
+  using Clause = std::vector<Term>;
+  std::vector<Clause> clauses;  // none: everything is selected
+  /// Some clause's model, variant, k, v and cell terms all match the cell.
   bool matches_cell(const Cell& cell) const;
+  /// Some clause's probe terms match the probe.
   bool matches_probe(const std::string& probe) const;
+  /// Some clause matches both the cell and the probe. A reference cell matches a clause on its model
+  /// and variant terms alone: it runs for the cells the clause selects (which probes to compare them on).
+  bool matches(const Cell& cell, const std::string& probe) const;
 };
-/// Throws core::FatalError on a malformed filter.
-Filter parse_filter(const std::string& text);
+/// One clause as typed: "k=q4_0|q8_0,probe=recall".
+std::string clause_text(const Filter::Clause& clause);
+/// Parses each `--only` into a clause. Throws core::FatalError on a malformed one.
+Filter parse_filter(const std::vector<std::string>& clauses);
+/// Keeps the cells the filter matches and the reference cell of each (model, variant) with such a
+/// cell (a reference kept only for them is not itself matched), in their order.
+void select_cells(std::vector<Cell>& cells, const Filter& filter);
 
 /// All cells of the grid in canonical order (model, then variant, then K list order, then V list order).
 std::vector<Cell> grid_cells(const config::Config& config);
