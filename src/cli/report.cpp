@@ -70,6 +70,7 @@ struct CompareOpts {
   bool all = false;
   bool fail_inconclusive = false;
   bool allow_diff = false;
+  bool allow_missing = false;
   std::string format = "md";
   std::string published;
   std::string metric;
@@ -145,6 +146,7 @@ int compare_command(const CompareOpts& o) {
   options.alpha = o.alpha;
   options.fail_inconclusive = o.fail_inconclusive;
   options.allow_diff = o.allow_diff;
+  options.allow_missing = o.allow_missing;
   for (const auto& spec : o.tolerances) {
     auto t = report::parse_tolerance(spec);
     if (!t) throw core::FatalError(t.error().message);
@@ -196,7 +198,8 @@ void register_report(CLI::App& app, Commands& commands) {
       "metrics the probes declare are gated. A regression is a bad-direction change beyond the tolerance that is "
       "significant (paired test, Holm) or, for a deterministic probe on the same items, any such change; such a "
       "change on a check whose test could never reach significance with its items is inconclusive (printed, "
-      "exit 0 unless --fail-inconclusive). Prints the checks that are not ok, per-probe counts and a summary "
+      "exit 0 unless --fail-inconclusive). A baseline cell or item the run lacks is missing and fails the gate "
+      "unless --allow-missing. Prints the checks that are not ok, per-probe counts and a summary "
       "line. With --published instead: the numbers a document published "
       "(published/*.json) beside the run's, with differences and whether each lies in the run's 95% CI (exit 0)");
   auto copts = std::make_shared<CompareOpts>();
@@ -216,6 +219,10 @@ void register_report(CLI::App& app, Commands& commands) {
                                    "The runs hold different items (the config changed on purpose): compare the items "
                                    "both hold; cells without common items are 'not comparable', never regressions "
                                    "(without it such runs are refused, exit 2)");
+  auto* allow_missing = cmp->add_flag("--allow-missing", copts->allow_missing,
+                                      "The run may lack cells or items the baseline has (a smaller grid, --only, a "
+                                      "failed item, on purpose): they are listed as missing and pass; without it each "
+                                      "fails the gate (exit 1, a JUnit failure)");
   auto* format = cmp->add_option("--format", copts->format, "md (a table for people) or json (every check, for tools)")
                      ->check(CLI::IsMember({"md", "json"}))
                      ->capture_default_str();
@@ -229,6 +236,7 @@ void register_report(CLI::App& app, Commands& commands) {
                         ->excludes(all)
                         ->excludes(fail_inconclusive)
                         ->excludes(allow_diff)
+                        ->excludes(allow_missing)
                         ->excludes(format);
   cmp->add_option("--metric", copts->metric, "With --published: the run's metric to compare (default: the file's)")
       ->needs(published);

@@ -116,6 +116,9 @@ Check pair_metric(Check c, const std::map<std::string, double>& xs, const std::m
                   const SummaryResult& r, const CompareOptions& options) {
   std::vector<double> x, y;
   bool same = xs.size() == ys.size();
+  for (const auto& [item, v] : ys)
+    if (!xs.contains(item)) c.missing_items.push_back(item);  // kept by mark_missing only if the run holds it elsewhere
+  c.items_settled = r.items_settled;
   for (const auto& [item, v] : xs) {
     auto yit = ys.find(item);
     if (yit == ys.end()) {
@@ -195,7 +198,7 @@ void pair_result(const SummaryResult& r, const SummaryResult& b, const SummaryDo
 }
 
 /// Phase pair, the baseline's results this run has nothing for: a regression when the run has the
-/// cell (it failed to load, crashed, wedged), else only a warning (a different grid).
+/// cell (it failed to load, crashed, wedged), else `missing` (not run: a filter, a shard, another grid).
 void pair_missing(const SummaryDocument& current, const SummaryDocument& baseline,
                   const std::map<ResultKey, const SummaryResult*>& base_results, const std::set<ResultKey>& seen_base,
                   const CompareOptions& options, Comparison& cmp) {
@@ -205,19 +208,20 @@ void pair_missing(const SummaryDocument& current, const SummaryDocument& baselin
     if (seen_base.contains(key)) continue;
     const SummaryResult& b = *r;
     const auto cell = current_cells.find(key.first);
-    if (cell == current_cells.end()) {
-      cmp.warnings.push_back("the baseline has " + b.cell + " " + b.probe + ", this run does not");
-      continue;
-    }
     for (const SummaryMetric& base_metric : b.metrics) {
       const auto& ys = base_metric.values;
       if (ys.empty()) continue;
       const probe::MetricSpec spec = spec_for(current, baseline, b.probe, base_metric.name, all_binary(ys));
       if (!spec.is_quality()) continue;
-      Check c = start_check(b, cell->second->id, base_metric.name, spec);
+      Check c = start_check(b, cell == current_cells.end() ? b.cell : cell->second->id, base_metric.name, spec);
       no_current_values(c, ys, options);
-      c.why = ReasonCode::no_result;
-      c.outcome = cell->second->outcome;
+      if (cell == current_cells.end()) {
+        c.verdict = Verdict::missing;
+        c.why = ReasonCode::no_cell;
+      } else {
+        c.why = ReasonCode::no_result;
+        c.outcome = cell->second->outcome;
+      }
       cmp.checks.push_back(std::move(c));
     }
   }
@@ -278,6 +282,25 @@ void decide(Comparison& cmp) {
   }
 }
 
+/// Phase missing: a check whose cell lacks baseline items the run holds in other cells (failed or not
+/// run; an adaptive stop's settled items excepted, by number) is `missing`, unless it already regressed.
+void mark_missing(const SummaryDocument& current, Comparison& cmp) {
+  const auto run_items = items_by_probe(current);
+  for (auto& c : cmp.checks) {
+    if (c.n_common == 0) {  // no values in the cell at all: said by its own reason (no_current, no_cell, …)
+      c.missing_items.clear();
+      continue;
+    }
+    const auto items = run_items.find(c.probe);
+    std::erase_if(c.missing_items, [&](const std::string& item) {
+      return items == run_items.end() || !items->second.contains(item);
+    });
+    if (c.missing_items.size() <= c.items_settled) c.missing_items.clear();
+    if (c.missing_items.empty() || c.verdict == Verdict::regression || c.verdict == Verdict::not_comparable) continue;
+    c.verdict = Verdict::missing;
+  }
+}
+
 }  // namespace
 
 core::Expected<std::pair<std::string, Tolerance>> parse_tolerance(std::string_view spec) {
@@ -310,6 +333,7 @@ std::string_view to_string(Verdict verdict) {
     case Verdict::improved: return "improved";
     case Verdict::no_data: return "no data";
     case Verdict::not_comparable: return "not comparable";
+    case Verdict::missing: return "missing";
   }
   return "ok";
 }
@@ -335,6 +359,7 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
   cmp.baseline_name = baseline.run_name;
   cmp.alpha = options.alpha;
   cmp.fail_inconclusive = options.fail_inconclusive;
+  cmp.allow_missing = options.allow_missing;
   const RunDifferences differences = run_differences(current, baseline);
   cmp.differences = differences.sentences;
   if (differences.items_differ && !options.allow_diff) {
@@ -359,18 +384,23 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
     pair_result(r, *it->second, current, baseline, options, cmp);
   }
   pair_missing(current, baseline, base_results, seen_base, options, cmp);
-  if (cmp.checks.empty()) {
+  // Only cells this run lacks: nothing is shared, a different grid rather than a run that lost cells.
+  if (std::all_of(cmp.checks.begin(), cmp.checks.end(), [](const Check& c) { return c.why == ReasonCode::no_cell; })) {
     return core::fail(core::ErrorKind::invalid,
                       "the run and the baseline share no (cell, probe, quality metric): different grids, probes or "
                       "models?");
   }
   adjust(cmp);
   decide(cmp);
+  mark_missing(current, cmp);
   for (auto& c : cmp.checks) c.reason = explain(c, cmp);
   return cmp;
 }
 
-std::string explain(const Check& c, const Comparison& cmp) {
+namespace {
+
+/// The change of the mean and its ReasonCode in words.
+std::string explain_change(const Check& c, const Comparison& cmp) {
   switch (c.why) {
     case ReasonCode::no_common_items:
       return "no common items: the baseline has " + std::to_string(c.n_baseline) + " values, this run " +
@@ -381,6 +411,9 @@ std::string explain(const Check& c, const Comparison& cmp) {
     case ReasonCode::no_result:
       return "the baseline has " + std::to_string(c.n_baseline) + " values, this run none (outcome " + c.outcome + ")";
     case ReasonCode::no_data: return "no values in either run";
+    case ReasonCode::no_cell:
+      return "the baseline has " + std::to_string(c.n_baseline) + " values, this run has no such cell (not run: "
+             "--only, a shard or another grid?)";
     case ReasonCode::exact:
     case ReasonCode::significant:
     case ReasonCode::not_significant:
@@ -404,8 +437,21 @@ std::string explain(const Check& c, const Comparison& cmp) {
          " tested checks)";
 }
 
+}  // namespace
+
+std::string explain(const Check& c, const Comparison& cmp) {
+  if (c.missing_items.empty()) return explain_change(c, cmp);
+  std::string items;
+  for (std::size_t i = 0; i < c.missing_items.size() && i < 3; ++i) items += (i ? ", " : "") + c.missing_items[i];
+  if (c.missing_items.size() > 3) items += ", …";
+  return explain_change(c, cmp) + "; " + std::to_string(c.missing_items.size()) + " of the baseline's " +
+         std::to_string(c.n_baseline) + " items are missing from this cell (failed or not run: " + items +
+         "); the rest were compared";
+}
+
 bool Comparison::fails(const Check& check) const {
-  return check.verdict == Verdict::regression || (check.verdict == Verdict::inconclusive && fail_inconclusive);
+  return check.verdict == Verdict::regression || (check.verdict == Verdict::inconclusive && fail_inconclusive) ||
+         (check.verdict == Verdict::missing && !allow_missing);
 }
 
 int exit_status(const Comparison& comparison) {

@@ -6,9 +6,6 @@
 
 namespace kvsweep::report {
 
-namespace {
-
-/// Probe → every item key the document holds a value for, in any cell and metric.
 std::map<std::string, std::set<std::string>> items_by_probe(const SummaryDocument& doc) {
   std::map<std::string, std::set<std::string>> out;
   for (const SummaryResult& r : doc.results) {
@@ -18,8 +15,6 @@ std::map<std::string, std::set<std::string>> items_by_probe(const SummaryDocumen
   }
   return out;
 }
-
-}  // namespace
 
 RunDifferences run_differences(const SummaryDocument& current, const SummaryDocument& baseline) {
   RunDifferences d;

@@ -17,6 +17,7 @@ std::string counted(std::size_t n, const char* one, const char* many) {
 std::string verdict_text(const Check& c) {
   if (c.verdict == Verdict::regression) return "REGRESSION";
   if (c.verdict == Verdict::inconclusive) return "INCONCLUSIVE";
+  if (c.verdict == Verdict::missing) return "MISSING";
   return std::string(to_string(c.verdict));
 }
 
@@ -38,9 +39,12 @@ Table per_probe_table(const Comparison& comparison) {
   Table per;
   per.header = {"probe", "checks", "ok", "regression", "inconclusive", "improved", "no data"};
   per.numeric = {false, true, true, true, true, true, true};
-  const std::size_t not_comparable = comparison.count(Verdict::not_comparable);
-  if (not_comparable > 0) {
-    per.header.emplace_back("not comparable");
+  // Columns for the rarer verdicts only when some check has one.
+  std::vector<Verdict> rare;
+  for (const Verdict v : {Verdict::not_comparable, Verdict::missing}) {
+    if (comparison.count(v) == 0) continue;
+    rare.push_back(v);
+    per.header.emplace_back(to_string(v));
     per.numeric.push_back(true);
   }
   for (const auto& probe : order) {
@@ -48,7 +52,7 @@ Table per_probe_table(const Comparison& comparison) {
     per.rows.push_back({probe, std::to_string(pc.checks), std::to_string(pc.by[Verdict::ok]),
                         std::to_string(pc.by[Verdict::regression]), std::to_string(pc.by[Verdict::inconclusive]),
                         std::to_string(pc.by[Verdict::improved]), std::to_string(pc.by[Verdict::no_data])});
-    if (not_comparable > 0) per.rows.back().push_back(std::to_string(pc.by[Verdict::not_comparable]));
+    for (const Verdict v : rare) per.rows.back().push_back(std::to_string(pc.by[v]));
   }
   return per;
 }
@@ -56,13 +60,30 @@ Table per_probe_table(const Comparison& comparison) {
 /// "12 checks: 1 regression, 0 inconclusive, …".
 std::string totals_line(const Comparison& comparison) {
   const std::size_t not_comparable = comparison.count(Verdict::not_comparable);
+  const std::size_t missing = comparison.count(Verdict::missing);
   return counted(comparison.checks.size(), "check", "checks") + ": " +
          counted(comparison.count(Verdict::regression), "regression", "regressions") + ", " +
          std::to_string(comparison.count(Verdict::inconclusive)) + " inconclusive, " +
          counted(comparison.count(Verdict::improved), "improvement", "improvements") + ", " +
          counted(comparison.count(Verdict::no_data), "without data", "without data") +
-         (not_comparable > 0 ? ", " + std::to_string(not_comparable) + " not comparable (no common items)" : "") + " (" +
+         (not_comparable > 0 ? ", " + std::to_string(not_comparable) + " not comparable (no common items)" : "") +
+         (missing > 0 ? ", " + std::to_string(missing) + " missing (baseline cells or items this run lacks" +
+                            (comparison.allow_missing ? "; --allow-missing: they pass)" : ": they fail the gate)")
+                      : "") +
+         " (" +
          counted(comparison.diagnostics, "diagnostic metric", "diagnostic metrics") + " not gated).";
+}
+
+/// A check that neither passes nor fails the gate: a JUnit <skipped>.
+bool skipped_in_junit(Verdict v) {
+  return v == Verdict::no_data || v == Verdict::inconclusive || v == Verdict::not_comparable || v == Verdict::missing;
+}
+
+/// What follows the check's name in a JUnit failure's message.
+std::string failure_message(const Check& c) {
+  if (c.verdict == Verdict::regression) return " regressed";
+  if (c.verdict == Verdict::missing) return " is missing from the run: " + c.reason;
+  return " is inconclusive: " + c.reason;
 }
 
 }  // namespace
@@ -120,7 +141,7 @@ Document compare_document(const Comparison& comparison, CheckRows rows) {
     tail.push_back({plain(why + (comparison.fail_inconclusive ? " (--fail-inconclusive: these fail the gate)." : "."))});
   }
   for (const auto& c : comparison.checks) {
-    if (c.verdict == Verdict::regression || c.verdict == Verdict::inconclusive) {
+    if (c.verdict == Verdict::regression || c.verdict == Verdict::inconclusive || c.verdict == Verdict::missing) {
       tail.push_back({plain(verdict_text(c) + " " + c.cell + " " + c.probe + "/" + c.metric + ": " + c.reason)});
     }
   }
@@ -164,7 +185,7 @@ std::string write_compare_json(const Comparison& comparison) {
   }
   ojson counts = ojson::object();
   for (auto v : {Verdict::ok, Verdict::regression, Verdict::inconclusive, Verdict::improved, Verdict::no_data,
-                 Verdict::not_comparable}) {
+                 Verdict::not_comparable, Verdict::missing}) {
     counts[std::string(to_string(v))] = comparison.count(v);
   }
   ojson doc{{"schema_version", kReportSchemaVersion},
@@ -173,6 +194,7 @@ std::string write_compare_json(const Comparison& comparison) {
             {"baseline", comparison.baseline_name},
             {"alpha", comparison.alpha},
             {"fail_inconclusive", comparison.fail_inconclusive},
+            {"allow_missing", comparison.allow_missing},
             {"checks_total", comparison.checks.size()},
             {"tested", comparison.tested},
             {"diagnostics_not_gated", comparison.diagnostics},
@@ -190,8 +212,7 @@ std::string write_junit(const Comparison& comparison) {
   for (const auto& c : comparison.checks) {
     if (comparison.fails(c)) {
       ++failures;
-    } else if (c.verdict == Verdict::no_data || c.verdict == Verdict::inconclusive ||
-               c.verdict == Verdict::not_comparable) {
+    } else if (skipped_in_junit(c.verdict)) {
       ++skipped;
     }
   }
@@ -208,13 +229,12 @@ std::string write_junit(const Comparison& comparison) {
            "\" time=\"0\"";
     const std::string what = c.cell + " " + c.probe + "/" + c.metric;
     if (comparison.fails(c)) {
-      const bool regression = c.verdict == Verdict::regression;
-      out += ">\n      <failure type=\"" + std::string(regression ? "regression" : "inconclusive") + "\" message=\"" +
-             xml_escape(what + (regression ? " regressed" : " is inconclusive: " + c.reason)) + "\">" +
-             xml_escape(c.reason) + "</failure>\n    </testcase>\n";
-    } else if (c.verdict == Verdict::no_data || c.verdict == Verdict::inconclusive ||
-               c.verdict == Verdict::not_comparable) {
-      const std::string message = c.verdict == Verdict::inconclusive ? "inconclusive: " + c.reason : c.reason;
+      out += ">\n      <failure type=\"" + std::string(to_string(c.verdict)) + "\" message=\"" +
+             xml_escape(what + failure_message(c)) + "\">" + xml_escape(c.reason) + "</failure>\n    </testcase>\n";
+    } else if (skipped_in_junit(c.verdict)) {
+      const std::string message =
+          c.verdict == Verdict::inconclusive || c.verdict == Verdict::missing ? std::string(to_string(c.verdict)) + ": " + c.reason
+                                                                              : c.reason;
       out += ">\n      <skipped message=\"" + xml_escape(message) + "\"/>\n    </testcase>\n";
     } else {
       out += ">\n      <system-out>" + xml_escape(std::string(to_string(c.verdict)) + ": " + c.reason) +

@@ -118,6 +118,7 @@ SummaryResult read_result(const json& r, const Site& site) {
   result.probe = text(r, "probe", site);
   result.outcome = text(r, "outcome", site);
   result.items_failed = count(r, "items_failed", site);
+  result.items_settled = count(r, "items_settled", site);
   if (r.contains("metrics")) {
     const json& metrics = r["metrics"];
     if (!metrics.is_object()) site.child("metrics").fail("expected an object of metrics by name, got " + config::shown(metrics));

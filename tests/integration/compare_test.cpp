@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,13 +40,6 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
   return n;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace
@@ -104,7 +96,7 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
     auto js = kt::run_kvsweep({"compare", det.string(), "--baseline", base, "--format", "json"});
     EXPECT_EQ(js.exit_code, 1);
     const json doc = json::parse(js.output.substr(0, js.output.rfind('}') + 1));
-    const std::string xml = read_file(junit);
+    const std::string xml = kt::read_text(junit);
     EXPECT_EQ(count_of(xml, "<testcase "), doc["checks"].size());
     EXPECT_EQ(count_of(xml, "<failure type=\"regression\""), 1u) << xml;
     EXPECT_EQ(doc["counts"]["regression"], 1);
@@ -152,11 +144,11 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_THAT(r.output, HasSubstr("INCONCLUSIVE tiny-f16-f16 telephone/final_similarity")) << r.output;
     EXPECT_THAT(r.output, HasSubstr("1 inconclusive: telephone has 2 items per cell; at least ")) << r.output;
-    EXPECT_THAT(read_file(junit), HasSubstr("<skipped message=\"inconclusive: "));
+    EXPECT_THAT(kt::read_text(junit), HasSubstr("<skipped message=\"inconclusive: "));
     auto strict = kt::run_kvsweep(
         {"compare", sto.string(), "--baseline", base, "--fail-inconclusive", "--junit", junit.string()});
     EXPECT_EQ(strict.exit_code, 1) << strict.output;
-    EXPECT_THAT(read_file(junit), HasSubstr("<failure type=\"inconclusive\""));
+    EXPECT_THAT(kt::read_text(junit), HasSubstr("<failure type=\"inconclusive\""));
   }
   {
     SCOPED_TRACE("--published: informational exit 0, 2 for a malformed file");

@@ -1,6 +1,7 @@
 // The newcomer's first hour, second pass (issue 42), end to end on the real llama-server and the tiny
 // model: a difference seen but not proven is never called worse; `--only` keeps the reference its cells
-// are compared with, and takes alternatives. No fakes.
+// are compared with, and takes alternatives; the gate fails closed on a run that lacks baseline cells or
+// items. No fakes.
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -36,6 +37,20 @@ path doctored_copy(const path& run, const path& to, const std::function<bool(jso
   std::ofstream out(to / "records.jsonl", std::ios::trunc);
   for (json r : kt::read_records(run))
     if (edit(r)) out << r.dump() << "\n";
+  return to;
+}
+
+/// A copy of `run` as if its grid had no cell `pair` ("K/V"): no record, no manifest or journal entry.
+path without_cell(const path& run, const path& to, const std::string& pair) {
+  doctored_copy(run, to, [&](json& r) { return pair_of(r["cell"]) != pair; });
+  json manifest = kt::read_manifest(run);
+  json cells = json::array();
+  for (const auto& c : manifest["cells"])
+    if (pair_of(c) != pair) cells.push_back(c);
+  manifest["cells"] = cells;
+  std::ofstream(to / "manifest.json", std::ios::trunc) << manifest.dump(2);
+  std::ofstream journal(to / "cells.jsonl", std::ios::trunc);
+  for (const auto& c : cells) journal << c.dump() << "\n";
   return to;
 }
 
@@ -96,10 +111,13 @@ TEST(FirstHourII, ASeenButUnprovenDifferenceIsNeverCalledWorse) {
   EXPECT_THAT(brief.output, HasSubstr("asks whether a change is real")) << brief.output;
 }
 
-TEST(FirstHourII, OnlyKeepsTheReferenceAndTakesAlternatives) {
+TEST(FirstHourII, OnlyKeepsTheReferenceAndAGateOnTheSmallerRunFailsClosed) {
   kt::TempDir dir;
   const path config = kt::write_config(dir, three_cells());
-  const path only = dir / "only";
+  const path full = dir / "full", only = dir / "only";
+  auto swept = kt::run_kvsweep({"run", config.string(), "-o", full.string()});
+  ASSERT_EQ(swept.exit_code, 0) << swept.output;
+
   {
     SCOPED_TRACE("--only k=q4_0 runs the reference too, and recommend compares with it");
     auto r = kt::run_kvsweep({"run", config.string(), "-o", only.string(), "--only", "k=q4_0"});
@@ -127,5 +145,42 @@ TEST(FirstHourII, OnlyKeepsTheReferenceAndTakesAlternatives) {
     }
     auto help = kt::run_kvsweep({"run", "--help"});
     EXPECT_THAT(help.output, HasSubstr("k=q4_0|q8_0")) << help.output;
+  }
+  {
+    SCOPED_TRACE("a run without a baseline cell: MISSING, exit 1, a JUnit failure; --allow-missing passes it");
+    const path junit = dir / "junit.xml";
+    auto gate = kt::run_kvsweep({"compare", only.string(), "--baseline", full.string(), "--junit", junit.string()});
+    EXPECT_EQ(gate.exit_code, 1) << gate.output;
+    EXPECT_THAT(gate.output, HasSubstr("MISSING ")) << gate.output;
+    EXPECT_THAT(gate.output, HasSubstr("this run has no such cell")) << gate.output;
+    EXPECT_THAT(gate.output, HasSubstr("missing (baseline cells or items this run lacks: they fail the gate)"))
+        << gate.output;
+    EXPECT_THAT(kt::read_text(junit), HasSubstr("<failure type=\"missing\"")) << kt::read_text(junit);
+    auto allowed = kt::run_kvsweep(
+        {"compare", only.string(), "--baseline", full.string(), "--allow-missing", "--junit", junit.string()});
+    EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+    EXPECT_THAT(allowed.output, HasSubstr("--allow-missing: they pass")) << allowed.output;
+    EXPECT_THAT(kt::read_text(junit), Not(HasSubstr("<failure"))) << kt::read_text(junit);
+  }
+  {
+    SCOPED_TRACE("a run whose grid lacks a baseline cell, whatever the reason: exit 1");
+    const path smaller = without_cell(full, dir / "smaller", "q8_0/f16");
+    auto gate = kt::run_kvsweep({"compare", smaller.string(), "--baseline", full.string()});
+    EXPECT_EQ(gate.exit_code, 1) << gate.output;
+    EXPECT_THAT(gate.output, HasSubstr("this run has no such cell")) << gate.output;
+  }
+  {
+    SCOPED_TRACE("a cell that lost one item the other cells hold: MISSING, exit 1, the item named");
+    std::string lost;
+    const path fewer = doctored_copy(full, dir / "fewer", [&](json& r) {
+      if (pair_of(r["cell"]) != "q8_0/f16" || r["status"] != "ok" || !lost.empty()) return true;
+      lost = r["item"].get<std::string>();
+      return false;  // its record never written: the item did not run
+    });
+    ASSERT_FALSE(lost.empty());
+    auto gate = kt::run_kvsweep({"compare", fewer.string(), "--baseline", full.string()});
+    EXPECT_EQ(gate.exit_code, 1) << gate.output;
+    EXPECT_THAT(gate.output, HasSubstr("missing from this cell (failed or not run: " + lost + ")")) << gate.output;
+    EXPECT_EQ(kt::run_kvsweep({"compare", fewer.string(), "--baseline", full.string(), "--allow-missing"}).exit_code, 0);
   }
 }

@@ -230,6 +230,8 @@ std::vector<nlohmann::json> read_records(const std::filesystem::path& run_dir) {
   return out;
 }
 
+std::string read_text(const std::filesystem::path& file) { return slurp(file); }
+
 nlohmann::json read_manifest(const std::filesystem::path& run_dir) {
   return nlohmann::json::parse(slurp(run_dir / "manifest.json"));
 }

@@ -83,6 +83,8 @@ nlohmann::json copy_recall_config(const std::vector<std::string>& k_types, int f
 /// Every line of records.jsonl parsed (the file must be fully valid).
 std::vector<nlohmann::json> read_records(const std::filesystem::path& run_dir);
 nlohmann::json read_manifest(const std::filesystem::path& run_dir);
+/// The whole file as text ("" when it cannot be read).
+std::string read_text(const std::filesystem::path& file);
 std::size_t count_lines(const std::filesystem::path& file);
 
 /// PIDs of processes whose command line contains `needle` (scanning /proc).

@@ -196,13 +196,56 @@ TEST(Compare, ACellThatFailedToLoadThisTimeRegresses) {
   ASSERT_NE(c, nullptr);
   EXPECT_THAT(c->reason, HasSubstr("this run none (outcome ok)"));
   EXPECT_EQ(exit_status(*cmp), 1);
-  // A cell this run's grid does not have at all is only a warning.
+}
+
+TEST(Compare, ACellTheRunDoesNotHaveIsMissingAndFailsTheGateUnlessAllowed) {
+  auto records = testing::fixture_records();
+  std::erase_if(records, [](const nlohmann::json& r) { return r["cell"]["type_v"] == "q4_0"; });
   nlohmann::json manifest = nlohmann::json::parse(testing::kManifest);
-  manifest["cells"].erase(1);
-  auto smaller = compare_summaries(summary_of(records, manifest), summary_of(testing::fixture_records()), {});
+  manifest["cells"].erase(1);  // not in this run's grid at all (a filter, a shard, a smaller grid)
+  const auto run = summary_of(records, manifest);
+  const auto base = summary_of(testing::fixture_records());
+  auto smaller = compare_summaries(run, base, {});
   ASSERT_TRUE(smaller);
   EXPECT_EQ(smaller->count(Verdict::regression), 0u);
-  EXPECT_FALSE(smaller->warnings.empty());
+  EXPECT_EQ(smaller->count(Verdict::missing), 5u);  // 2 complete + 3 telephone metrics
+  const Check* c = find_check(*smaller, "tiny-f16-q4_0", "final_similarity");
+  ASSERT_NE(c, nullptr);
+  EXPECT_THAT(c->reason, HasSubstr("this run has no such cell"));
+  EXPECT_EQ(exit_status(*smaller), 1);
+  EXPECT_THAT(write_compare_table(*smaller, CheckRows::not_ok), HasSubstr("5 missing (baseline cells or items this run lacks"));
+  EXPECT_THAT(write_junit(*smaller), HasSubstr("<failure type=\"missing\""));
+
+  CompareOptions allowed;
+  allowed.allow_missing = true;
+  auto on_purpose = compare_summaries(run, base, allowed);
+  ASSERT_TRUE(on_purpose);
+  EXPECT_EQ(on_purpose->count(Verdict::missing), 5u);
+  EXPECT_EQ(exit_status(*on_purpose), 0);
+  EXPECT_THAT(write_junit(*on_purpose), Not(HasSubstr("<failure")));
+  EXPECT_THAT(write_junit(*on_purpose), HasSubstr("<skipped message=\"missing: "));
+}
+
+TEST(Compare, ItemsACellLostAreMissingEvenWhenTheRestCompareOk) {
+  // One complete item of f16/q4_0 failed this time; the other cells still hold it.
+  auto records = testing::fixture_records();
+  std::string lost;
+  for (auto& r : records) {
+    if (r["cell"]["type_v"] == "q4_0" && r["probe"] == "complete" && lost.empty()) {
+      lost = r["item"].get<std::string>();
+      r["status"] = "failed";
+    }
+  }
+  ASSERT_FALSE(lost.empty());
+  auto cmp = compare_summaries(summary_of(records), summary_of(testing::fixture_records()), {});
+  ASSERT_TRUE(cmp) << cmp.error().message;
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "match_reference");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->verdict, Verdict::missing);
+  EXPECT_EQ(c->missing_items, std::vector<std::string>{lost});
+  EXPECT_THAT(c->reason, HasSubstr("1 of the baseline's"));
+  EXPECT_THAT(c->reason, HasSubstr("missing from this cell (failed or not run: " + lost + ")"));
+  EXPECT_EQ(exit_status(*cmp), 1);
 }
 
 TEST(Compare, BrokenOrMissingBaselineIsAnError) {

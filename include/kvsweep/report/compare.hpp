@@ -38,13 +38,18 @@ struct CompareOptions {
   /// The runs' items may differ (an intentional change of the config): compare the common items. Without
   /// it, runs whose items differ are refused (ErrorKind::invalid) with what differs.
   bool allow_diff = false;
+  /// The run may lack baseline cells or items (a smaller grid or a failed item on purpose): such checks
+  /// are `missing` without failing the gate. Without it they fail it (exit 1, JUnit failures).
+  bool allow_missing = false;
 };
 
 /// `inconclusive`: a bad-direction change beyond the tolerance on a check whose paired test cannot
 /// reach significance with the items at hand (see Check::powered) — neither a regression nor ok.
 /// `not_comparable`: both runs hold values for the cell but on no common item (other items); never a
-/// regression.
-enum class Verdict { ok, regression, inconclusive, improved, no_data, not_comparable };
+/// regression. `missing`: the baseline has values for a cell this run does not have, or for items of the
+/// cell this run holds in other cells but not in it (failed, not run) beyond those an adaptive stop settled;
+/// it fails the gate unless allowed (CompareOptions::allow_missing).
+enum class Verdict { ok, regression, inconclusive, improved, no_data, not_comparable, missing };
 std::string_view to_string(Verdict verdict);
 
 /// Why a check has its verdict: the analysis decides it, explain() words it.
@@ -57,6 +62,7 @@ enum class ReasonCode {
   no_result,        // the baseline has values, this run has the cell but no result (Check::outcome)
   no_data,          // neither run has values
   no_common_items,  // both runs have values, on other items (not_comparable)
+  no_cell,          // the baseline has values, this run has no such cell (missing)
 };
 
 struct Check {
@@ -93,6 +99,11 @@ struct Check {
   std::size_t n_current = 0;     // values this run holds
   std::string outcome;           // the run's cell outcome when it holds no values (no_current, no_result)
   std::size_t items_failed = 0;  // the run's failed items when it holds no values (no_current)
+  std::size_t items_settled = 0;  // the run's items an adaptive stop settled (not run, not missing)
+  /// Items the baseline has values for and this run, in this cell, not, where the run holds them in another
+  /// cell (a config difference is not a missing item); kept only when more than items_settled. Non-empty:
+  /// `missing` (a regression stays one).
+  std::vector<std::string> missing_items;
   std::string reason;            // explain(): the verdict's reason in English
 };
 
@@ -106,8 +117,10 @@ struct Comparison {
   std::size_t tested = 0;             // stochastic checks in the Holm family
   std::size_t diagnostics = 0;        // (cell, probe, diagnostic metric) pairs both runs hold; reported, never gated
   bool fail_inconclusive = false;
+  bool allow_missing = false;
   std::size_t count(Verdict verdict) const;
-  /// Whether a check's verdict fails the gate: a regression, or an inconclusive one with fail_inconclusive.
+  /// Whether a check's verdict fails the gate: a regression, an inconclusive one with fail_inconclusive,
+  /// a missing one without allow_missing.
   bool fails(const Check& check) const;
 };
 
@@ -119,7 +132,8 @@ struct Comparison {
 /// tolerance counts. Otherwise the paired test is McNemar for a binary metric, Wilcoxon signed-rank
 /// for the others; Holm adjusts across these tested checks; a bad-direction change of the common-item
 /// mean beyond the tolerance is a regression when p_holm < alpha, `inconclusive` when the check is not
-/// powered, else ok. A cell with values in the baseline and none now is a regression. Fails
+/// powered, else ok. A cell with values in the baseline and none now is a regression; a cell or items
+/// the run lacks altogether are `missing` (checked on the items it has when it has some). Fails
 /// (ErrorKind::parse) on a document that is not a kvsweep summary, and (ErrorKind::invalid) when the
 /// two share no (cell, probe, metric).
 core::Expected<Comparison> compare_summaries(const nlohmann::json& current, const nlohmann::json& baseline,

@@ -3,6 +3,8 @@
 /// per probe, the items — so that compare says so first instead of reporting the difference as
 /// regressions.
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,9 @@ struct RunDifferences {
   bool config_differs = false;         // both documents carry a config hash and they differ
   bool items_differ = false;           // some probe both runs have holds different item keys
 };
+
+/// Probe → every item key the document holds a value for, in any cell and metric.
+std::map<std::string, std::set<std::string>> items_by_probe(const SummaryDocument& doc);
 
 /// The config hashes (when both documents carry one) and, for each probe both have, the item keys
 /// either run holds a value for in any cell (so a failed cell or an adaptive stop is not a difference).

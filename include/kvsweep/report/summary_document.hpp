@@ -57,6 +57,7 @@ struct SummaryResult : core::CellKey {
   std::string probe;
   std::string outcome;
   std::size_t items_failed = 0;
+  std::size_t items_settled = 0;  // items an adaptive run did not run, its verdicts settled (0 when absent)
   std::vector<SummaryMetric> metrics;
 
   const SummaryMetric* metric(std::string_view name) const;
