@@ -306,14 +306,15 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
       mr.cells.push_back(std::move(cv));
     }
 
-    // Frontier over the reference (score 0: no difference from itself) and the candidates.
+    // Frontier over the reference (score 0: no difference from itself) and the candidates; an inferior
+    // cell is never on it (NaN), however cheap: it is worse than its margin allows somewhere.
     std::vector<std::size_t> ids{ref};
     const CellCost* ref_cost = rec.costs.find(ref);
     std::vector<double> cost{ref_cost ? ref_cost->kv_bytes_per_token : kNaN}, quality{0.0};
     for (const auto& cv : mr.cells) {
       ids.push_back(cv.cell);
       cost.push_back(cv.kv_bytes_per_token);
-      quality.push_back(cv.score);
+      quality.push_back(cv.inferior > 0 ? kNaN : cv.score);
     }
     for (std::size_t i : pareto_frontier(cost, quality)) mr.frontier.push_back(ids[i]);
 

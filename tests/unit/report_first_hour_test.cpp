@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -221,6 +222,22 @@ TEST(RecommendHeadline, WorseIsSaidOnlyOfInferiorVerdicts) {
   EXPECT_EQ(w.verdict, "Worse than the reference");
   EXPECT_EQ(w.sentence, "every other cell is inferior to f16/f16 on some gated metric (worse than its margin allows, "
                         "proven): keep the reference -ctk f16 -ctv f16.");
+}
+
+TEST(RecommendFrontier, AnInferiorCellIsNeverOnTheFrontierHoweverCheap) {
+  // q4_0, the cheapest cell, lost most lines on every item: inferior, so not on the frontier.
+  const RunData data = recall_run({20, 17, 12, 20}, {2, 1, 0, 3});
+  const Recommendation rec = recommend(data);
+  const ModelRecommendation& mr = rec.models[0];
+  for (const auto& cv : mr.cells) {
+    const bool on = std::find(mr.frontier.begin(), mr.frontier.end(), cv.cell) != mr.frontier.end();
+    if (data.cells()[cv.cell].type_k == "q4_0") {
+      EXPECT_GT(cv.inferior, 0u);
+      EXPECT_FALSE(on);
+    } else {
+      EXPECT_TRUE(on) << "q8_0 answered like the reference at half its cost";
+    }
+  }
 }
 
 TEST(RecommendHeadline, NoReferenceIsWordedWithoutACell) {

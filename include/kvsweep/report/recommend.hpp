@@ -107,7 +107,9 @@ struct ModelRecommendation {
   std::string model;
   std::optional<std::size_t> reference;  // index into RunData::cells()
   std::vector<CellVerdict> cells;        // non-reference cells that started, in grid order
-  std::vector<std::size_t> frontier;     // indices into RunData::cells(), by KV bytes per token (reference included)
+  /// indices into RunData::cells(), by KV bytes per token (reference included; a cell with an inferior
+  /// verdict never)
+  std::vector<std::size_t> frontier;
   std::optional<std::size_t> recommended;
   /// Eligible cells --vram left out, in grid order, with what they need ("CUDA0 30.4 MiB (…)" or
   /// "memory not recorded").
