@@ -13,9 +13,8 @@ namespace {
 
 /// What the significance list answers, beside the Verdict's question, so the two are not read as one.
 constexpr const char* kSignificanceQuestion =
-    "This asks whether a change is real (two-sided paired test); the Verdict below asks whether a cell is "
-    "proven within a margin of the reference (non-inferiority), and only an inferior verdict calls a cell "
-    "worse.";
+    "(This asks whether a change is real; the Verdict, whether a cell is proven within a margin of the "
+    "reference: only an inferior verdict calls a cell worse.)";
 
 /// "20.00 → 0.00": the reference's mean over the paired items → the cell's.
 std::string values_text(const MetricStats& m) {
@@ -71,6 +70,26 @@ Table overview(const RunData& data, const RunSummary& summary) {
   return t;
 }
 
+/// Every paired item moved the same way, none unchanged: McNemar's discordant pairs all one way, or
+/// Wilcoxon's ranks all on one side and summing to n(n+1)/2 (no zero difference was dropped).
+bool every_item_moved_one_way(const ReferenceTest& t) {
+  if (t.n_pairs < 2) return false;
+  if (t.test == "mcnemar") return t.b == t.n_pairs || t.c == t.n_pairs;
+  const auto n = static_cast<double>(t.n_pairs);
+  const bool one_side = (t.w_plus == 0.0) != (t.w_minus == 0.0);
+  return one_side && std::fabs(t.w_plus + t.w_minus - n * (n + 1) / 2) < 1e-9;
+}
+
+/// "p 0.250, 4 paired items", and on a deterministic probe whose every item moved the same way, that it
+/// did: greedy answers on one build leave no sampling noise to explain it, however few the items.
+std::string weight_text(const ProbeDef& probe, const MetricStats& m) {
+  const ReferenceTest& t = *m.vs_reference;
+  std::string out = "p " + format_p(t.p_holm) + ", " + std::to_string(t.n_pairs) + (t.n_pairs == 1 ? " paired item" : " paired items");
+  if (probe.deterministic && every_item_moved_one_way(t))
+    out += std::string("; all ") + (t.delta < 0 ? "lower" : "higher") + " on a deterministic probe: no sampling noise";
+  return out;
+}
+
 /// The cells whose quality metrics differ from their reference after Holm, per probe, at most
 /// kBriefCellsPerProbe each; then per probe without any, its largest change on the main metric.
 void changes(Document& doc, const RunData& data, const RunSummary& summary) {
@@ -103,9 +122,7 @@ void changes(Document& doc, const RunData& data, const RunSummary& summary) {
     }
     if (more > 0) differ.push_back({plain(probe.name + ": … and " + std::to_string(more) + " more (report.md, Cells)")});
     if (listed == 0 && top != nullptr) {
-      largest.push_back({plain(probe.name + ": " + change_text(*top_cell, *top) + " (p " + format_p(top->vs_reference->p_holm) +
-                               ", " + std::to_string(top->vs_reference->n_pairs) +
-                               (top->vs_reference->n_pairs == 1 ? " paired item)" : " paired items)"))});
+      largest.push_back({plain(probe.name + ": " + change_text(*top_cell, *top) + " (" + weight_text(probe, *top) + ")")});
     }
   }
   if (differ.empty()) {

@@ -10,9 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/report/brief.hpp"
 #include "kvsweep/report/colour_scale.hpp"
+#include "kvsweep/report/document.hpp"
 #include "kvsweep/report/plan_power.hpp"
 #include "kvsweep/report/recommend_headline.hpp"
+#include "kvsweep/report/summary.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -238,6 +241,20 @@ TEST(RecommendFrontier, AnInferiorCellIsNeverOnTheFrontierHoweverCheap) {
       EXPECT_TRUE(on) << "q8_0 answered like the reference at half its cost";
     }
   }
+}
+
+TEST(Brief, ADeterministicProbeWhoseEveryItemMovedOneWaySaysSoWithoutSignificance) {
+  // q4_0 lost lines on all 4 items: no paired test on 4 items reaches p < 0.05 after Holm (Wilcoxon's
+  // smallest two-sided p is 0.125), but recall is greedy, so the summary says every item moved.
+  const RunData data = recall_run({20, 17, 12, 20}, {2, 1, 0, 3});
+  const RunSummary summary = summarize_run(data);
+  std::string text = render_text(brief_document(data, summary, "runs/newcomer"));
+  // The text renderer wraps lines: read it as one line.
+  for (auto at = text.find("\n  "); at != std::string::npos; at = text.find("\n  ", at)) text.replace(at, 3, " ");
+  EXPECT_THAT(text, HasSubstr("No cell differs from its reference")) << text;
+  EXPECT_THAT(text, HasSubstr("recall: m q4_0/f16 primary_matched 17.25 → 1.50 (p 0.250, 4 paired items; all lower "
+                              "on a deterministic probe: no sampling noise)"))
+      << text;
 }
 
 TEST(RecommendHeadline, NoReferenceIsWordedWithoutACell) {
