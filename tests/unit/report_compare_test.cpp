@@ -248,6 +248,25 @@ TEST(Compare, ItemsACellLostAreMissingEvenWhenTheRestCompareOk) {
   EXPECT_EQ(exit_status(*cmp), 1);
 }
 
+TEST(Compare, ItemsAnAdaptiveStopSettledAreNotMissing) {
+  // The run's f16/q4_0 cell stopped early: its p10 item is recorded skipped/settled, not run.
+  auto records = testing::fixture_records();
+  for (auto& r : records) {
+    if (r["cell"]["type_v"] == "q4_0" && r["probe"] == "complete" && r["item"] == "p10") {
+      r["status"] = "skipped";
+      r["reason"] = "settled";
+      r.erase("metrics");
+    }
+  }
+  auto cmp = compare_summaries(summary_of(records), summary_of(testing::fixture_records()), {});
+  ASSERT_TRUE(cmp) << cmp.error().message;
+  EXPECT_EQ(cmp->count(Verdict::missing), 0u);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "match_reference");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->items_settled, 1u);
+  EXPECT_TRUE(c->missing_items.empty());
+}
+
 TEST(Compare, BrokenOrMissingBaselineIsAnError) {
   testing::TempDir dir("compare");
   auto missing = load_summary(dir.path() / "nope.json", kGenerator);
