@@ -60,33 +60,22 @@ class KldProbe final : public Probe {
   }
 
   std::vector<MetricSpec> metrics() const override {
-    return {quality("mean_kld", Direction::lower_better, MetricKind::continuous),
-            diagnostic("mean_kld_se", MetricKind::continuous),
-            quality("same_top_p", Direction::higher_better, MetricKind::continuous),
-            diagnostic("same_top_p_se", MetricKind::continuous),
-            quality("ppl_ratio", Direction::lower_better, MetricKind::continuous),
-            diagnostic("ppl_ratio_se", MetricKind::continuous),
-            quality("rms_dp", Direction::lower_better, MetricKind::continuous),
-            diagnostic("rms_dp_se", MetricKind::continuous),
-            diagnostic("ppl_q", MetricKind::continuous),
-            diagnostic("ppl_base", MetricKind::continuous),
-            // The tail (KldSummary::tail): the 99.9th percentile of the per-token KLD is how the
-            // field now ranks K/V pairs; the rest is recorded for the report and for reading.
-            quality("kld_p999", Direction::lower_better, MetricKind::continuous),
-            diagnostic("kld_max", MetricKind::continuous),
-            diagnostic("kld_p99", MetricKind::continuous),
-            diagnostic("kld_p95", MetricKind::continuous),
-            diagnostic("kld_p90", MetricKind::continuous),
-            diagnostic("kld_median", MetricKind::continuous),
-            diagnostic("dp_min", MetricKind::continuous),
-            diagnostic("dp_p001", MetricKind::continuous),
-            diagnostic("dp_p01", MetricKind::continuous),
-            diagnostic("dp_p05", MetricKind::continuous),
-            diagnostic("dp_median", MetricKind::continuous),
-            diagnostic("dp_p95", MetricKind::continuous),
-            diagnostic("dp_p99", MetricKind::continuous),
-            diagnostic("dp_p999", MetricKind::continuous),
-            diagnostic("dp_max", MetricKind::continuous)};
+    std::vector<MetricSpec> out = {quality("mean_kld", Direction::lower_better, MetricKind::continuous),
+                                   diagnostic("mean_kld_se", MetricKind::continuous),
+                                   quality("same_top_p", Direction::higher_better, MetricKind::continuous),
+                                   diagnostic("same_top_p_se", MetricKind::continuous),
+                                   quality("ppl_ratio", Direction::lower_better, MetricKind::continuous),
+                                   diagnostic("ppl_ratio_se", MetricKind::continuous),
+                                   quality("rms_dp", Direction::lower_better, MetricKind::continuous),
+                                   diagnostic("rms_dp_se", MetricKind::continuous),
+                                   diagnostic("ppl_q", MetricKind::continuous),
+                                   diagnostic("ppl_base", MetricKind::continuous)};
+    // The tail (KldSummary::tail): the 99.9th percentile of the per-token KLD is how the field now
+    // ranks K/V pairs, so it is gated; the rest is recorded for the report and for reading.
+    for (const auto& name : kld_tail_names())
+      out.push_back(name == "kld_p999" ? quality(name, Direction::lower_better, MetricKind::continuous)
+                                       : diagnostic(name, MetricKind::continuous));
+    return out;
   }
   bool deterministic() const override { return true; }  // llama-perplexity over a fixed text
 
