@@ -66,10 +66,9 @@ def hf_name(name: str) -> str | None:
     return name
 
 
-def vocab(model_dir: Path) -> tuple[list[str], list[int]]:
+def vocab(tok: dict) -> tuple[list[str], list[int]]:
     """get_vocab_base + BertModel.set_vocab: tokens by id, added (special) tokens CONTROL, then the
     'phantom space' spelling: ## pieces lose their ##, other non-control pieces get a leading ▁."""
-    tok = json.loads((model_dir / "tokenizer.json").read_text(encoding="utf-8"))
     by_id = {i: t for t, i in tok["model"]["vocab"].items()}
     added = {a["id"]: a for a in tok.get("added_tokens", [])}
     n = max(by_id) + 1
@@ -143,11 +142,12 @@ def main() -> None:
     if (p := pooling_type(d)) is not None:
         w.add_pooling_type(p)
 
-    tokens, types = vocab(d)
+    tok = json.loads((d / "tokenizer.json").read_text(encoding="utf-8"))
+    tokens, types = vocab(tok)
     w.add_token_type_count(hp.get("type_vocab_size", 1))
     w.add_tokenizer_model("bert")
-    # The pre-tokenizer name llama.cpp's converter derives from this tokenizer (all-MiniLM-L6-v2 and
-    # BAAI/bge-small-en-v1.5 share bert-base-uncased's vocabulary and hash alike).
+    # The pre-tokenizer name llama.cpp's converter derives from this tokenizer's hash (get_vocab_base's
+    # chkhsh; its output for all-MiniLM-L6-v2 carries the same name).
     w.add_tokenizer_pre("jina-v2-en")
     w.add_token_list(tokens)
     w.add_token_types(types)
@@ -155,7 +155,7 @@ def main() -> None:
     # The BertNormalizer's lowercase flag (newer gguf-py's SpecialVocab._parse_normalizer writes it;
     # PyPI's gguf 0.19.0 does not). Without it llama.cpp's WPM tokenizer keeps the case and an
     # uncased vocabulary answers [UNK] for every capitalised word.
-    norm = json.loads((d / "tokenizer.json").read_text(encoding="utf-8")).get("normalizer") or {}
+    norm = tok.get("normalizer") or {}
     if norm.get("type") == "BertNormalizer" and norm.get("lowercase") is not None:
         w.add_bool("tokenizer.ggml.normalizer.lowercase", bool(norm["lowercase"]))
     if norm.get("type") == "BertNormalizer" and norm.get("strip_accents") is not None:
