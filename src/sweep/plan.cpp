@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/stats/splitmix64.hpp"
 
 namespace kvsweep::sweep {
 
@@ -145,16 +146,10 @@ std::vector<Cell> grid_cells(const config::Config& c) {
 }
 
 void seeded_shuffle(std::vector<Cell>& cells, std::uint64_t seed) {
-  std::uint64_t state = seed;
-  auto next = [&state] {
-    // splitmix64 (Steele, Lea, Flood 2014)
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
+  // next() % i, not below(i): the modulo's bias is part of the order every earlier run was planned in.
+  stats::SplitMix64 rng(seed);
   for (std::size_t i = cells.size(); i > 1; --i) {
-    std::size_t j = static_cast<std::size_t>(next() % i);
+    std::size_t j = static_cast<std::size_t>(rng.next() % i);
     std::swap(cells[i - 1], cells[j]);
   }
 }
