@@ -10,6 +10,7 @@
 #include "kvsweep/cli/attach_check.hpp"
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/cli/dry_run.hpp"
+#include "kvsweep/cli/ollama_check.hpp"
 #include "kvsweep/cli/progress.hpp"
 #include "kvsweep/cli/write_report.hpp"
 #include "kvsweep/cli/run_checks.hpp"
@@ -61,12 +62,12 @@ std::string resolve_binary(const std::string& name) {
   return found;
 }
 
-/// The ollama binary: a path as given, else PATH (KVSWEEP_LLAMA_BIN is for llama.cpp's tools).
+/// The ollama binary: a path as given, else $KVSWEEP_OLLAMA_BIN/<name> (scripts/ollama's build), else PATH.
 std::string resolve_ollama_binary(const std::string& name) {
-  std::string found = process::which(name);
+  std::string found = process::find_tool(name, "KVSWEEP_OLLAMA_BIN");
   if (found.empty()) {
-    throw core::FatalError("ollama binary '" + name + "' not found: install Ollama, put it on PATH, or set server.binary "
-                           "to its path");
+    throw core::FatalError("ollama binary '" + name + "' not found: set KVSWEEP_OLLAMA_BIN=$(scripts/ollama) (builds "
+                           "Ollama 0.30.1 from its Go module, once), put ollama on PATH, or set server.binary to its path");
   }
   return found;
 }
@@ -221,8 +222,9 @@ bool needs_embedder(const std::vector<std::unique_ptr<probe::Probe>>& probes) {
 void check_model_files(const config::Config& cfg, bool embedder_needed, sweep::RunOptions& ropts) {
   if (embedder_needed && !cfg.embedder)
     throw core::FatalError(cfg.file.string() + ": embedder: missing; a probe (telephone) needs an embedding model");
-  if (cfg.server.backend == "llama-server") {
+  if (cfg.server.backend == "llama-server" || cfg.server.backend == "ollama") {
     for (std::size_t i = 0; i < cfg.models.size(); ++i) {
+      if (cfg.server.backend == "ollama" && !config::is_gguf_path(cfg.models[i].path)) continue;  // a tag
       if (auto ok = model::check_model_file(cfg.models[i].path); !ok)
         throw core::FatalError(cfg.file.string() + ": models[" + std::to_string(i) + "].path: '" + cfg.models[i].path +
                                "': " + ok.error().message);
@@ -230,7 +232,8 @@ void check_model_files(const config::Config& cfg, bool embedder_needed, sweep::R
         ropts.model_facts[cfg.models[i].name]["copy_model"] = {{"match_length", copy->match_length}};
     }
   }
-  if (cfg.embedder && cfg.embedder->backend == "llama-server") {
+  if (cfg.embedder && (cfg.embedder->backend == "llama-server" ||
+                       (cfg.embedder->backend == "ollama" && config::is_gguf_path(cfg.embedder->model)))) {
     if (auto ok = model::check_model_file(cfg.embedder->model); !ok)
       throw core::FatalError(cfg.file.string() + ": embedder.model: '" + cfg.embedder->model + "': " + ok.error().message);
   }
@@ -294,6 +297,7 @@ RunningEmbedder start_embedder(const config::Config& cfg, const sweep::RunStore&
   spec.model = "embedder";
   spec.model_path = e.model;
   spec.n_ctx = 8192;
+  spec.n_ctx_at_most = true;  // Ollama gives an embedding model at most its training context
   spec.log_path = store.log_path("embedder");
   spec.extra_args = e.args;
   spec.ready_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.ready_timeout_s * 1000));
@@ -365,8 +369,15 @@ int run_command(const RunOpts& o) {
   check_attached_servers(cfg);
   resolve_variant_binaries(cfg, ropts);
 
+  if (cfg.server.backend == "ollama") check_ollama_grid(cfg, backend->describe().value("version", ""));
+
   // The dry run after the checks: a missing model, binary or server fails it as it would fail the run.
-  if (o.dry_run) return print_dry_run(cfg, probes, ropts, *backend);
+  // Tags missing from Ollama's store are named with the `ollama pull` that fetches each (the run
+  // would record their cells load_failed); the plan itself still prints.
+  if (o.dry_run) {
+    print_ollama_models(cfg, *backend);
+    return print_dry_run(cfg, probes, ropts, *backend);
+  }
 
   if (target.run_dir.empty()) target.run_dir = default_run_dir(cfg);
   sweep::RunStore store = open_store(target, cfg, probes, ropts);

@@ -198,7 +198,8 @@ std::vector<ModelConfig> read_models(const nlohmann::json& doc, const std::strin
     ModelConfig model;
     model.path = get_string(mj, "path", "", m);
     if (model.path.empty()) m.child("path").fail("missing");
-    if (backend == "llama-server") {
+    // Ollama: a tag ("qwen3:8b"), or a GGUF file (".gguf"), which kvsweep imports into its own store.
+    if (backend == "llama-server" || (backend == "ollama" && is_gguf_path(model.path))) {
       std::filesystem::path p(model.path);
       if (p.is_relative()) p = base_dir / p;
       model.path = p.lexically_normal().string();
@@ -256,13 +257,14 @@ EmbedderConfig read_embedder(const nlohmann::json& ej, const std::filesystem::pa
   emb.url_user = url.user;
   emb.url_password = url.password;
   emb.api_key_env = get_string(ej, "api_key_env", "", e);
-  if (emb.backend == "llama-server") {
+  if (emb.backend == "llama-server" || (emb.backend == "ollama" && emb.url.empty() && is_gguf_path(emb.model))) {
     if (emb.model.empty()) e.child("model").fail("missing (path to an embedding GGUF)");
     std::filesystem::path p(emb.model);
     if (p.is_relative()) p = base_dir / p;
     emb.model = p.lexically_normal().string();
   } else if (emb.backend == "ollama") {
-    // A tag; launched with `ollama serve` (f16 KV) unless url names a running Ollama.
+    // A tag (or, launched, a GGUF file imported as for models[].path); `ollama serve` at f16 KV
+    // unless url names a running Ollama.
     if (emb.model.empty()) e.child("model").fail("missing (an Ollama tag, e.g. \"qwen3-embedding:0.6b\")");
   } else if (emb.url.empty()) {
     e.child("url").fail("required for an external embedder");
@@ -294,6 +296,14 @@ SweepConfig read_sweep(const nlohmann::json& swj, const ServerConfig& server, co
 }
 
 }  // namespace
+
+bool is_gguf_path(std::string_view path) {
+  constexpr std::string_view ext = ".gguf";
+  if (path.size() < ext.size()) return false;
+  const auto tail = path.substr(path.size() - ext.size());
+  return std::equal(tail.begin(), tail.end(), ext.begin(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
 
 bool uses_ollama(const ServerConfig& server) {
   return server.backend == "ollama" || (server.backend == "external" && server.api == "ollama");

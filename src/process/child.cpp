@@ -121,14 +121,16 @@ std::string which(const std::string& program) {
   return {};
 }
 
-std::string find_llama_tool(const std::string& name) {
+std::string find_tool(const std::string& name, const char* dir_variable) {
   if (name.find('/') != std::string::npos) return name;
-  if (const char* dir = std::getenv("KVSWEEP_LLAMA_BIN"); dir && *dir) {
+  if (const char* dir = std::getenv(dir_variable); dir && *dir) {
     const std::filesystem::path p = std::filesystem::path(dir) / name;
     if (::access(p.c_str(), X_OK) == 0) return p.string();
   }
   return which(name);
 }
+
+std::string find_llama_tool(const std::string& name) { return find_tool(name, "KVSWEEP_LLAMA_BIN"); }
 
 // One function on purpose (~108 lines): what runs between fork and exec must stay async-signal-safe, beside what it uses.
 core::Expected<Child> Child::spawn(const LaunchSpec& spec) {

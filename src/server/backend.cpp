@@ -84,9 +84,12 @@ EffectiveKv parse_effective_kv(const std::string& log) {
 
 std::string check_settings(const EffectiveKv& e, const CellSpec& spec) {
   std::vector<std::string> differ;
-  if (e.n_ctx > 0 && spec.n_ctx > 0 && e.n_ctx != spec.n_ctx)
+  if (e.n_ctx > 0 && spec.n_ctx > 0 && e.n_ctx != spec.n_ctx && !(spec.n_ctx_at_most && e.n_ctx < spec.n_ctx))
     differ.push_back("requested a context of " + std::to_string(spec.n_ctx) + " tokens, the server allocated " +
-                     std::to_string(e.n_ctx));
+                     std::to_string(e.n_ctx) +
+                     (e.n_ctx < spec.n_ctx ? " (a server may cap it at the model's training context, as Ollama "
+                                             "does: set server.ctx to at most that)"
+                                           : ""));
   // The last -fa/--flash-attn on the command line is the one llama-server keeps.
   std::string fa;
   for (std::size_t i = 0; i + 1 < spec.extra_args.size(); ++i)

@@ -4,8 +4,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
 #include <regex>
+#include <sstream>
 
+#include "kvsweep/core/cache_types.hpp"
+#include "kvsweep/core/host.hpp"
 #include "kvsweep/process/child.hpp"
 
 extern char** environ;
@@ -104,8 +110,9 @@ core::Expected<OllamaRequest> ollama_completion_request(const CompletionRequest&
       body[it.key()] = it.value();  // tools, format, system, think, …; unknown fields are ignored by Ollama
     }
   }
-  // num_ctx stays the cell's: a different value would reload the model mid-cell.
+  // num_ctx (and use_mmap) stay the cell's: a different value would reload the model mid-cell.
   options["num_ctx"] = model.num_ctx;
+  if (model.use_mmap) options["use_mmap"] = *model.use_mmap;
   body["options"] = options;
   return out;
 }
@@ -140,13 +147,22 @@ core::Expected<CompletionResponse> parse_ollama_completion(const nlohmann::json&
   }
 }
 
+namespace {
+/// The load options every request to `model` carries (a different value reloads the model).
+nlohmann::json load_options(const OllamaModelOptions& model) {
+  nlohmann::json o = {{"num_ctx", model.num_ctx}};
+  if (model.use_mmap) o["use_mmap"] = *model.use_mmap;
+  return o;
+}
+}  // namespace
+
 nlohmann::json ollama_embed_body(const std::vector<std::string>& inputs, const OllamaModelOptions& model) {
   // truncate:false: an over-long input is an error, not an embedding of a silently cut text.
   return {{"model", model.model},
           {"input", inputs},
           {"truncate", false},
           {"keep_alive", model.keep_alive},
-          {"options", {{"num_ctx", model.num_ctx}}}};
+          {"options", load_options(model)}};
 }
 
 core::Expected<std::vector<std::vector<float>>> parse_ollama_embed(const nlohmann::json& body, std::size_t n_inputs) {
@@ -185,6 +201,78 @@ core::Expected<std::vector<std::vector<float>>> OllamaApi::embed(const std::vect
   return parse_ollama_embed(*body, inputs.size());
 }
 
+std::filesystem::path ollama_import_store() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const std::filesystem::path cache =
+      xdg && *xdg ? std::filesystem::path(xdg) : std::filesystem::path(home && *home ? home : "/tmp") / ".cache";
+  return cache / "kvsweep" / "ollama-models";
+}
+
+std::optional<core::Expected<OllamaImport>> ollama_import_for(const std::string& model_path) {
+  std::error_code ec;
+  const std::filesystem::path file(model_path);
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext != ".gguf" || !std::filesystem::is_regular_file(file, ec)) return std::nullopt;
+  const auto size = std::filesystem::file_size(file, ec);
+  const auto mtime = std::filesystem::last_write_time(file, ec).time_since_epoch().count();
+  // One hash per file per process: every cell of a run names the same GGUF.
+  static std::mutex mutex;
+  static std::map<std::string, std::tuple<std::uintmax_t, long long, std::string>> hashes;
+  std::lock_guard lock(mutex);
+  const std::string key = std::filesystem::absolute(file, ec).string();
+  auto it = hashes.find(key);
+  if (it == hashes.end() || std::get<0>(it->second) != size || std::get<1>(it->second) != mtime) {
+    auto hex = core::sha256_file(file);
+    if (!hex) return core::Expected<OllamaImport>(std::unexpected(hex.error()));
+    it = hashes.insert_or_assign(key, std::tuple{size, static_cast<long long>(mtime), *hex}).first;
+  }
+  const std::string& hex = std::get<2>(it->second);
+  // Ollama's name rule: letters, digits, '_', '-', '.'; the tag part at most 128 characters.
+  std::string stem = file.stem().string();
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '-';
+  if (stem.empty() || !std::isalnum(static_cast<unsigned char>(stem.front()))) stem = "m" + stem;
+  if (stem.size() > 64) stem.resize(64);
+  return core::Expected<OllamaImport>(OllamaImport{"kvsweep/" + stem + ":" + hex.substr(0, 12), hex, file});
+}
+
+core::Expected<bool> ollama_ensure_import(http::Client& client, const OllamaImport& import) {
+  auto show = client.post_for_json("/api/show", {{"model", import.tag}});
+  if (show) return false;
+  if (show.error().http_status != 404) return std::unexpected(show.error());
+  std::ifstream in(import.file, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (!in.good() && !in.eof())
+    return core::fail(core::ErrorKind::io, "cannot read " + import.file.string() + " to import it into Ollama");
+  const std::string digest = "sha256:" + import.sha256;
+  auto blob = client.post_text("/api/blobs/" + digest, bytes.str());
+  if (!blob) return std::unexpected(blob.error());
+  if (blob->status / 100 != 2)
+    return core::fail(core::ErrorKind::http_status, "POST /api/blobs/" + digest + " answered " +
+                                                        std::to_string(blob->status) + ": " + blob->body.substr(0, 300));
+  auto created = client.post_for_json(
+      "/api/create", {{"model", import.tag}, {"files", {{import.file.filename().string(), digest}}}, {"stream", false}});
+  if (!created) return std::unexpected(created.error());
+  if (created->value("status", "") != "success")
+    return core::fail(core::ErrorKind::parse, "/api/create " + import.tag + " answered " + created->dump());
+  return true;
+}
+
+bool ollama_before_llama_server(const std::string& version) {
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) return false;
+  if (major == 0 && minor == 0) return false;  // 0.0.0: a build without its version stamped
+  return major == 0 && minor < 30;
+}
+
+std::vector<std::string> ollama_accepted_kv_types(const std::string& version) {
+  if (ollama_before_llama_server(version)) return {"f16", "q8_0", "q4_0"};
+  return {};
+}
+
 OllamaEnv ollama_launch_env(const CellSpec& spec, int port, const std::vector<std::string>& inherited) {
   OllamaEnv env;
   env.set = {
@@ -201,6 +289,12 @@ OllamaEnv ollama_launch_env(const CellSpec& spec, int port, const std::vector<st
   };
   for (const auto& [k, v] : spec.env)
     if (!owned(k)) env.set.emplace_back(k, v);
+  auto user_set = [&](std::string_view name) {
+    return std::any_of(spec.env.begin(), spec.env.end(), [&](const auto& kv) { return kv.first == name; });
+  };
+  if (!user_set("OLLAMA_NO_CLOUD")) env.set.emplace_back("OLLAMA_NO_CLOUD", "1");
+  if (!user_set("OLLAMA_MODELS") && ollama_import_for(spec.model_path))
+    env.set.emplace_back("OLLAMA_MODELS", ollama_import_store().string());
   for (const auto& name : inherited) {
     if (!starts_with(name, "OLLAMA_") && !starts_with(name, "LLAMA_ARG_")) continue;
     bool kept = false;
@@ -257,16 +351,46 @@ void OllamaFlavour::describe_launch(const process::LaunchSpec& launch, nlohmann:
   info["env"] = owned;
 }
 
+std::expected<void, ReadyFailure> OllamaFlavour::check_tags(ReadyContext& context) const {
+  nlohmann::json present = nlohmann::json::object();
+  for (const auto& tag : m_check_only) {
+    auto show = context.client.post_for_json("/api/show", {{"model", tag}});
+    if (!show && show.error().http_status != 404)
+      return std::unexpected(ReadyFailure{"while answering /api/show", "model '" + tag + "': " + show.error().message,
+                                          CellOutcome::load_failed});
+    present[tag] = show.has_value();
+  }
+  context.info["models"] = present;
+  return {};
+}
+
 std::expected<void, ReadyFailure> OllamaFlavour::after_ready(ReadyContext& context) const {
-  const OllamaModelOptions model = model_options(context.spec, context.attached);
   auto& info = context.info;
   try {
     info["version"] = nlohmann::json::parse(context.ready_body).value("version", "");
   } catch (const std::exception&) {
     info["version"] = "";
   }
-  // 1. The tag exists.
+  if (m_checking) return check_tags(context);
   auto& client = context.client;
+  // 0. A GGUF file is imported into kvsweep's store (the first cell of a run; later ones find it).
+  if (auto import = ollama_import_for(context.spec.model_path); import && !context.attached) {
+    const std::string when = "while importing " + context.spec.model_path + " (ollama create)";
+    if (!*import) return std::unexpected(ReadyFailure{when, import->error().message, CellOutcome::load_failed});
+    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(context.deadline - std::chrono::steady_clock::now());
+    client.set_read_timeout(std::max(remaining, std::chrono::milliseconds(1000)));
+    auto imported = ollama_ensure_import(client, **import);
+    client.set_read_timeout(context.spec.request_timeout);
+    if (!imported)
+      return std::unexpected(ReadyFailure{when, "importing " + context.spec.model_path + " as " + (*import)->tag +
+                                                    " failed: " + imported.error().message,
+                                          CellOutcome::load_failed});
+    info["gguf"] = context.spec.model_path;
+    info["gguf_sha256"] = (*import)->sha256;
+    info["imported"] = *imported;  // false: an earlier cell (or run) imported it
+  }
+  const OllamaModelOptions model = model_options(context.spec, context.attached);
+  // 1. The tag exists.
   auto show = client.post_for_json("/api/show", {{"model", model.model}});
   if (!show) {
     std::string msg = "model '" + model.model + "': " + show.error().message;
@@ -296,7 +420,7 @@ std::expected<void, ReadyFailure> OllamaFlavour::after_ready(ReadyContext& conte
   auto warm = completion ? client.post_for_json("/api/generate", {{"model", model.model},
                                                                   {"stream", false},
                                                                   {"keep_alive", model.keep_alive},
-                                                                  {"options", {{"num_ctx", model.num_ctx}}}})
+                                                                  {"options", load_options(model)}})
                          : client.post_for_json("/api/embed", ollama_embed_body({"kvsweep warm-up"}, model));
   client.set_read_timeout(context.spec.request_timeout);
   if (!warm)
@@ -315,7 +439,11 @@ std::unique_ptr<Api> OllamaFlavour::make_api(std::shared_ptr<http::Client> clien
 }
 
 OllamaModelOptions OllamaFlavour::model_options(const CellSpec& spec, bool attached) {
-  return {spec.model_path, spec.n_ctx, attached ? nlohmann::json("30m") : nlohmann::json(-1), false};
+  OllamaModelOptions o{spec.model_path, spec.n_ctx, attached ? nlohmann::json("30m") : nlohmann::json(-1), false, {}};
+  if (attached) return o;
+  o.use_mmap = true;  // see OllamaModelOptions::use_mmap
+  if (auto import = ollama_import_for(spec.model_path); import && *import) o.model = (*import)->tag;
+  return o;
 }
 
 std::expected<std::unique_ptr<Instance>, StartFailure> OllamaBackend::start(const CellSpec& spec,
@@ -331,6 +459,20 @@ std::expected<std::unique_ptr<Instance>, StartFailure> OllamaBackend::start(cons
   auto key = api_key_from_env(m_options.api_key_env);
   if (!key) return std::unexpected(key.error());
   return m_lifecycle.attach(m_flavour, Attach{m_options.url, {*key, m_options.user, m_options.password}}, spec, cancel);
+}
+
+std::expected<OllamaInventory, StartFailure> OllamaBackend::check_models(const CellSpec& base,
+                                                                          const std::vector<std::string>& tags,
+                                                                          const std::atomic<bool>& cancel) {
+  OllamaFlavour flavour(m_options.binary, tags);
+  auto instance = m_lifecycle.launch(flavour, base, cancel);
+  if (!instance) return std::unexpected(instance.error());
+  const nlohmann::json info = (*instance)->info();
+  (*instance)->stop();
+  OllamaInventory out;
+  out.version = info.value("version", "");
+  for (const auto& tag : tags) out.tags.emplace_back(tag, info.contains("models") && info["models"].value(tag, false));
+  return out;
 }
 
 nlohmann::json OllamaBackend::describe() {

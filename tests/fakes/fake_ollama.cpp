@@ -1,6 +1,11 @@
-// fake-ollama: a fake, because no Ollama binary can be installed here.
+// fake-ollama: a fake, kept only for what the real Ollama will not do on demand.
 //
-// It stands in for `ollama serve` in the integration tests and keeps to the contract kvsweep's
+// The Ollama backend is proven against the real Ollama (v0.30.1, built by scripts/ollama;
+// tests/integration/ollama_real_test.cpp). This fake stays for the faults and contracts a real
+// `ollama serve` cannot be made to show: a server that exits at start, starts slowly or never
+// gets ready, an Ollama older than 0.30 that ignores the KV type it is given (we build 0.30.1
+// only), an attached server whose KV type is declared, and the per-cell environment checked from
+// inside the process (it refuses to start on a violation). It keeps to the contract kvsweep's
 // Ollama backend is written against (../shared/reference/servers.md part B, Ollama 0.33):
 //
 // Environment (checked at start; a violation prints why and exits 1):

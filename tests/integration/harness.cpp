@@ -33,6 +33,9 @@ pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& l
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::string bin = llama_bin_dir();
+  std::string ollama;
+  if (const char* e = std::getenv("KVSWEEP_OLLAMA_BIN"); e && *e) ollama = e;
+  else ollama = KVSWEEP_OLLAMA_DIR;
   pid_t pid = ::fork();
   if (pid == 0) {
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -41,6 +44,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::filesystem::path& l
     const int in = ::open(input.c_str(), O_RDONLY);
     ::dup2(in, 0);
     ::setenv("KVSWEEP_LLAMA_BIN", bin.c_str(), 1);
+    if (!ollama.empty()) ::setenv("KVSWEEP_OLLAMA_BIN", ollama.c_str(), 1);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
@@ -83,6 +87,15 @@ int scaled_s(double seconds) { return static_cast<int>(std::ceil(seconds * time_
 std::string llama_bin_dir() {
   if (const char* e = std::getenv("KVSWEEP_LLAMA_BIN"); e && *e) return e;
   return KVSWEEP_LLAMA_DIR;
+}
+
+std::string ollama_bin_dir() {
+  const char* e = std::getenv("KVSWEEP_OLLAMA_BIN");
+  const std::string dir = (e && *e) ? e : KVSWEEP_OLLAMA_DIR;
+  if (dir.empty()) throw std::runtime_error("no Ollama: configure with -DKVSWEEP_OLLAMA_DIR=$(scripts/ollama)");
+  if (::access((std::filesystem::path(dir) / "ollama").c_str(), X_OK) != 0)
+    throw std::runtime_error(dir + "/ollama: missing (scripts/ollama installs it)");
+  return dir;
 }
 
 namespace {

@@ -15,6 +15,9 @@ namespace kvsweep::testing {
 
 /// The directory holding llama-server (KVSWEEP_LLAMA_BIN, else the build's KVSWEEP_LLAMA_DIR).
 std::string llama_bin_dir();
+/// The directory holding the real `ollama` (KVSWEEP_OLLAMA_BIN, else the build's KVSWEEP_OLLAMA_DIR,
+/// printed by scripts/ollama). Throws when it holds no ollama. kvsweep runs with KVSWEEP_OLLAMA_BIN set to it.
+std::string ollama_bin_dir();
 /// The tiny model, made once per test binary (seed 1).
 std::filesystem::path tiny_model();
 /// The copy model (kvsweep tiny-model --kind copy, default knobs), made once per test binary.

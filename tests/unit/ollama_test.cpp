@@ -2,6 +2,11 @@
 // answer parsing (ns → ms, done_reason, log-probabilities without ids), the launch environment,
 // the effective KV types read from the log, and the config rules for Ollama grids.
 
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,8 +15,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/cli/ollama_check.hpp"
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/core/host.hpp"
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/ollama.hpp"
 #include "config_error.hpp"
@@ -29,7 +36,7 @@ using nlohmann::json;
 namespace server = kvsweep::server;
 namespace config = kvsweep::config;
 
-OllamaModelOptions model() { return {"qwen3:8b", 8192, -1, false}; }
+OllamaModelOptions model() { return {"qwen3:8b", 8192, -1, false, {}}; }
 
 CompletionRequest raw_request() {
   CompletionRequest r;
@@ -115,7 +122,7 @@ TEST(OllamaRequest, ExtraTranslatesThinkingSwitchAndKeepsTheCellsNumCtx) {
 }
 
 TEST(OllamaRequest, EmbedBody) {
-  OllamaModelOptions m{"qwen3-embedding:0.6b", 4096, "30m", false};
+  OllamaModelOptions m{"qwen3-embedding:0.6b", 4096, "30m", false, {}};
   EXPECT_EQ(server::ollama_embed_body({"hello world", "goodbye"}, m),
             json::parse(R"({"model":"qwen3-embedding:0.6b","input":["hello world","goodbye"],"truncate":false,
                             "keep_alive":"30m","options":{"num_ctx":4096}})"));
@@ -210,7 +217,7 @@ TEST(OllamaLaunch, EnvironmentSetsTheCellAndDropsInheritedOllamaVariables) {
   const std::vector<std::pair<std::string, std::string>> set = {
       {"OLLAMA_HOST", "127.0.0.1:41234"}, {"OLLAMA_KV_CACHE_TYPE", "q8_0"}, {"OLLAMA_FLASH_ATTENTION", "1"},
       {"OLLAMA_NUM_PARALLEL", "1"},       {"OLLAMA_CONTEXT_LENGTH", "8192"}, {"OLLAMA_MODELS", "/models/ollama"},
-      {"CUDA_VISIBLE_DEVICES", "0"}};
+      {"CUDA_VISIBLE_DEVICES", "0"},      {"OLLAMA_NO_CLOUD", "1"}};
   EXPECT_EQ(env.set, set);
   // Overridden names need no unset; the user's OLLAMA_MODELS replaces the inherited one.
   EXPECT_EQ(env.unset, (std::vector<std::string>{"OLLAMA_KEEP_ALIVE", "LLAMA_ARG_CACHE_TYPE_K", "OLLAMA_DEBUG"}));
@@ -306,3 +313,111 @@ TEST(OllamaConfig, RejectsWhatKvsweepSetsPerCell) {
 }
 
 }  // namespace
+
+TEST(OllamaRequest, UseMmapIsSentInEveryRequestWhenSet) {
+  OllamaModelOptions m = model();
+  m.use_mmap = true;
+  auto req = server::ollama_completion_request(raw_request(), m);
+  ASSERT_TRUE(req) << req.error().message;
+  EXPECT_EQ(req->body["options"]["use_mmap"], true);
+  EXPECT_EQ(server::ollama_embed_body({"a"}, m)["options"]["use_mmap"], true);
+  // Unset (attached Ollama): not sent at all.
+  auto plain = server::ollama_completion_request(raw_request(), model());
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->body["options"].contains("use_mmap"));
+  EXPECT_FALSE(server::ollama_embed_body({"a"}, model())["options"].contains("use_mmap"));
+}
+
+TEST(OllamaVersion, BeforeThirtyOnlyThreeTypesAfterwardsEveryLlamaCppType) {
+  EXPECT_EQ(server::ollama_accepted_kv_types("0.17.4"), (std::vector<std::string>{"f16", "q8_0", "q4_0"}));
+  EXPECT_EQ(server::ollama_accepted_kv_types("0.29.9"), (std::vector<std::string>{"f16", "q8_0", "q4_0"}));
+  EXPECT_TRUE(server::ollama_accepted_kv_types("0.30.1").empty());
+  EXPECT_TRUE(server::ollama_accepted_kv_types("1.2.0").empty());
+  // A build without its version stamped, or none read: not refused on a guess.
+  EXPECT_TRUE(server::ollama_accepted_kv_types("0.0.0").empty());
+  EXPECT_TRUE(server::ollama_accepted_kv_types("").empty());
+  EXPECT_TRUE(server::ollama_before_llama_server("0.24.3"));
+  EXPECT_FALSE(server::ollama_before_llama_server("0.30.0"));
+}
+
+TEST(OllamaImport, AGgufFileIsATagNamedByItsContentAndATagIsNot) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kvsweep-unit-import-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "My Model.Q4.gguf";
+  std::ofstream(file, std::ios::binary) << "GGUF fake bytes";
+  auto import = server::ollama_import_for(file.string());
+  ASSERT_TRUE(import.has_value());
+  ASSERT_TRUE(*import) << (*import).error().message;
+  // sha256("GGUF fake bytes"), first 12 hex; the name's space becomes '-'.
+  const std::string hex = kvsweep::core::sha256_hex("GGUF fake bytes");
+  EXPECT_EQ((*import)->sha256, hex);
+  EXPECT_EQ((*import)->tag, "kvsweep/My-Model.Q4:" + hex.substr(0, 12));
+  // A changed file is a new tag, even within one process.
+  std::filesystem::last_write_time(file, std::filesystem::last_write_time(file) + std::chrono::seconds(5));
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << "GGUF other bytes";
+  std::filesystem::last_write_time(file, std::filesystem::last_write_time(file) + std::chrono::seconds(10));
+  auto changed = server::ollama_import_for(file.string());
+  ASSERT_TRUE(changed.has_value() && *changed);
+  EXPECT_NE((*changed)->tag, (*import)->tag);
+  // Tags and paths that are not GGUF files are not imported.
+  EXPECT_FALSE(server::ollama_import_for("qwen3:8b").has_value());
+  EXPECT_FALSE(server::ollama_import_for((dir / "absent.gguf").string()).has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OllamaLaunch, AGgufModelRunsOnKvsweepsOwnStoreUnlessTheConfigNamesOne) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kvsweep-unit-store-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  CellSpec spec;
+  spec.model_path = (dir / "m.gguf").string();
+  std::ofstream(spec.model_path, std::ios::binary) << "GGUF";
+  auto env = server::ollama_launch_env(spec, 1234, {});
+  auto value = [&](const std::string& name) -> std::string {
+    for (const auto& [k, v] : env.set)
+      if (k == name) return v;
+    return "<unset>";
+  };
+  EXPECT_EQ(value("OLLAMA_MODELS"), server::ollama_import_store().string());
+  EXPECT_EQ(value("OLLAMA_NO_CLOUD"), "1");
+  spec.env = {{"OLLAMA_MODELS", "/mine"}, {"OLLAMA_NO_CLOUD", "0"}};
+  env = server::ollama_launch_env(spec, 1234, {});
+  EXPECT_EQ(value("OLLAMA_MODELS"), "/mine");
+  EXPECT_EQ(value("OLLAMA_NO_CLOUD"), "0");
+  spec.env.clear();
+  spec.model_path = "qwen3:8b";  // a tag: Ollama's own store
+  env = server::ollama_launch_env(spec, 1234, {});
+  EXPECT_EQ(value("OLLAMA_MODELS"), "<unset>");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OllamaConfig, AGgufPathIsAFileRelativeToTheConfigAndATagStaysATag) {
+  json doc = {{"server", {{"backend", "ollama"}}},
+              {"models", {{{"name", "a"}, {"path", "models/tiny.GGUF"}}, {{"name", "b"}, {"path", "qwen3:8b"}}}},
+              {"grid", {{"k", {"f16", "q8_0"}}, {"v", "tied"}}},
+              {"probes", {{{"kind", "complete"}}}}};
+  auto cfg = config::from_json(doc, "/work/configs/x.json");
+  EXPECT_EQ(cfg.models[0].path, "/work/configs/models/tiny.GGUF");
+  EXPECT_EQ(cfg.models[1].path, "qwen3:8b");
+  EXPECT_TRUE(config::is_gguf_path("a/b.gguf"));
+  EXPECT_FALSE(config::is_gguf_path("gguf"));
+  EXPECT_FALSE(config::is_gguf_path("qwen3:8b"));
+}
+
+TEST(OllamaGrid, AnOllamaBeforeThirtyRefusesTypesItWouldRunAsF16NamingWhatToChange) {
+  json doc = {{"server", {{"backend", "ollama"}}},
+              {"models", {{{"name", "a"}, {"path", "qwen3:8b"}}}},
+              {"grid", {{"k", {"f16", "q8_0", "q5_0", "q4_1"}}, {"v", "tied"}}},
+              {"probes", {{{"kind", "complete"}}}}};
+  auto cfg = config::from_json(doc, "/work/configs/x.json");
+  try {
+    kvsweep::cli::check_ollama_grid(cfg, "0.17.4");
+    FAIL() << "expected a refusal";
+  } catch (const FatalError& e) {
+    const std::string msg = e.what();
+    EXPECT_THAT(msg, HasSubstr("grid: q5_0, q4_1: Ollama 0.17.4 accepts only f16, q8_0 and q4_0")) << msg;
+    EXPECT_THAT(msg, HasSubstr("remove those types from grid.k, or use Ollama 0.30 or newer")) << msg;
+  }
+  EXPECT_NO_THROW(kvsweep::cli::check_ollama_grid(cfg, "0.30.1"));
+  doc["grid"]["k"] = {"f16", "q8_0", "q4_0"};
+  EXPECT_NO_THROW(kvsweep::cli::check_ollama_grid(config::from_json(doc, "/work/configs/x.json"), "0.17.4"));
+}

@@ -87,9 +87,21 @@ TEST(CheckSettings, EachIgnoredSettingIsNamed) {
   e.attn_rot_k = 1;
   e.attn_rot_v = 0;
   EXPECT_EQ(check_settings(e, spec),
-            "requested a context of 32768 tokens, the server allocated 8192; "
+            "requested a context of 32768 tokens, the server allocated 8192 (a server may cap it at the model's "
+            "training context, as Ollama does: set server.ctx to at most that); "
             "requested flash attention off (-fa off), the server ran it enabled; "
             "requested no attention rotation (LLAMA_ATTN_ROT_DISABLE=1), the server rotated K");
+}
+
+TEST(CheckSettings, AContextThatIsACeilingMayBeSmallerButNotLarger) {
+  CellSpec spec;
+  spec.n_ctx = 8192;
+  spec.n_ctx_at_most = true;  // the embedder's
+  EffectiveKv e;
+  e.n_ctx = 512;
+  EXPECT_EQ(check_settings(e, spec), "");
+  e.n_ctx = 16384;
+  EXPECT_EQ(check_settings(e, spec), "requested a context of 8192 tokens, the server allocated 16384");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct ServerConfig {
 /// True when the cells run on Ollama (backend ollama, or external with api ollama): one KV type
 /// for K and V, models are tags.
 bool uses_ollama(const ServerConfig& server);
+/// A models[].path ending in ".gguf" (any case): a file even under backend "ollama", where it is
+/// imported into kvsweep's own model store; anything else there is an Ollama tag.
+bool is_gguf_path(std::string_view path);
 
 /// One named setting of the server that a sweep compares, beside K and V: extra args, extra
 /// environment, a context size or another llama-server binary. The grid is models × variants ×

@@ -73,8 +73,10 @@ std::string tail_file(const std::filesystem::path& path, std::size_t max_lines =
 /// Resolves a program name on PATH; empty when not found.
 std::string which(const std::string& program);
 
-/// A llama.cpp tool (llama-server, llama-perplexity): `name` as given when it holds a '/', else
-/// $KVSWEEP_LLAMA_BIN/<name> when that is executable, else `which(name)`; empty when not found.
+/// A program kvsweep launches: `name` as given when it holds a '/', else $<dir_variable>/<name>
+/// when that is executable, else `which(name)`; empty when not found.
+std::string find_tool(const std::string& name, const char* dir_variable);
+/// A llama.cpp tool (llama-server, llama-perplexity): find_tool(name, "KVSWEEP_LLAMA_BIN").
 std::string find_llama_tool(const std::string& name);
 
 }  // namespace kvsweep::process

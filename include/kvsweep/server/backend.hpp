@@ -28,6 +28,9 @@ struct CellSpec : core::CellKey {
   std::string model_path;      // file (llama-server) or tag (ollama)
   std::string binary;          // this cell's llama-server binary (a variant's); empty: the backend's
   int n_ctx = 4096;
+  // The embedder's context is a ceiling, not a setting of the cell: a server that allocates less
+  // (Ollama caps num_ctx at the model's training context, e.g. 512 for all-MiniLM-L6-v2) is fine.
+  bool n_ctx_at_most = false;
   std::filesystem::path log_path;
   std::vector<std::string> extra_args;                     // the user's server args
   std::vector<std::pair<std::string, std::string>> env;    // the user's extra environment

@@ -7,6 +7,8 @@
 //   set by kvsweep  OLLAMA_HOST=127.0.0.1:<free port>, OLLAMA_KV_CACHE_TYPE=<type>,
 //                   OLLAMA_FLASH_ATTENTION=1, OLLAMA_NUM_PARALLEL=1, OLLAMA_CONTEXT_LENGTH=<n_ctx>
 //   from server.env everything the user set there (OLLAMA_MODELS, OLLAMA_DEBUG, CUDA_VISIBLE_DEVICES, …)
+//   defaults        OLLAMA_NO_CLOUD=1 (local models only), and, when the model is a GGUF file,
+//                   OLLAMA_MODELS=<ollama_import_store()>; server.env overrides either
 //   removed         every other OLLAMA_* variable inherited from kvsweep's environment
 //                   (OLLAMA_MODELS, OLLAMA_KEEP_ALIVE, OLLAMA_LOAD_TIMEOUT, OLLAMA_SCHED_SPREAD,
 //                   OLLAMA_GPU_OVERHEAD, OLLAMA_LLM_LIBRARY, OLLAMA_MAX_LOADED_MODELS, OLLAMA_NEW_ENGINE,
@@ -20,7 +22,9 @@
 // and fail with ErrorKind::unsupported.
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,7 +47,39 @@ struct OllamaModelOptions {
   int num_ctx = 4096;                        // options.num_ctx, always sent
   nlohmann::json keep_alive = -1;            // seconds (negative = forever) or a duration string
   bool think = false;                        // `think` for models with the thinking capability
+  // options.use_mmap, sent when set. A launched Ollama (>= 0.30) turns mmap off on Linux CPU-only
+  // hosts by passing `--no-mmap` to llama-server, a flag the llama.cpp kvsweep builds no longer
+  // has (it became `--load-mode`), so the model would not load: kvsweep sends use_mmap:true,
+  // which makes Ollama pass nothing. Also a load option: every request sends the same value,
+  // so none reloads the model.
+  std::optional<bool> use_mmap;
 };
+
+/// A GGUF file given as an Ollama model: imported once into kvsweep's own model store under a
+/// tag named by its content, `kvsweep/<file stem>:<first 12 hex of its sha256>`, so a changed
+/// file is a new tag and never a stale import.
+struct OllamaImport {
+  std::string tag;
+  std::string sha256;  // hex, of the whole file
+  std::filesystem::path file;
+};
+/// The import for `model_path` when it names a regular file ending in .gguf, else nullopt (a tag).
+/// The file's hash is computed once per file (size and mtime unchanged) per process.
+std::optional<core::Expected<OllamaImport>> ollama_import_for(const std::string& model_path);
+/// kvsweep's Ollama model store for imported GGUFs: $XDG_CACHE_HOME/kvsweep/ollama-models
+/// (~/.cache/kvsweep/ollama-models), shared by runs; content-addressed like any Ollama store.
+std::filesystem::path ollama_import_store();
+/// Imports `import` into the Ollama at `client` (POST /api/blobs/sha256:…, then /api/create with
+/// the blob as the model file) unless the tag is there already. Returns whether it imported.
+core::Expected<bool> ollama_ensure_import(http::Client& client, const OllamaImport& import);
+
+/// The types Ollama `version` passes on. Before 0.30 its in-process runner accepted f16, q8_0
+/// and q4_0 only (anything else ran as f16, with a warning in the log); since 0.30 the type goes
+/// unvalidated to llama-server as --cache-type-k and --cache-type-v (empty: every llama.cpp type).
+/// An unreadable version ("", "0.0.0": a build without its version stamped) is treated as >= 0.30.
+std::vector<std::string> ollama_accepted_kv_types(const std::string& version);
+/// True when `version` is older than 0.30 (so the in-process runner, not llama-server).
+bool ollama_before_llama_server(const std::string& version);
 
 /// One HTTP request to make: the endpoint and its JSON body.
 struct OllamaRequest {
@@ -92,6 +128,10 @@ struct OllamaOptions {
 class OllamaFlavour final : public Flavour {
  public:
   OllamaFlavour(std::string binary, bool attached) : m_binary(std::move(binary)), m_attached(attached) {}
+  /// A flavour that only looks: after ready it asks /api/show for each of `tags` and writes
+  /// info["models"] = {tag: true|false} (OllamaBackend::check_models), with no model loaded.
+  OllamaFlavour(std::string binary, std::vector<std::string> tags)
+      : m_binary(std::move(binary)), m_attached(false), m_check_only(std::move(tags)), m_checking(true) {}
   std::string who() const override { return m_attached ? "Ollama" : "ollama serve"; }
   process::LaunchSpec launch_spec(const CellSpec& spec, int port) const override;
   std::string launch_line(const process::LaunchSpec& launch) const override;
@@ -105,8 +145,19 @@ class OllamaFlavour final : public Flavour {
   static OllamaModelOptions model_options(const CellSpec& spec, bool attached);
 
  private:
+  std::expected<void, ReadyFailure> check_tags(ReadyContext& context) const;
+
   std::string m_binary;
   bool m_attached;
+  std::vector<std::string> m_check_only;
+  bool m_checking = false;
+};
+
+/// What a dry run learns from the installed Ollama before any cell: its version and, per tag,
+/// whether its store holds it.
+struct OllamaInventory {
+  std::string version;
+  std::vector<std::pair<std::string, bool>> tags;  // tag, present
 };
 
 /// Launches `ollama serve` per cell (url empty) or attaches to a running Ollama (url set; the
@@ -120,6 +171,10 @@ class OllamaBackend final : public Backend {
   std::expected<std::unique_ptr<Instance>, StartFailure> start(const CellSpec& spec,
                                                              const std::atomic<bool>& cancel) override;
   nlohmann::json describe() override;
+  /// Starts `ollama serve` once with `base`'s environment (its model store) and asks for each
+  /// tag; launch mode only.
+  std::expected<OllamaInventory, StartFailure> check_models(const CellSpec& base, const std::vector<std::string>& tags,
+                                                             const std::atomic<bool>& cancel);
 
  private:
   OllamaOptions m_options;

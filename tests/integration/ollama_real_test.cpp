@@ -1,0 +1,174 @@
+// The Ollama backend against the real Ollama: v0.30.1 built by scripts/ollama (`go install
+// github.com/ollama/ollama@v0.30.1`), which launches the llama-server scripts/llama-cpp builds.
+// Each test gives its cells a model store of its own (server.env.OLLAMA_MODELS), so the GGUF
+// import runs in every test and no two tests write one store at once.
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+using ::testing::HasSubstr;
+
+namespace kt = kvsweep::testing;
+
+namespace {
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t pos = 0; (pos = text.find(needle, pos)) != std::string::npos; pos += needle.size()) ++n;
+  return n;
+}
+
+// The tiny model as a GGUF path under backend ollama: kvsweep imports it into `store`.
+nlohmann::json real_ollama_config(const kt::TempDir& dir, const std::vector<std::string>& types) {
+  return {
+      {"name", "ollama-real"},
+      {"server",
+       {{"backend", "ollama"},
+        {"ctx", 2048},
+        {"env", {{"OLLAMA_MODELS", (dir / "store").string()}}},
+        {"ready_timeout_s", kt::scaled_s(120)},
+        {"request_timeout_s", kt::scaled_s(120)},
+        {"stop_grace_s", 5}}},
+      {"models", {{{"name", "tiny"}, {"path", kt::tiny_model().string()}}}},
+      {"grid", {{"k", types}, {"v", "tied"}, {"reference", types.front() + "/" + types.front()}, {"order", "as-listed"}}},
+      {"probes", {{{"kind", "complete"}, {"max_tokens", 16}}}},
+  };
+}
+
+std::map<std::string, nlohmann::json> cells_by_type(const nlohmann::json& manifest) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& c : manifest["cells"]) out[c["type_k"].get<std::string>()] = c;
+  return out;
+}
+
+}  // namespace
+
+TEST(RealOllama, ThreeCellGridOkWithEachTypeVerifiedFromItsLlamaServerLog) {
+  kt::ollama_bin_dir();  // throws, failing the test, when scripts/ollama has not installed it
+  kt::TempDir dir;
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep(
+      {"run", kt::write_config(dir, real_ollama_config(dir, {"f16", "q8_0", "q4_0"})).string(), "-o", run.string()}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+
+  auto manifest = kt::read_manifest(run);
+  EXPECT_EQ(manifest["status"], "complete");
+  EXPECT_EQ(manifest["server"]["backend"], "ollama");
+  EXPECT_EQ(manifest["server"]["version"], "0.30.1") << manifest["server"].dump();
+  auto cells = cells_by_type(manifest);
+  ASSERT_EQ(cells.size(), 3u);
+  for (const auto& [type, c] : cells) {
+    EXPECT_EQ(c["outcome"], "ok") << c.dump();
+    // From the llama_kv_cache line Ollama's llama-server logged, not the request echoed back.
+    EXPECT_TRUE(c["effective"]["found"].get<bool>()) << c.dump();
+    EXPECT_FALSE(c["effective"]["declared"].get<bool>()) << c.dump();
+    EXPECT_EQ(c["effective"]["type_k"], type) << c.dump();
+    EXPECT_EQ(c["effective"]["type_v"], type) << c.dump();
+    EXPECT_EQ(c["effective"]["flash_attn"], "enabled") << c.dump();
+  }
+  EXPECT_LT(cells["q8_0"]["effective"]["kv_mib"].get<double>(), cells["f16"]["effective"]["kv_mib"].get<double>());
+  EXPECT_LT(cells["q4_0"]["effective"]["kv_mib"].get<double>(), cells["q8_0"]["effective"]["kv_mib"].get<double>());
+
+  auto records = kt::read_records(run);
+  ASSERT_EQ(records.size(), 3u * 4u);
+  for (const auto& rec : records) {
+    ASSERT_EQ(rec["status"], "ok") << rec.dump();
+    EXPECT_FALSE(rec["response"]["content"].get<std::string>().empty()) << rec.dump();
+    EXPECT_GT(rec["timings"]["predicted_n"].get<int>(), 0) << rec.dump();
+    EXPECT_GT(rec["timings"]["predicted_ms"].get<double>(), 0) << rec.dump();
+  }
+  // f16 against itself, greedy: the same text as the reference on every item.
+  for (const auto& rec : records) {
+    if (rec["cell"]["type_k"] == "f16") {
+      EXPECT_EQ(rec["metrics"]["match_reference"], 1) << rec.dump();
+    }
+  }
+
+  // Each cell's log: one `ollama serve`, which started llama-server once with the cell's type for K
+  // and V; the GGUF was imported once, by the first cell (the others found the tag in the store).
+  std::size_t imports = 0;
+  std::set<std::string> launched;
+  for (const auto& entry : std::filesystem::directory_iterator(run / "logs")) {
+    const std::string log = kt::read_text(entry.path());
+    EXPECT_EQ(count(log, "# kvsweep: launching"), 1u) << log;
+    EXPECT_EQ(count(log, "msg=\"starting llama-server\""), 1u) << log;
+    for (const char* type : {"f16", "q8_0", "q4_0"}) {
+      if (log.find(std::string("--cache-type-k ") + type + " --cache-type-v " + type) != std::string::npos)
+        launched.insert(type);
+    }
+    imports += count(log, "\"/api/create\"");
+  }
+  EXPECT_EQ(launched, (std::set<std::string>{"f16", "q8_0", "q4_0"}));
+  EXPECT_EQ(imports, 1u);
+}
+
+TEST(RealOllama, MissingTagIsLoadFailedNamingThePullAndTheSweepGoesOn) {
+  kt::ollama_bin_dir();
+  kt::TempDir dir;
+  auto cfg = real_ollama_config(dir, {"f16", "q8_0"});
+  cfg["models"].push_back({{"name", "absent"}, {"path", "kvsweep-absent:latest"}});
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto manifest = kt::read_manifest(run);
+  ASSERT_EQ(manifest["cells"].size(), 4u);
+  for (const auto& c : manifest["cells"]) {
+    if (c["model"] == "absent") {
+      EXPECT_EQ(c["outcome"], "load_failed") << c.dump();
+      EXPECT_THAT(c["message"].get<std::string>(), HasSubstr("ollama pull kvsweep-absent:latest")) << c.dump();
+    } else {
+      EXPECT_EQ(c["outcome"], "ok") << c.dump();
+    }
+  }
+  for (const auto& rec : kt::read_records(run)) EXPECT_EQ(rec["cell"]["model"], "tiny");
+}
+
+TEST(RealOllama, TelephoneWithEmbeddingsFromOllama) {
+  kt::ollama_bin_dir();
+  kt::TempDir dir;
+  auto cfg = real_ollama_config(dir, {"f16", "q8_0"});
+  cfg["probes"] = {{{"kind", "telephone"},
+                    {"texts", {"The cat sat on the mat and looked at the door."}},
+                    {"hops", 2},
+                    {"seeds", {1}},
+                    {"max_tokens", 24}}};
+  // The instrument: all-MiniLM-L6-v2 on its own `ollama serve` (f16), imported like the model.
+  cfg["embedder"] = {{"backend", "ollama"}, {"model", kt::minilm_model().string()}};
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto records = kt::read_records(run);
+  ASSERT_EQ(records.size(), 2u);
+  for (const auto& rec : records) {
+    ASSERT_EQ(rec["status"], "ok") << rec.dump();
+    const double drift = rec["metrics"]["final_similarity"].get<double>();
+    EXPECT_GT(drift, -1.0) << rec.dump();
+    EXPECT_LE(drift, 1.0 + 1e-6) << rec.dump();
+  }
+  EXPECT_EQ(kt::read_manifest(run)["embedder"]["backend"], "ollama");
+}
+
+TEST(RealOllama, DryRunOfTheSeedConfigNamesEveryTagToPull) {
+  kt::ollama_bin_dir();
+  kt::TempDir dir;
+  // Seed 000's config as shipped, with an empty model store of the test's own.
+  auto cfg = nlohmann::json::parse(kt::read_text(std::filesystem::path(KVSWEEP_SOURCE_DIR) / "configs" /
+                                                 "telephone-qwen3-ollama.json"),
+                                   nullptr, true, true);
+  cfg["server"]["binary"] = "ollama";  // as shipped: found through KVSWEEP_OLLAMA_BIN
+  cfg["server"]["env"] = {{"OLLAMA_MODELS", (dir / "store").string()}};
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "--dry-run"}, 300);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("version 0.30.1")) << r.output;
+  for (const char* tag : {"qwen3:0.6b", "qwen3:8b", "qwen3-embedding:0.6b"})
+    EXPECT_THAT(r.output, HasSubstr(std::string("is missing: ollama pull ") + tag)) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("3 tag(s) to pull")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cells (4, in run order)")) << r.output;
+}
