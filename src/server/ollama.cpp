@@ -494,6 +494,15 @@ nlohmann::json OllamaBackend::describe() {
   static const std::regex version_re(R"(version is (\S+))");
   std::smatch m;
   if (std::regex_search(text, m, version_re)) d["version"] = m[1].str();
+  // Ollama >= 0.30 launches the llama-server in <bin>/../lib/ollama/ (scripts/ollama links this
+  // checkout's build there): which one is part of what the cells ran.
+  std::error_code ec;
+  const std::string bin = d["binary"].get<std::string>();
+  if (!bin.empty()) {
+    const auto exe = std::filesystem::canonical(bin, ec);
+    const auto server = std::filesystem::canonical(exe.parent_path().parent_path() / "lib" / "ollama" / "llama-server", ec);
+    if (!ec) d["llama_server"] = server.string();
+  }
   m_description = d;
   return d;
 }

@@ -62,6 +62,10 @@ TEST(RealOllama, ThreeCellGridOkWithEachTypeVerifiedFromItsLlamaServerLog) {
   EXPECT_EQ(manifest["status"], "complete");
   EXPECT_EQ(manifest["server"]["backend"], "ollama");
   EXPECT_EQ(manifest["server"]["version"], "0.30.1") << manifest["server"].dump();
+  // The llama-server it launched: the one scripts/llama-cpp built (scripts/ollama links it).
+  EXPECT_EQ(manifest["server"]["llama_server"],
+            std::filesystem::canonical(std::filesystem::path(kt::llama_bin_dir()) / "llama-server").string())
+      << manifest["server"].dump();
   auto cells = cells_by_type(manifest);
   ASSERT_EQ(cells.size(), 3u);
   for (const auto& [type, c] : cells) {
