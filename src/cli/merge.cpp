@@ -14,14 +14,18 @@ void register_merge(CLI::App& app, Commands& commands) {
   struct Opts {
     std::vector<std::string> inputs;
     std::string out;
+    bool allow_build_change = false;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("runs", o->inputs, "Run directories to join (same config)")->required()->expected(2, -1);
   sub->add_option("-o,--output", o->out, "The merged run directory (new)")->required();
+  sub->add_flag("--allow-build-change", o->allow_build_change,
+                "Merge runs made with different server builds (llama-server --version differs) anyway; the merged "
+                "manifest lists each run's build");
   sub->callback([&commands, o] {
     commands.action = [o] {
       std::vector<std::filesystem::path> in(o->inputs.begin(), o->inputs.end());
-      auto r = sweep::merge_runs(in, o->out);
+      auto r = sweep::merge_runs(in, o->out, o->allow_build_change);
       if (!r) throw core::FatalError("merge: " + r.error().message);
       std::printf("merged %zu runs into %s: %zu cells, %zu records (%zu duplicates dropped, %zu records of support "
                   "copies of the reference cell dropped)\n",

@@ -62,8 +62,10 @@ void StderrProgress::cell_done(const sweep::CellResult& r) {
   if (m_quiet && r.outcome == server::CellOutcome::ok) return;
   if (m_terminal) std::fprintf(stderr, "\r\033[K");
   const std::string settled = r.items_settled > 0 ? ", " + std::to_string(r.items_settled) + " settled" : "";
-  std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed%s)\n", index + 1, m_cells, r.cell.label().c_str(),
-               std::string(server::to_string(r.outcome)).c_str(), r.items_ok, r.items_failed, settled.c_str());
+  // Without a status line (stderr not a terminal: CI, a log file), the time left goes on each cell's line.
+  const std::string when = m_terminal ? std::string{} : " | " + times();
+  std::fprintf(stderr, "[cell %zu/%zu] %s: %s (%d ok, %d failed%s)%s\n", index + 1, m_cells, r.cell.label().c_str(),
+               std::string(server::to_string(r.outcome)).c_str(), r.items_ok, r.items_failed, settled.c_str(), when.c_str());
   if (r.outcome != server::CellOutcome::ok && !r.message.empty())
     std::fprintf(stderr, "%s\n", core::redact(r.message).c_str());
   if (m_terminal && !m_running.empty() && m_running.front().slot >= 0) redraw();
@@ -75,11 +77,21 @@ void StderrProgress::note(const std::string& message) {
   std::fprintf(stderr, "note: %s\n", core::redact(message).c_str());
 }
 
+std::string StderrProgress::eta() const {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+  if (m_items_done == 0 || m_items_total <= m_items_done) return m_items_total <= m_items_done ? "0 s" : "?";
+  return report::duration_text(elapsed / static_cast<double>(m_items_done) * static_cast<double>(m_items_total - m_items_done));
+}
+
+std::string StderrProgress::times() const {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+  return "items " + std::to_string(m_items_done) + "/" + std::to_string(m_items_total) + " | " +
+         report::duration_text(elapsed) + " elapsed | ETA " + eta();
+}
+
 void StderrProgress::redraw() {
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
-  std::string eta = "?";
-  if (m_items_done > 0 && m_items_total > m_items_done)
-    eta = report::duration_text(elapsed / static_cast<double>(m_items_done) * static_cast<double>(m_items_total - m_items_done));
+  const std::string eta = this->eta();
   if (!m_running.empty() && m_running.front().slot >= 0) {
     // Parallel cells: every running cell with its slot on the one status line.
     std::string running;

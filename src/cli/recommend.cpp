@@ -81,18 +81,18 @@ void register_recommend(CLI::App& app, Commands& commands) {
                   "METRIC=V or PROBE.METRIC=V: how much worse than the reference a cell may be, in the metric's "
                   "units (defaults: 0.05 for 0/1 rates, 5% of a count's range, 0.02 for continuous metrics)");
   sub->add_option("--context", o->context, "Show KV memory at this many tokens of context (default: the run's -c)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number())->check(CLI::PositiveNumber);
   sub->add_option("--vram", o->vram_gib,
                   "GiB: recommend only a pair whose model + KV (at --context) + compute buffers, as the server "
                   "logged them, fit on every GPU device it used (a run without a GPU: all its buffers together)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number())->check(CLI::PositiveNumber);
   sub->add_option("--max-slowdown", o->max_slowdown,
                   "R in (0, 1]: recommend only a pair whose prompt processing (pp) and generation (tg) speeds are "
                   "each at least R times the reference's, e.g. 0.9 = at most 10% slower (llama-bench's pp/tg at "
                   "every depth when the run has the speed probe, else the server's prefill and decode rates; a "
                   "pair with no speed measured is dropped)")
-      ->check(CLI::Range(1e-6, 1.0));
-  sub->add_option("--alpha", o->alpha, "Each bound is one-sided 1 - alpha")->check(CLI::Range(1e-6, 0.5));
+      ->check(finite_number())->check(CLI::Range(1e-6, 1.0));
+  sub->add_option("--alpha", o->alpha, "Each bound is one-sided 1 - alpha")->check(finite_number())->check(CLI::Range(1e-6, 0.5));
   sub->add_option("--format", o->format, "md (default) or json")->check(CLI::IsMember({"md", "json"}));
   sub->callback([&commands, o] { commands.action = [o] { return recommend_command(*o); }; });
 }

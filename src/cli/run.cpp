@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <filesystem>
 #include <optional>
 
 #include <spdlog/spdlog.h>
@@ -30,6 +31,7 @@
 #include "kvsweep/server/llama_server.hpp"
 #include "kvsweep/server/ollama.hpp"
 #include "kvsweep/sweep/filter_check.hpp"
+#include "kvsweep/sweep/merge.hpp"
 #include "kvsweep/sweep/runner.hpp"
 
 namespace kvsweep::cli {
@@ -49,7 +51,21 @@ struct RunOpts {
   std::vector<std::string> slot_env;   // NAME=TEMPLATE; replaces the config's sweep.slot_env
   bool adaptive = false;               // --adaptive: on, whatever sweep.adaptive says
   bool no_adaptive = false;            // --no-adaptive: off (a resume then completes the settled items)
+  bool allow_build_change = false;     // --allow-build-change: resume with another server build
 };
+
+/// `found` when it is an executable regular file; else a setup error naming `what` (a directory or a
+/// file without the execute bit would only fail when the first cell launches it).
+std::string executable_file(const std::string& found, const std::string& what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(found, ec))
+    throw core::FatalError(what + " '" + found + "' is a directory; give the executable inside it");
+  if (!std::filesystem::is_regular_file(found, ec))
+    throw core::FatalError(what + " '" + found + "' is not a file");
+  if (::access(found.c_str(), X_OK) != 0)
+    throw core::FatalError(what + " '" + found + "' is not executable (chmod +x it, or give another)");
+  return found;
+}
 
 /// The llama-server binary: an absolute/relative path as given, else $KVSWEEP_LLAMA_BIN/<name>, else PATH.
 std::string resolve_binary(const std::string& name) {
@@ -59,7 +75,7 @@ std::string resolve_binary(const std::string& name) {
                            "' not found: set server.binary in the config, put it on PATH, or set "
                            "KVSWEEP_LLAMA_BIN=$(scripts/llama-cpp)");
   }
-  return found;
+  return executable_file(found, "server binary");
 }
 
 /// The ollama binary: a path as given, else $KVSWEEP_OLLAMA_BIN/<name> (scripts/ollama's build), else PATH.
@@ -69,7 +85,7 @@ std::string resolve_ollama_binary(const std::string& name) {
     throw core::FatalError("ollama binary '" + name + "' not found: set KVSWEEP_OLLAMA_BIN=$(scripts/ollama) (builds "
                            "Ollama 0.30.1 from its Go module, once), put ollama on PATH, or set server.binary to its path");
   }
-  return found;
+  return executable_file(found, "ollama binary");
 }
 
 /// Where a server comes from: the config's server section (for the cells) or its embedder.
@@ -258,7 +274,8 @@ void resolve_variant_binaries(const config::Config& cfg, sweep::RunOptions& ropt
     if (found.empty())
       throw core::FatalError(cfg.file.string() + ": variants[" + std::to_string(i) + "].binary: '" + v.binary +
                              "' not found (a path, or a name on KVSWEEP_LLAMA_BIN or PATH)");
-    ropts.variant_binaries[v.name] = found;
+    ropts.variant_binaries[v.name] =
+        executable_file(found, cfg.file.string() + ": variants[" + std::to_string(i) + "].binary");
   }
 }
 
@@ -275,6 +292,7 @@ sweep::RunStore open_store(const RunTarget& target, const config::Config& cfg,
       throw core::FatalError("--resume " + target.run_dir + ": the config changed since the run started (hash " +
                              old_hash + " → " + config::config_hash(cfg) + "); start a new run instead");
   }
+  if (!target.previous) check_records_fit(cfg, probes, target.run_dir);
   ropts.models = checked_models(cfg, target.previous, target.run_dir);
   check_inputs(probes, target.previous, target.run_dir);
   if (store->repaired_bytes() > 0)
@@ -370,6 +388,20 @@ int run_command(const RunOpts& o) {
   resolve_variant_binaries(cfg, ropts);
 
   if (cfg.server.backend == "ollama") check_ollama_grid(cfg, backend->describe().value("version", ""));
+  // The server build is part of the run's identity: a resumed run's new cells must come from the build
+  // its first cells came from.
+  if (target.resume && target.previous && target.previous->contains("server")) {
+    const std::string before = sweep::server_build(*target.previous);
+    const std::string now = sweep::server_build({{"server", backend->describe()}});
+    if (before != now) {
+      if (!o.allow_build_change)
+        throw core::FatalError("--resume " + target.run_dir + ": the run started with " + before + ", this one would run " +
+                               now + " (KVSWEEP_LLAMA_BIN or server.binary changed?); cells of two builds are not one "
+                               "run: use the first build, start a new run, or pass --allow-build-change to continue "
+                               "anyway (recorded in the manifest)");
+      ropts.build_changed_from = before;
+    }
+  }
 
   // The dry run after the checks: a missing model, binary or server fails it as it would fail the run.
   // Tags missing from Ollama's store are named with the `ollama pull` that fetches each (the run
@@ -432,6 +464,9 @@ void register_run(CLI::App& app, Commands& commands) {
                 "'unknown' once the full run would decide with predictive probability below sweep.adaptive.futility); "
                 "the items not run are recorded skipped/settled. The reference cell runs every item. Default: "
                 "sweep.adaptive");
+  sub->add_flag("--allow-build-change", o->allow_build_change,
+                "With --resume: continue a run although the server build differs from the one it started with "
+                "(llama-server --version); the manifest then records both");
   sub->add_flag("--no-adaptive", o->no_adaptive,
                 "Run every item even if sweep.adaptive is on; with --resume, runs the items an adaptive run settled");
   sub->add_option("--parallel-cells", o->parallel_cells,

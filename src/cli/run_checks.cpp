@@ -1,9 +1,12 @@
 #include "kvsweep/cli/run_checks.hpp"
 
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/sweep/input_hashes.hpp"
+#include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::cli {
@@ -46,6 +49,33 @@ void check_inputs(const std::vector<std::unique_ptr<probe::Probe>>& probes, cons
                          sweep::describe_input_changes(changes, "when the run started", "now") +
                          "\nthe items would be scored against answers to the old inputs: start a new run with "
                          "-o NEW_DIR (or restore the file)");
+}
+
+void check_records_fit(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                       const std::string& run_dir) {
+  auto records = sweep::RunStore::read_records(run_dir);
+  if (!records) throw core::FatalError("--resume " + run_dir + ": " + records.error().message);
+  std::set<core::CellKey> cells;
+  for (const auto& c : sweep::grid_cells(config)) cells.insert(static_cast<const core::CellKey&>(c));
+  std::map<std::string, std::map<std::string, nlohmann::json>> items;  // probe -> item key -> its spec
+  for (const auto& p : probes)
+    for (const auto& item : p->items()) items[p->name()][item.key] = item.spec;
+  for (const auto& r : *records) {
+    const core::CellKey cell = core::CellKey::from_json(r.value("cell", nlohmann::json::object()));
+    const std::string probe = r.value("probe", "");
+    const std::string item = r.value("item", "");
+    std::string why;
+    if (!cells.contains(cell)) why = "cell " + cell.label() + " is not in this config's grid";
+    else if (!items.contains(probe)) why = "probe '" + probe + "' is not in this config";
+    else if (!items[probe].contains(item)) why = "item " + probe + "/" + item + " is not one of this config's";
+    // The item's spec (its prompt, function, seed…) as the record stored it: same key, other content.
+    else if (r.contains("spec") && r["spec"] != items[probe][item])
+      why = "item " + probe + "/" + item + " asks something else in this config (its spec differs)";
+    if (!why.empty())
+      throw core::FatalError("--resume " + run_dir + ": the run has no manifest, and its records.jsonl was not written "
+                             "with " + config.file.string() + " (" + why + "); resume it with the config it was made "
+                             "with, or start a new run with -o NEW_DIR");
+  }
 }
 
 }  // namespace kvsweep::cli

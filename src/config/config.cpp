@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <sstream>
 
 #include "kvsweep/config/file_names.hpp"
@@ -182,6 +184,7 @@ ServerConfig read_server(const nlohmann::json& sj, const Site& s) {
     check_ollama_env(server.env, s.child("env"));
   }
   check_server_args(server.args, s.child("args"));
+  if (server.backend == "llama-server") check_llama_arg_forms(server.args, s.child("args"));
   return server;
 }
 
@@ -252,6 +255,7 @@ EmbedderConfig read_embedder(const nlohmann::json& ej, const std::filesystem::pa
   if (emb.pooling != "mean" && emb.pooling != "last" && emb.pooling != "cls")
     e.child("pooling").fail("expected mean, last or cls, got \"" + emb.pooling + "\"");
   emb.args = get_strings(ej, "args", {}, e);
+  if (emb.backend == "llama-server") check_llama_arg_forms(emb.args, e.child("args"));
   auto url = checked_url(get_string(ej, "url", "", e), e.child("url"));
   emb.url = url.url;
   emb.url_user = url.user;
@@ -319,6 +323,7 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
                    "variants"},
              root);
   c.name = get_string(doc, "name", file.stem().string(), root);
+  check_run_name(c.name, root.child("name"));
   c.output_dir = get_string(doc, "output_dir", "runs", root);
   if (doc.contains("server")) c.server = read_server(doc["server"], root.child("server"));
   c.variants = read_variants(doc, c.server, c.base_dir, root.child("variants"));
@@ -334,6 +339,47 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
   register_secrets(c);
   return c;
 }
+
+namespace {
+
+/// The parser callback that refuses a key given twice in one object (JSON keeps only the last, so
+/// the first would be silently ignored), naming its path; it also runs `inner` (the depth bound).
+class KeyCheck {
+ public:
+  using Inner = std::function<bool(int, nlohmann::json::parse_event_t, nlohmann::json&)>;
+  KeyCheck(std::filesystem::path file, Inner inner) : m_file(std::move(file)), m_inner(std::move(inner)) {}
+  bool operator()(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start || event == E::array_start) {
+      // The new container's path: its key in an object, "[]" after its array ("probes[].kind").
+      std::string path = m_frames.empty() ? "" : m_frames.back().object ? m_key : m_frames.back().path + "[]";
+      m_frames.push_back({event == E::object_start, {}, std::move(path)});
+    } else if (event == E::object_end || event == E::array_end) {
+      if (!m_frames.empty()) m_frames.pop_back();
+    } else if (event == E::key && !m_frames.empty()) {
+      auto& frame = m_frames.back();
+      const std::string key = parsed.is_string() ? parsed.get<std::string>() : parsed.dump();
+      m_key = frame.path.empty() ? key : frame.path + "." + key;
+      if (!frame.keys.insert(key).second)
+        throw core::FatalError(m_file.string() + ": " + m_key + ": given twice in one object; JSON keeps only the "
+                               "last, so the first would be silently ignored: remove one");
+    }
+    return m_inner(depth, event, parsed);
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string path;
+  };
+  std::filesystem::path m_file;
+  Inner m_inner;
+  std::vector<Frame> m_frames;
+  std::string m_key;  // the path of the last key read
+};
+
+}  // namespace
 
 Config load(const std::filesystem::path& file) {
   std::error_code ec;
@@ -353,7 +399,7 @@ Config load(const std::filesystem::path& file) {
                                " levels; a kvsweep config needs a handful");
       return true;
     };
-    doc = nlohmann::json::parse(ss.str(), bounded, true, /*ignore_comments=*/true);
+    doc = nlohmann::json::parse(ss.str(), KeyCheck(file, bounded), true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the offset of the error; turn it into a line number.
     std::string text = ss.str();

@@ -37,10 +37,30 @@ std::string group_who(const Config& c, std::size_t i, std::size_t j) {
 
 }  // namespace
 
+void check_name_length(const std::string& name, const Site& site) {
+  if (name.empty()) site.fail("empty: a name is part of file names, give one");
+  if (name.size() > kMaxNameBytes)
+    site.fail("is " + std::to_string(name.size()) + " bytes long; names become parts of file names (a cell's log is "
+              "<model>-<variant>-K-V.log, at most 255 bytes), so keep it to " + std::to_string(kMaxNameBytes) +
+              " bytes");
+}
+
+void check_run_name(const std::string& name, const Site& site) {
+  check_name_length(name, site);
+  // The run directory is <output_dir>/<name>-<time>: a '/' or a leading '.' would put it elsewhere.
+  if (name.find('/') != std::string::npos || name.find('\0') != std::string::npos || name.front() == '.')
+    site.fail("\"" + name + "\" names the run directory (<output_dir>/<name>-<time>), so it cannot hold '/' or start "
+              "with '.' (it would leave output_dir); use letters, digits, '.', '_' and '-'");
+}
+
 void check_file_names(const Config& c, const Site& root) {
   FileNames models("server logs, kld base logits and figures");
-  for (std::size_t i = 0; i < c.models.size(); ++i)
+  for (std::size_t i = 0; i < c.models.size(); ++i) {
+    check_name_length(c.models[i].name, root.child("models").index(i).child("name"));
     models.claim(core::file_safe(c.models[i].name), model_who(c, i), root.child("models").index(i).child("name"));
+  }
+  for (std::size_t j = 0; j < c.variants.size(); ++j)
+    check_name_length(c.variants[j].name, root.child("variants").index(j).child("name"));
   FileNames variants("server logs and kld base logits");
   for (std::size_t j = 0; j < c.variants.size(); ++j)
     variants.claim(core::file_safe(c.variants[j].name), "variant '" + c.variants[j].name + "'",

@@ -4,6 +4,19 @@
 
 namespace kvsweep::config {
 
+void check_llama_arg_forms(const std::vector<std::string>& args, const Site& site) {
+  for (const auto& a : args) {
+    // llama-server has no --flag=value form: it exits "error: invalid argument: --api-key=…",
+    // echoing the whole argument, a secret included, into the cell's log. The value is not shown.
+    if (const auto eq = a.find('='); a.size() > 1 && a[0] == '-' && eq != std::string::npos) {
+      const std::string flag = a.substr(0, eq);
+      site.fail("'" + flag + "=…': llama.cpp takes no " + flag + "=value form (llama-server exits \"invalid "
+                "argument\", echoing it into the log); write the flag and its value as two arguments: \"" + flag +
+                "\", \"…\"");
+    }
+  }
+}
+
 void check_server_args(const std::vector<std::string>& args, const Site& site) {
   for (const auto& a : args) {
     for (const char* owned : {"-ctk", "-ctv", "--cache-type-k", "--cache-type-v", "-m", "--model", "--port", "--host",
@@ -60,6 +73,7 @@ std::vector<VariantConfig> read_variants(const nlohmann::json& doc, const Server
       if (other.name == v.name) s.child("name").fail("duplicate variant name '" + v.name + "'");
     v.args = get_strings(j, "args", {}, s);
     check_server_args(v.args, s.child("args"));
+    if (server.backend == "llama-server") check_llama_arg_forms(v.args, s.child("args"));
     v.env = get_env(j, "env", s);
     v.ctx = static_cast<int>(get_int_in(j, "ctx", 0, 0, (1LL << 31) - 256, s));  // 0: server.ctx
     v.binary = get_string(j, "binary", "", s);

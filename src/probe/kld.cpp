@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "kvsweep/core/no_follow.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/corpus/random_bodies.hpp"
 #include "kvsweep/probe/input_file.hpp"
@@ -165,9 +166,8 @@ class KldProbe final : public Probe {
     if (!m_corpus.generated) return m_corpus.file;
     // Regenerated on every reference run; the same knobs always give the same bytes.
     const std::filesystem::path p = dir / (safe_name(m_name) + "-corpus.txt");
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << corpus::generate_random_bodies(*m_corpus.generated);
-    if (!f.flush()) return core::fail(core::ErrorKind::io, "cannot write " + p.string());
+    if (!core::write_file_no_follow(p, corpus::generate_random_bodies(*m_corpus.generated)))
+      return core::fail(core::ErrorKind::io, core::open_failure(p));
     return p;
   }
 

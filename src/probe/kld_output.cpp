@@ -176,10 +176,50 @@ std::string output_tail(std::string_view text, std::size_t n) {
   return out.empty() ? " (no output)" : out;
 }
 
+namespace {
+
+/// Whether llama-perplexity computed every chunk it announced ("kl_divergence: computing over N
+/// chunks"): a truncated base file stops it early ("failed reading log-probs for chunk 12") and it
+/// still exits 0, with statistics over part of the corpus. "" when complete, else why not.
+std::string incomplete(std::string_view output) {
+  int announced = -1;
+  int last_row = 0;
+  std::string failed;
+  bool in_table = false;
+  for (std::string_view line : split_lines(output)) {
+    if (const auto at = line.find("computing over "); at != std::string_view::npos) {
+      std::size_t pos = at + std::string_view("computing over ").size();
+      if (auto n = number(line, pos)) announced = static_cast<int>(*n);
+    }
+    if (failed.empty() && line.find("failed reading") != std::string_view::npos) failed = collapse(line);
+    if (line.find("KL Divergence") != std::string_view::npos && line.find("Same top p") != std::string_view::npos) {
+      in_table = true;
+      continue;
+    }
+    std::size_t pos = 0;
+    if (in_table)
+      if (auto chunk = number(line, pos); chunk && *chunk >= 1 && *chunk == std::floor(*chunk))
+        last_row = std::max(last_row, static_cast<int>(*chunk));
+  }
+  if (!failed.empty())
+    return "llama-perplexity stopped early (\"" + failed + "\") after " + std::to_string(last_row) +
+           (announced > 0 ? " of " + std::to_string(announced) : std::string()) + " chunks";
+  if (announced > 0 && last_row > 0 && last_row < announced)
+    return "llama-perplexity computed " + std::to_string(last_row) + " of the " + std::to_string(announced) +
+           " chunks it announced";
+  return "";
+}
+
+}  // namespace
+
 core::Expected<KldSummary> parse_kld_output(std::string_view output) {
   if (auto msg = too_short(output))
     return core::fail(core::ErrorKind::invalid, "the corpus is too short for this ctx: llama-perplexity: " + *msg +
                                                     " (use a longer corpus or a smaller ctx)");
+  // Statistics over part of the chunks are not the cell's: the base logits file may be truncated.
+  if (const std::string why = incomplete(output); !why.empty())
+    return core::fail(core::ErrorKind::process, why + "; the reference cell's base logits file may be truncated "
+                                                      "(rerun the reference cell); last lines:" + output_tail(output));
   const std::vector<std::string> labels = {"Mean PPL(Q)",  "Mean PPL(base)", "Mean PPL(Q)/PPL(base)",
                                            "Mean KLD",     "RMS Δp",         "Same top p"};
   auto found = summary_lines_by_label(output, labels);

@@ -14,6 +14,8 @@
 #include <thread>
 #include <deque>
 
+#include "kvsweep/core/no_follow.hpp"
+
 extern char** environ;
 
 namespace kvsweep::process {
@@ -167,10 +169,8 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
   if (!spec.log_path.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(spec.log_path.parent_path(), ec);
-    log_fd = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-      return core::fail(core::ErrorKind::io, "cannot open log " + spec.log_path.string() + ": " + std::strerror(errno));
-    }
+    log_fd = core::open_no_follow(spec.log_path, O_WRONLY | O_CREAT | O_APPEND);
+    if (log_fd < 0) return core::fail(core::ErrorKind::io, core::open_failure(spec.log_path));
   }
   // A pipe that closes on exec tells the parent whether exec succeeded.
   int err_pipe[2];
@@ -305,3 +305,4 @@ std::string tail_file(const std::filesystem::path& path, std::size_t max_lines) 
 }
 
 }  // namespace kvsweep::process
+

@@ -1,5 +1,6 @@
 #include "kvsweep/server/lifecycle.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "kvsweep/core/no_follow.hpp"
 #include "kvsweep/core/redact.hpp"
 
 namespace kvsweep::server {
@@ -137,9 +139,13 @@ std::expected<Endpoint, StartFailure> launched_endpoint(process::Launcher& launc
     std::error_code ec;
     std::filesystem::create_directories(spec.log_path.parent_path(), ec);
   }
-  {
-    std::ofstream log(spec.log_path, std::ios::app);
-    log << "# kvsweep: launching: " << core::redact(flavour.launch_line(launch)) << "\n";
+  if (const int fd = core::open_no_follow(spec.log_path, O_WRONLY | O_CREAT | O_APPEND); fd >= 0) {
+    const std::string line = "# kvsweep: launching: " + core::redact(flavour.launch_line(launch)) + "\n";
+    const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+    ::close(fd);
+    if (!written) return std::unexpected(StartFailure{CellOutcome::load_failed, "cannot write " + spec.log_path.string(), "", {}});
+  } else {
+    return std::unexpected(StartFailure{CellOutcome::load_failed, core::open_failure(spec.log_path), "", {}});
   }
   at.log_offset = file_size_or_zero(spec.log_path);
   auto spawned = launcher.launch(launch);

@@ -60,6 +60,22 @@ core::Expected<void> check_one_config(const std::vector<std::filesystem::path>& 
   return {};
 }
 
+/// Phase check: every input ran the same server build (its `server.version` and `built_with`, what
+/// `llama-server --version` said), unless `allow` (then the merged manifest lists each input's).
+core::Expected<void> check_one_build(const std::vector<std::filesystem::path>& inputs,
+                                     const std::vector<nlohmann::json>& manifests, bool allow) {
+  const std::string first = server_build(manifests[0]);
+  for (std::size_t i = 1; i < manifests.size() && !allow; ++i) {
+    if (const std::string b = server_build(manifests[i]); b != first)
+      return core::fail(core::ErrorKind::invalid,
+                        "refusing to merge runs of different server builds: " + inputs[0].string() + " ran " + first +
+                            ", " + inputs[i].string() + " ran " + b +
+                            "; their cells are not comparable as one run (--allow-build-change merges them anyway, "
+                            "listing each run's build in the manifest)");
+  }
+  return {};
+}
+
 /// Support cells: a shard's copy of a reference cell another shard owns. When the owner is among
 /// the inputs, its records stand and the copies are dropped unread: they served that shard's
 /// comparisons and may differ (another node, another GPU).
@@ -141,14 +157,25 @@ std::vector<std::string> missing_shards(const std::vector<nlohmann::json>& manif
 
 }  // namespace
 
+std::string server_build(const nlohmann::json& manifest) {
+  const nlohmann::json server = manifest.value("server", nlohmann::json::object());
+  if (!server.is_object()) return "an unknown build";
+  std::string out = server.value("backend", "server");
+  if (server.contains("version") && server["version"].is_string()) out += " " + server["version"].get<std::string>();
+  if (server.contains("built_with") && server["built_with"].is_string())
+    out += " (" + server["built_with"].get<std::string>() + ")";
+  return out;
+}
+
 core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>& inputs,
-                                        const std::filesystem::path& output) {
+                                        const std::filesystem::path& output, bool allow_build_change) {
   if (inputs.size() < 2) return core::fail(core::ErrorKind::invalid, "merge needs at least two run directories");
   MergeSummary summary;
   summary.runs = inputs.size();
   auto manifests = read_manifests(inputs);
   if (!manifests) return std::unexpected(manifests.error());
   if (auto same = check_one_config(inputs, *manifests); !same) return std::unexpected(same.error());
+  if (auto same = check_one_build(inputs, *manifests, allow_build_change); !same) return std::unexpected(same.error());
   const Superseded superseded(*manifests);
   auto merged = merge_records(inputs, superseded, summary);
   if (!merged) return std::unexpected(merged.error());
@@ -172,6 +199,7 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
     from.push_back({{"dir", std::filesystem::absolute(inputs[i]).string()},
                     {"shard", m.value("shard", nlohmann::json())},
                     {"status", m.value("status", "")}});
+    if (allow_build_change) from.back()["server_build"] = server_build(m);
     complete = complete && m.value("status", "") == "complete";
     for (const auto& c : m.value("cells", nlohmann::json::array())) {
       if (superseded(i, c)) continue;
@@ -190,6 +218,7 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
   summary.cells = cells.size();
   manifest["cells"] = cells;
   manifest["merged_from"] = from;
+  if (allow_build_change) manifest["build_change_allowed"] = true;
   manifest["status"] = complete ? "complete" : "partial";
   manifest["updated_at"] = core::iso8601(std::chrono::system_clock::now());
   if (auto w = store->write_manifest(manifest); !w) return std::unexpected(w.error());

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kvsweep/core/no_follow.hpp"
 #include "kvsweep/core/redact.hpp"
 
 namespace kvsweep::sweep {
@@ -69,12 +70,24 @@ std::string pid_in(int fd) {
   return pid.empty() ? "unknown" : pid;
 }
 
+/// A run's records are a regular file: a directory (or a device) in its place would read as none,
+/// and a report written from that would overwrite a good one with "0 records".
+core::Expected<void> regular_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec)) ||
+      std::filesystem::is_regular_file(path, ec))
+    return {};
+  return core::fail(core::ErrorKind::io, path.string() + " is not a regular file (" +
+                                             (std::filesystem::is_directory(path, ec) ? "a directory" : "something else") +
+                                             "): a run's records are one JSON line per item; move it away");
+}
+
 /// Holds `dir`'s lock (flock on .kvsweep.lock, which holds the owner's pid) for as long as the
 /// returned descriptor stays open; the kernel drops it when the process ends, even by a crash.
 core::Expected<int> lock_run_dir(const std::filesystem::path& dir) {
   const auto path = dir / ".kvsweep.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return core::fail(core::ErrorKind::io, "cannot open " + path.string() + ": " + std::strerror(errno));
+  int fd = core::open_no_follow(path, O_RDWR | O_CREAT);
+  if (fd < 0) return core::fail(core::ErrorKind::io, core::open_failure(path));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     const std::string pid = pid_in(fd);
@@ -145,6 +158,7 @@ core::Expected<std::vector<nlohmann::json>> RunStore::read_records(const std::fi
   auto path = dir / "records.jsonl";
   std::vector<nlohmann::json> out;
   if (!std::filesystem::exists(path)) return out;
+  if (auto plain = regular_file(path); !plain) return std::unexpected(plain.error());
   auto data = slurp(path);
   if (!data) return std::unexpected(data.error());
   std::string error;
@@ -188,7 +202,20 @@ core::Expected<RunStore> RunStore::open_impl(const std::filesystem::path& dir, b
   if (!lock) return std::unexpected(lock.error());
   store.m_lock_fd = *lock;
   auto path = dir / "records.jsonl";
+  // A new run never inherits a directory's old cells: a run that wrote no records still left its
+  // manifest and cell journal, which the new run's manifest would take in.
+  if (must_be_empty) {
+    for (const char* left : {"manifest.json", "cells.jsonl"}) {
+      if (std::filesystem::exists(std::filesystem::symlink_status(dir / left, ec)))
+        return core::fail(core::ErrorKind::invalid, dir.string() + " already holds a run (" + left +
+                                                        "); use --resume to continue it, or choose another -o");
+    }
+  }
+  // Read, repaired (truncated) and appended to: never through a link planted in its place.
+  if (std::filesystem::is_symlink(path, ec))
+    return core::fail(core::ErrorKind::io, core::link_refusal(path));
   if (std::filesystem::exists(path)) {
+    if (auto plain = regular_file(path); !plain) return std::unexpected(plain.error());
     auto data = slurp(path);
     if (!data) return std::unexpected(data.error());
     if (must_be_empty && !data->empty()) {
@@ -207,8 +234,8 @@ core::Expected<RunStore> RunStore::open_impl(const std::filesystem::path& dir, b
   for (const auto& r : store.m_records) {
     if (r.value("status", "") == "ok") store.m_ok.insert(triple_key_of(r));
   }
-  store.m_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (store.m_fd < 0) return core::fail(core::ErrorKind::io, "cannot open " + path.string() + ": " + std::strerror(errno));
+  store.m_fd = core::open_no_follow(path, O_WRONLY | O_CREAT | O_APPEND);
+  if (store.m_fd < 0) return core::fail(core::ErrorKind::io, core::open_failure(path));
   return store;
 }
 
@@ -252,7 +279,7 @@ core::Expected<void> write_file_atomic(const std::filesystem::path& path, const 
                                                tmp.filename().string() + " in " + dir +
                                                " first; check that the directory is writable and has space)");
   };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = core::open_no_follow(tmp, O_WRONLY | O_CREAT | O_TRUNC);
   if (fd < 0) return fail(std::strerror(errno));
   const std::string clean = core::redact(text);  // every file of a run directory is written here or appended above
   if (!write_all(fd, clean) || ::fsync(fd) != 0) {
@@ -271,8 +298,8 @@ core::Expected<void> RunStore::append_cell(const nlohmann::json& cell) {
   std::lock_guard lock(m_mutex);
   const auto path = m_dir / "cells.jsonl";
   if (m_cells_fd < 0) {
-    m_cells_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (m_cells_fd < 0) return core::fail(core::ErrorKind::io, "cannot open " + path.string() + ": " + std::strerror(errno));
+    m_cells_fd = core::open_no_follow(path, O_WRONLY | O_CREAT | O_APPEND);
+    if (m_cells_fd < 0) return core::fail(core::ErrorKind::io, core::open_failure(path));
     // A torn last line (a crash mid-write) must not swallow the first new one.
     const off_t size = ::lseek(m_cells_fd, 0, SEEK_END);
     char last = '\n';

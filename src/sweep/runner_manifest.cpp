@@ -67,6 +67,7 @@ void Runner::open_manifest() {
   m_manifest["config_hash"] = config::config_hash(m_config);
   m_manifest["kvsweep"] = {{"version", core::version()}, {"git_sha", core::git_sha()}};
   m_manifest["server"] = m_backend.describe();
+  if (!m_options.build_changed_from.empty()) m_manifest["build_changed_from"] = m_options.build_changed_from;
   // A variant with its own binary: that build's provenance beside the server's.
   for (const auto& [name, binary] : m_options.variant_binaries)
     m_manifest["variant_servers"][name] = m_backend.describe_binary(binary);

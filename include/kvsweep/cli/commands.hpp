@@ -24,6 +24,10 @@ void register_merge(CLI::App& app, Commands& commands);
 void register_recall_tools(CLI::App& app, Commands& commands);  // corpus, extract, sample, score
 void register_recommend(CLI::App& app, Commands& commands);
 
+/// A number option's check: CLI11's PositiveNumber and Range let "nan" through (every comparison
+/// with NaN is false), which then silently drops the limit; this refuses nan and inf.
+CLI::Validator finite_number();
+
 /// Set by the signal handler; long work polls it.
 const std::atomic<bool>& cancel_flag();
 /// 128 + the signal that interrupted us (130 for SIGINT).

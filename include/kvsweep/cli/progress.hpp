@@ -33,6 +33,10 @@ class StderrProgress final : public sweep::ProgressSink {
     int slot;  // -1 when cells run one at a time
   };
   void redraw();
+  /// The time left from the items done so far ("?" before the first); the caller holds m_mutex.
+  std::string eta() const;
+  /// "items 12/40 | 1 m 3 s elapsed | ETA 2 m 5 s"; the caller holds m_mutex.
+  std::string times() const;
   std::mutex m_mutex;  // one writer of stderr and of the counters at a time
   bool m_terminal;
   std::size_t m_cells = 0, m_items_total = 0, m_items_done = 0, m_cell_index = 0, m_cells_done = 0;

@@ -29,4 +29,10 @@ std::vector<sweep::ModelHash> checked_models(const config::Config& config, const
 void check_inputs(const std::vector<std::unique_ptr<probe::Probe>>& probes, const std::optional<nlohmann::json>& previous,
                   const std::string& run_dir);
 
+/// For a resume without a readable manifest (lost or torn, a config given): throws FatalError when
+/// records.jsonl holds a record this config could not have written — a cell outside its grid, a
+/// probe or an item it does not have — so that a config is never resumed onto another's records.
+void check_records_fit(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                       const std::string& run_dir);
+
 }  // namespace kvsweep::cli

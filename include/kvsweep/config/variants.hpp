@@ -29,6 +29,9 @@ std::vector<VariantConfig> read_variants(const nlohmann::json& doc, const Server
 
 /// Fails when `args` sets what kvsweep sets per cell (-ctk, -c, --port, …).
 void check_server_args(const std::vector<std::string>& args, const Site& site);
+/// Fails at `site` on a "--flag=value" argument: llama.cpp's tools take flag and value as two
+/// arguments, and llama-server would exit echoing the whole argument (a secret too) into its log.
+void check_llama_arg_forms(const std::vector<std::string>& args, const Site& site);
 /// Fails when `env` sets a variable kvsweep sets per Ollama cell (OLLAMA_KV_CACHE_TYPE, …).
 void check_ollama_env(const std::vector<std::pair<std::string, std::string>>& env, const Site& site);
 /// An object of NAME: "value" strings, in document order; absent: empty.

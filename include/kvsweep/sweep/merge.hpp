@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kvsweep/core/error.hpp"
 
 namespace kvsweep::sweep {
@@ -20,8 +22,13 @@ struct MergeSummary {
   std::vector<std::string> missing_shards;  // "I/N" of shards not among the inputs (the run is then partial)
 };
 
-/// Joins `inputs` into a new run directory `output` (which must not hold records).
+/// Joins `inputs` into a new run directory `output` (which must not hold records). Inputs of
+/// different server builds are refused unless `allow_build_change` (then recorded in the manifest).
 core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>& inputs,
-                                        const std::filesystem::path& output);
+                                        const std::filesystem::path& output, bool allow_build_change = false);
+
+/// A manifest's server build in words: backend, `llama-server --version`'s version and "built with"
+/// line ("llama-server 0.5.0-dev (build 1, commit de3ff81) (built with GNU 12.2.0 for Linux x86_64)").
+std::string server_build(const nlohmann::json& manifest);
 
 }  // namespace kvsweep::sweep

@@ -98,6 +98,9 @@ struct RunOptions {
   std::map<std::string, nlohmann::json> model_facts;
   /// The models with their hashes, when the caller hashed them (a resume checks them first); else the runner does.
   std::vector<ModelHash> models;
+  /// A resume allowed to continue with another server build (--allow-build-change): the build the run
+  /// started with, kept in the manifest as "build_changed_from" beside the new "server".
+  std::string build_changed_from;
 };
 
 class Runner {

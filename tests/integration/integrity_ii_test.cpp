@@ -1,0 +1,122 @@
+// Issue 41's defects that need the kvsweep process (one test each, named after the defect): the
+// server build as part of a run's identity (resume and merge), a resume without its manifest onto
+// another config's records, a new run inheriting a directory's old cells, and a server binary that
+// is a directory passing the dry run. All on the real llama-server and the tiny model.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+using ::testing::HasSubstr;
+
+namespace kt = kvsweep::testing;
+
+namespace {
+
+// One cell (f16/f16) and two items: the cheapest run that writes a manifest and records.
+nlohmann::json one_cell() {
+  auto cfg = kt::base_config(kt::tiny_model());
+  cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
+  cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 4}, {"prompts", {"One", "Two"}}}};
+  return cfg;
+}
+
+void set_server_version(const std::filesystem::path& run, const std::string& version) {
+  auto manifest = kt::read_manifest(run);
+  manifest["server"]["version"] = version;
+  std::ofstream(run / "manifest.json") << manifest.dump(2);
+}
+
+}  // namespace
+
+TEST(IntegrityII, AResumeWithAnotherServerBuildIsRefusedUnlessAllowedAndThenRecorded) {
+  kt::TempDir dir;
+  const auto config = kt::write_config(dir, one_cell());
+  const auto run = dir / "run";
+  ASSERT_EQ(kt::run_kvsweep({"run", config.string(), "-o", run.string()}).exit_code, 0);
+  const std::string ran = kt::read_manifest(run)["server"]["version"];
+  // As if the run had started on another llama.cpp build.
+  set_server_version(run, "0.0.1 (build 9, commit abcdef0)");
+  auto r = kt::run_kvsweep({"run", config.string(), "--resume", run.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the run started with llama-server 0.0.1 (build 9, commit abcdef0)")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--allow-build-change")) << r.output;
+  r = kt::run_kvsweep({"run", config.string(), "--resume", run.string(), "--allow-build-change"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto manifest = kt::read_manifest(run);
+  EXPECT_THAT(manifest["build_changed_from"].get<std::string>(), HasSubstr("0.0.1 (build 9, commit abcdef0)"));
+  EXPECT_EQ(manifest["server"]["version"], ran);
+}
+
+TEST(IntegrityII, MergingShardsOfTwoServerBuildsIsRefusedUnlessAllowed) {
+  kt::TempDir dir;
+  auto cfg = one_cell();
+  cfg["grid"]["k"] = {"f16", "q8_0"};
+  const auto config = kt::write_config(dir, cfg);
+  for (int i = 0; i < 2; ++i) {
+    auto r = kt::run_kvsweep({"run", config.string(), "--shard", std::to_string(i) + "/2", "-o",
+                              (dir / ("s" + std::to_string(i))).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  set_server_version(dir / "s1", "0.0.1 (build 9, commit abcdef0)");
+  auto r = kt::run_kvsweep({"merge", (dir / "s0").string(), (dir / "s1").string(), "-o", (dir / "m").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("refusing to merge runs of different server builds")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "m" / "records.jsonl"));
+  r = kt::run_kvsweep(
+      {"merge", (dir / "s0").string(), (dir / "s1").string(), "-o", (dir / "m2").string(), "--allow-build-change"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto manifest = kt::read_manifest(dir / "m2");
+  EXPECT_EQ(manifest["build_change_allowed"], true);
+  EXPECT_THAT(manifest["merged_from"][1]["server_build"].get<std::string>(), HasSubstr("0.0.1 (build 9"));
+}
+
+TEST(IntegrityII, AResumeWithoutItsManifestRefusesAnotherConfigsRecords) {
+  kt::TempDir dir;
+  const auto run = dir / "run";
+  ASSERT_EQ(kt::run_kvsweep({"run", kt::write_config(dir, one_cell(), "a.json").string(), "-o", run.string()}).exit_code, 0);
+  std::filesystem::remove(run / "manifest.json");
+  // Another config: other prompts, so other items.
+  auto other = one_cell();
+  other["probes"][0]["prompts"] = {"Three", "Four"};
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, other, "b.json").string(), "--resume", run.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("the run has no manifest, and its records.jsonl was not written with")) << r.output;
+  // The config it was made with resumes it.
+  r = kt::run_kvsweep({"run", (dir / "a.json").string(), "--resume", run.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(IntegrityII, ANewRunIntoADirectoryOfAnEarlierRunWithoutRecordsIsRefused) {
+  kt::TempDir dir;
+  const auto run = dir / "run";
+  // An earlier run whose only cell failed to start (its "server" exits at once): a manifest and a
+  // journal, no records.
+  auto broken = one_cell();
+  broken["server"]["binary"] = "/bin/false";
+  broken["models"][0]["name"] = "other";
+  auto first = kt::run_kvsweep({"run", kt::write_config(dir, broken, "a.json").string(), "-o", run.string()});
+  ASSERT_TRUE(std::filesystem::exists(run / "manifest.json")) << first.output;
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, one_cell(), "b.json").string(), "-o", run.string()});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("already holds a run (manifest.json)")) << r.output;
+}
+
+TEST(IntegrityII, AServerBinaryThatIsADirectoryFailsTheDryRun) {
+  kt::TempDir dir;
+  std::filesystem::create_directories(dir / "bin" / "llama-server");
+  auto cfg = one_cell();
+  cfg["server"]["binary"] = (dir / "bin" / "llama-server").string();
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "--dry-run"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("is a directory")) << r.output;
+  std::ofstream(dir / "not-exec") << "#!/bin/sh\n";
+  cfg["server"]["binary"] = (dir / "not-exec").string();
+  r = kt::run_kvsweep({"run", kt::write_config(dir, cfg, "b.json").string(), "--dry-run"});
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("is not executable")) << r.output;
+}
