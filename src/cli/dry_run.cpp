@@ -28,6 +28,11 @@ std::optional<std::size_t> count_tokens(const config::Config& cfg, server::Backe
     std::printf("    tokens: not counted (Ollama has no /tokenize); random bodies run ~1.5 bytes a token, code ~3\n");
     return std::nullopt;
   }
+  if (cfg.server.backend == "command" && cfg.server.command.openai.tokenizer == "none") {
+    std::printf("    tokens: not counted (%s has no tokenizer endpoint); random bodies run ~1.5 bytes a token, code ~3\n",
+                cfg.server.command.server.c_str());
+    return std::nullopt;
+  }
   server::CellSpec spec;
   spec.model = cfg.models.front().name;
   spec.model_path = cfg.models.front().path;

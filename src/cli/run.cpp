@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "kvsweep/cli/attach_check.hpp"
+#include "kvsweep/cli/capability_check.hpp"
+#include "kvsweep/cli/template_options.hpp"
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/cli/dry_run.hpp"
 #include "kvsweep/cli/ollama_check.hpp"
@@ -28,6 +30,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/process/child.hpp"
 #include "kvsweep/server/external.hpp"
+#include "kvsweep/server/launch_template.hpp"
 #include "kvsweep/server/llama_server.hpp"
 #include "kvsweep/server/ollama.hpp"
 #include "kvsweep/sweep/filter_check.hpp"
@@ -97,6 +100,7 @@ struct ServerSource {
   std::string api_key_env;
   std::string url_user;
   std::string url_password;
+  const config::ServerConfig* command = nullptr;  // backend "command": the launch template
 };
 
 /// The backend for `source`, its binary resolved now (a missing binary is a setup error);
@@ -108,6 +112,7 @@ std::unique_ptr<server::Backend> make_backend(const ServerSource& source, server
     return std::make_unique<server::OllamaBackend>(
         server::OllamaOptions{binary, source.url, source.api_key_env, source.url_user, source.url_password});
   }
+  if (source.backend == "command") return std::make_unique<server::TemplateBackend>(template_options(*source.command));
   if (source.backend == "external")
     return std::make_unique<server::ExternalBackend>(
         server::ExternalOptions{source.url, source.api_key_env, source.url_user, source.url_password});
@@ -261,7 +266,7 @@ std::unique_ptr<server::Backend> make_cell_backend(const config::Config& cfg) {
   const bool external = cfg.server.backend == "external";
   return make_backend(ServerSource{cfg.server.backend, cfg.server.api, cfg.server.binary, external ? cfg.server.url : "",
                                    external ? cfg.server.api_key_env : "", external ? cfg.server.url_user : "",
-                                   external ? cfg.server.url_password : ""},
+                                   external ? cfg.server.url_password : "", &cfg.server},
                       server::LlamaServerOptions{});
 }
 
@@ -322,7 +327,8 @@ RunningEmbedder start_embedder(const config::Config& cfg, const sweep::RunStore&
   spec.request_timeout = std::chrono::milliseconds(static_cast<long long>(cfg.server.request_timeout_s * 1000));
   // Ollama: its own `ollama serve` at f16 KV (or the Ollama at e.url), never the cell's server.
   const std::string binary = e.backend == "ollama" ? (cfg.server.backend == "ollama" ? cfg.server.binary : "ollama")
-                                                   : cfg.server.binary;
+                             : cfg.server.backend == "llama-server" ? cfg.server.binary
+                                                                    : "llama-server";
   RunningEmbedder running;
   running.backend = make_backend(ServerSource{e.backend, "", binary, e.url, e.api_key_env, e.url_user, e.url_password},
                                  server::LlamaServerOptions{"", true, e.pooling});
@@ -377,6 +383,8 @@ int run_command(const RunOpts& o) {
   RunTarget target = resolve_target(o);
   config::Config cfg = config::load(target.config_path);
   std::vector<std::unique_ptr<probe::Probe>> probes = make_probes(cfg);
+  // A probe the server cannot serve refuses the grid now, before any binary, model or cell.
+  for (const auto& note : check_capabilities(cfg, probes)) std::fprintf(stderr, "kvsweep: note: %s\n", note.c_str());
   std::vector<std::string> names;
   for (const auto& p : probes) names.push_back(p->name());
   sweep::RunOptions ropts = run_options(o, target, names, cfg);

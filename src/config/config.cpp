@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "kvsweep/config/command_server.hpp"
 #include "kvsweep/config/file_names.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/config/variants.hpp"
@@ -27,13 +28,23 @@ const std::vector<std::string>& cache_types() {
   return types;
 }
 
-void check_cache_type(const std::string& t, const Site& site) {
-  const auto& types = cache_types();
+const std::vector<std::string>& cache_types(const ServerConfig& server) {
+  return server.backend == "command" ? server.command.types : cache_types();
+}
+
+namespace {
+
+void check_cache_type_in(const std::string& t, const std::vector<std::string>& types, const std::string& whose,
+                         const Site& site) {
   if (std::find(types.begin(), types.end(), t) != types.end()) return;
   std::string valid;
   for (const auto& x : types) valid += (valid.empty() ? "" : ", ") + x;
-  site.fail("unknown cache type '" + t + "'" + did_you_mean(t, types) + "; valid types: " + valid);
+  site.fail("unknown cache type '" + t + "'" + did_you_mean(t, types) + "; valid types" + whose + ": " + valid);
 }
+
+}  // namespace
+
+void check_cache_type(const std::string& t, const Site& site) { check_cache_type_in(t, cache_types(), "", site); }
 
 namespace {
 
@@ -47,13 +58,27 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-std::vector<std::string> type_list(const nlohmann::json& grid, const std::string& key, const Site& site) {
+/// The cache types of `server`'s cells: llama-server's (-ctk/-ctv), or a launch template's own names.
+struct TypeCheck {
+  const std::vector<std::string>& types;
+  std::string whose;  // " for vLLM (preset vllm)", or "" for llama-server's
+  void operator()(const std::string& t, const Site& site) const { check_cache_type_in(t, types, whose, site); }
+};
+
+TypeCheck type_check(const ServerConfig& server) {
+  if (server.backend != "command") return {cache_types(), ""};
+  const auto& c = server.command;
+  return {c.types, " for " + c.server + (c.preset.empty() ? std::string(" (server.cache_types)") : " (preset " + c.preset + ")")};
+}
+
+std::vector<std::string> type_list(const nlohmann::json& grid, const std::string& key, const TypeCheck& check,
+                                   const Site& site) {
   if (!grid.contains(key)) site.child(key).fail("missing (a list of cache types, or \"all\")");
   const auto& v = grid[key];
-  if (v.is_string() && v.get<std::string>() == "all") return cache_types();
+  if (v.is_string() && v.get<std::string>() == "all") return check.types;
   auto list = get_strings(grid, key, {}, site);
   if (list.empty()) site.child(key).fail("empty list");
-  for (std::size_t i = 0; i < list.size(); ++i) check_cache_type(list[i], site.child(key).index(i));
+  for (std::size_t i = 0; i < list.size(); ++i) check(list[i], site.child(key).index(i));
   return list;
 }
 
@@ -73,18 +98,20 @@ AdaptiveConfig parse_adaptive(const nlohmann::json& j, const Site& site) {
 }
 
 /// A "K/V" cell name of the grid, parsed here once: every later reader holds the pair.
-core::KvPair parse_cell_name(const std::string& cell, const Site& site) {
+core::KvPair parse_cell_name(const std::string& cell, const TypeCheck& check, const Site& site) {
   const auto pair = core::KvPair::parse(cell);
   if (!pair) site.fail("expected \"K/V\" (e.g. \"f16/f16\"), got \"" + cell + "\"");
-  check_cache_type(pair->type_k, site);
-  check_cache_type(pair->type_v, site);
+  check(pair->type_k, site);
+  check(pair->type_v, site);
   return *pair;
 }
 
-std::vector<core::KvPair> parse_cell_names(const nlohmann::json& gj, const char* key, const Site& g) {
+std::vector<core::KvPair> parse_cell_names(const nlohmann::json& gj, const char* key, const TypeCheck& check,
+                                           const Site& g) {
   const std::vector<std::string> names = get_strings(gj, key, {}, g);
   std::vector<core::KvPair> pairs;
-  for (std::size_t i = 0; i < names.size(); ++i) pairs.push_back(parse_cell_name(names[i], g.child(key).index(i)));
+  for (std::size_t i = 0; i < names.size(); ++i)
+    pairs.push_back(parse_cell_name(names[i], check, g.child(key).index(i)));
   return pairs;
 }
 
@@ -94,12 +121,11 @@ std::vector<std::string> cell_names(const std::vector<core::KvPair>& pairs) {
   return names;
 }
 
-// Ollama has one KV setting for both caches, so every cell the grid makes (the same cells as
-// sweep::grid_cells) must have K == V.
-void check_symmetric(const GridConfig& grid, const Site& g) {
-  auto why = [](const core::KvPair& p) {
-    return "cell " + p.text() + " has K != V, but Ollama runs K and V at one precision (OLLAMA_KV_CACHE_TYPE is "
-           "one setting for both caches); every cell needs K == V";
+// Ollama (and a launch template with kv_tied: vLLM, SGLang, TabbyAPI) has one KV setting for both
+// caches, so every cell the grid makes (the same cells as sweep::grid_cells) must have K == V.
+void check_symmetric(const GridConfig& grid, const std::string& setting, const Site& g) {
+  auto why = [&](const core::KvPair& p) {
+    return "cell " + p.text() + " has K != V, but " + setting + "; every cell needs K == V";
   };
   for (const auto& k : grid.k)
     for (const auto& v : grid.v)
@@ -138,17 +164,32 @@ void register_secrets(const Config& c) {
 /// Phase server: the backend and how to launch or reach it, checked against each other.
 ServerConfig read_server(const nlohmann::json& sj, const Site& s) {
   ServerConfig server;
-  check_keys(sj, {"backend", "binary", "args", "env", "ctx", "ready_timeout_s", "request_timeout_s", "stop_grace_s", "url",
-                  "api_key_env", "api"},
-             s);
-  server.backend = get_string(sj, "backend", server.backend, s);
-  static const std::vector<std::string> backends = {"llama-server", "ollama", "external"};
+  std::vector<std::string> keys = {"backend", "binary", "args", "env", "ctx", "ready_timeout_s", "request_timeout_s",
+                                   "stop_grace_s", "url", "api_key_env", "api"};
+  keys.insert(keys.end(), command_server_keys().begin(), command_server_keys().end());
+  check_keys(sj, keys, s);
+  // A preset or a command line is a launch template: backend "command" unless the section says otherwise.
+  const bool templated = sj.is_object() && (sj.contains("preset") || sj.contains("command"));
+  server.backend = get_string(sj, "backend", templated ? "command" : server.backend, s);
+  static const std::vector<std::string> backends = {"llama-server", "ollama", "external", "command"};
   if (std::find(backends.begin(), backends.end(), server.backend) == backends.end()) {
     std::string msg = "unknown backend '" + server.backend + "'";
     msg += did_you_mean(server.backend, backends);
     s.child("backend").fail(msg + "; valid: " + join(backends));
   }
-  server.binary = get_string(sj, "binary", server.backend == "ollama" ? "ollama" : server.binary, s);
+  if (server.backend != "command")
+    for (const auto& key : command_server_keys())
+      if (sj.contains(key))
+        s.child(key).fail("only for a launch template (backend \"command\"); backend is \"" + server.backend + "\"");
+  server.binary = get_string(sj, "binary", server.backend == "ollama" ? "ollama" : server.backend == "command" ? "" : server.binary, s);
+  if (server.backend == "command") {
+    server.command = read_command_server(sj, s, server.binary);
+    if (server.binary.empty() && std::ranges::any_of(server.command.argv, [](const std::string& a) {
+          return a.find("{binary}") != std::string::npos;
+        }))
+      s.child("binary").fail("missing: the command uses {binary}");
+    server.api = "openai";
+  }
   server.args = get_strings(sj, "args", {}, s);
   server.env = get_env(sj, "env", s);
   // Ranges are those the values are used in: -c takes an int (rounded up to 256), timeouts
@@ -165,9 +206,11 @@ ServerConfig read_server(const nlohmann::json& sj, const Site& s) {
   server.api_key_env = get_string(sj, "api_key_env", "", s);
   if (server.backend == "external" && server.url.empty())
     s.child("url").fail("required for backend \"external\" (e.g. \"http://127.0.0.1:8080\")");
-  // api: what an external server speaks; backend ollama implies it.
-  server.api = get_string(sj, "api", server.backend == "ollama" ? "ollama" : "llama-server", s);
-  if (server.api != "llama-server" && server.api != "ollama")
+  // api: what an external server speaks; backend ollama implies it, a launch template speaks OpenAI's.
+  server.api = get_string(sj, "api", server.backend == "ollama" ? "ollama" : server.backend == "command" ? "openai" : "llama-server", s);
+  if (server.backend == "command" && server.api != "openai")
+    s.child("api").fail("a launch template (backend \"command\") speaks the OpenAI API: \"openai\"");
+  if (server.backend != "command" && server.api != "llama-server" && server.api != "ollama")
     s.child("api").fail("expected \"llama-server\" or \"ollama\", got \"" + server.api + "\"");
   if (server.backend == "llama-server" && server.api != "llama-server")
     s.child("api").fail("backend \"llama-server\" speaks the llama-server API; for Ollama use backend \"ollama\" "
@@ -201,9 +244,14 @@ std::vector<ModelConfig> read_models(const nlohmann::json& doc, const std::strin
     ModelConfig model;
     model.path = get_string(mj, "path", "", m);
     if (model.path.empty()) m.child("path").fail("missing");
-    // Ollama: a tag ("qwen3:8b"), or a GGUF file (".gguf"), which kvsweep imports into its own store.
-    if (backend == "llama-server" || (backend == "ollama" && is_gguf_path(model.path))) {
-      std::filesystem::path p(model.path);
+    // Ollama: a tag ("qwen3:8b"), or a GGUF file (".gguf"), which kvsweep imports into its own store. A launch
+    // template's {model} may be a hub id ("Qwen/Qwen3-8B") or a tag: only a path written as one ("./…",
+    // "../…") or a file beside the config resolves against the config's folder.
+    std::filesystem::path p(model.path);
+    const bool path_like = model.path.rfind("./", 0) == 0 || model.path.rfind("../", 0) == 0;
+    std::error_code ec;
+    const bool command_path = backend == "command" && (path_like || std::filesystem::exists(base_dir / p, ec));
+    if (backend == "llama-server" || (backend == "ollama" && is_gguf_path(model.path)) || command_path) {
       if (p.is_relative()) p = base_dir / p;
       model.path = p.lexically_normal().string();
     }
@@ -222,24 +270,32 @@ GridConfig read_grid(const nlohmann::json& doc, const ServerConfig& server, cons
   if (!doc.contains("grid")) g.fail("missing (e.g. {\"k\": [\"f16\",\"q8_0\"], \"v\": \"same-as-k\"})");
   const auto& gj = doc["grid"];
   check_keys(gj, {"k", "v", "include", "exclude", "reference", "order", "seed"}, g);
-  grid.k = type_list(gj, "k", g);
+  const TypeCheck check = type_check(server);
+  grid.k = type_list(gj, "k", check, g);
   if (gj.contains("v") && gj["v"].is_string() && gj["v"] == "same-as-k") {
     grid.v = grid.k;
   } else if (gj.contains("v") && gj["v"].is_string() && gj["v"] == "tied") {
     grid.v = grid.k;
     grid.tied = true;
   } else {
-    grid.v = type_list(gj, "v", g);
+    grid.v = type_list(gj, "v", check, g);
   }
-  grid.include = parse_cell_names(gj, "include", g);
-  grid.exclude = parse_cell_names(gj, "exclude", g);
-  grid.reference = parse_cell_name(get_string(gj, "reference", "f16/f16", g), g.child("reference"));
+  grid.include = parse_cell_names(gj, "include", check, g);
+  grid.exclude = parse_cell_names(gj, "exclude", check, g);
+  // A launch template's default reference is its own (vLLM: auto/auto); its types differ from llama.cpp's.
+  const std::string reference =
+      server.backend == "command" && !server.command.reference.empty() ? server.command.reference : "f16/f16";
+  grid.reference = parse_cell_name(get_string(gj, "reference", reference, g), check, g.child("reference"));
   std::string order = get_string(gj, "order", "shuffle", g);
   if (order == "shuffle") grid.order = Order::shuffle;
   else if (order == "as-listed") grid.order = Order::as_listed;
   else g.child("order").fail("expected \"shuffle\" or \"as-listed\", got \"" + order + "\"");
   grid.seed = static_cast<std::uint64_t>(get_int(gj, "seed", 7, g));
-  if (uses_ollama(server)) check_symmetric(grid, g);
+  if (uses_ollama(server))
+    check_symmetric(grid, "Ollama runs K and V at one precision (OLLAMA_KV_CACHE_TYPE is one setting for both caches)", g);
+  if (server.backend == "command" && server.command.tied)
+    check_symmetric(grid, server.command.server + " runs K and V at one precision (one cache-type setting for both "
+                          "caches; server.kv_tied)", g);
   return grid;
 }
 
@@ -416,6 +472,7 @@ nlohmann::json to_json(const Config& c) {
                            {"url", c.server.url},          {"api_key_env", c.server.api_key_env}};
   // Only when not the default, so configs written before "api" existed keep their hash.
   if (c.server.api != "llama-server") server["api"] = c.server.api;
+  if (c.server.backend == "command") server["command"] = to_json(c.server.command);
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : c.server.env) env[k] = v;
   server["env"] = env;

@@ -306,11 +306,14 @@ core::Expected<Client::StreamResult> Client::post_text_stream(const std::string&
 std::string error_message(const std::string& body) {
   try {
     auto j = nlohmann::json::parse(body);
-    if (j.contains("error")) {
+    if (j.is_object() && j.contains("error")) {
       const auto& e = j["error"];
-      if (e.is_object() && e.contains("message")) return e["message"].get<std::string>();
+      if (e.is_object() && e.contains("message") && e["message"].is_string()) return e["message"].get<std::string>();
       if (e.is_string()) return e.get<std::string>();
     }
+    // vLLM and SGLang: {"object":"error","message":…,"type":…,"code":…}; FastAPI: {"detail":…}.
+    if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
+    if (j.is_object() && j.contains("detail")) return j["detail"].is_string() ? j["detail"].get<std::string>() : j["detail"].dump();
   } catch (...) {
   }
   if (body.size() > 300) return body.substr(0, 300) + "…";

@@ -23,6 +23,10 @@ class CompleteProbe final : public Probe {
   std::string kind() const override { return "complete"; }
   std::string name() const override { return m_name; }
   int min_context() const override { return 512 + m_max_tokens; }
+  std::vector<server::Need> needs() const override {
+    if (m_chat) return {{server::Capability::chat, ""}};
+    return {};
+  }
   bool compares_with_reference() const override { return true; }  // match_reference
 
   std::vector<Item> items() const override { return prompt_items(m_prompts.texts); }

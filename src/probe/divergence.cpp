@@ -145,6 +145,14 @@ class DivergenceProbe final : public Probe {
   std::string kind() const override { return "divergence"; }
   std::string name() const override { return m_name; }
   int min_context() const override { return 512 + m_tokens; }
+  /// Token-id prompts (teacher forcing), the top-n of every step with token ids (KL, flip index), and the
+  /// tokenizer (the prompt's ids, the free-running path's text): no text-only form.
+  std::vector<server::Need> needs() const override {
+    return {{server::Capability::token_prompts, ""},
+            {server::Capability::logprobs, ""},
+            {server::Capability::logprob_ids, ""},
+            {server::Capability::tokenize, ""}};
+  }
   bool compares_with_reference() const override { return m_mode == Mode::reference; }
 
   std::vector<Item> items() const override { return prompt_items(m_prompts.texts); }

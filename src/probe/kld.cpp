@@ -45,6 +45,8 @@ class KldProbe final : public Probe {
   std::string name() const override { return m_name; }
   bool compares_with_reference() const override { return true; }  // scored against the reference's logits
   bool runs_tool() const override { return true; }
+  /// llama.cpp's own tool on the model file, beside the cell's llama-server.
+  std::vector<server::Need> needs() const override { return {{server::Capability::llama_cpp_tools, ""}}; }
   std::vector<InputFile> inputs() const override {
     return m_corpus.input ? std::vector<InputFile>{*m_corpus.input} : std::vector<InputFile>{};
   }

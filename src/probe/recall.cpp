@@ -266,6 +266,14 @@ std::optional<Probe::Calibration> RecallProbe::calibration() const {
 
 bool RecallProbe::deterministic() const { return true; }  // temperature 0
 
+std::vector<server::Need> RecallProbe::needs() const {
+  if (m_config.mode == RecallMode::chat)
+    return {{server::Capability::chat, ""},
+            {server::Capability::tokenize, "the prompt's length is not checked against the context before it is sent"}};
+  return {{server::Capability::token_prompts, "the prompt is sent as text, tokenized by the server"},
+          {server::Capability::tokenize, "the prompt's length is not checked against the context before it is sent"}};
+}
+
 server::CompletionRequest RecallProbe::request_for(const corpus::Target& target, int n_predict) const {
   server::CompletionRequest request;
   const int n = std::min<int>(m_config.lines, static_cast<int>(target.body.size()));
@@ -307,7 +315,7 @@ core::Expected<RecallProbe::PromptTokens> RecallProbe::prepare(const corpus::Tar
   // A backend without a tokenizer endpoint cannot be checked; the request itself will tell.
   if (!*corpus_tokens) return PromptTokens{};
   int question_tokens = -1;
-  if (raw) {
+  if (raw && ctx.api.capabilities().has(server::Capability::token_prompts)) {
     // Raw mode sends ids: the corpus's from the once-per-model count, the question's as they
     // continue them (SharedPrefix checks they equal the server's own tokens of the text).
     auto ids = m_prefix.prompt_ids(ctx.api, model, question_text);

@@ -35,6 +35,8 @@ class SpeedProbe final : public Probe {
   std::string kind() const override { return "speed"; }
   std::string name() const override { return m_config.name; }
   bool runs_tool() const override { return true; }
+  /// llama.cpp's own tool on the model file, beside the cell's llama-server.
+  std::vector<server::Need> needs() const override { return {{server::Capability::llama_cpp_tools, ""}}; }
   bool deterministic() const override { return false; }  // a speed, measured
 
   std::vector<Item> items() const override {

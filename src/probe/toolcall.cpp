@@ -31,6 +31,11 @@ class ToolcallProbe final : public Probe {
 
   std::string kind() const override { return "toolcall"; }
   std::string name() const override { return m_options.name; }
+  std::vector<server::Need> needs() const override {
+    if (m_options.mode == ToolcallMode::native)
+      return {{server::Capability::chat, ""}, {server::Capability::tool_calls, ""}};
+    return {{server::Capability::chat, ""}};
+  }
   int min_context() const override {
     return *std::max_element(m_options.lengths.begin(), m_options.lengths.end()) + m_options.max_tokens + 512;
   }

@@ -181,6 +181,9 @@ std::expected<std::string, StartFailure> wait_ready(ReadyProbe& probe, ManagedIn
     if (!instance.alive()) return start_died(instance, at.who, "before it was ready");
     auto r = probe.get(at.base_url, flavour.ready_path(), credentials);
     if (r) return std::move(*r);
+    // A server ready on another status (the readiness check a launch template names): its body is not read.
+    if (!r && r.error().kind == core::ErrorKind::http_status && r.error().http_status == flavour.ready_status())
+      return std::string{};
     if (Clock::now() > deadline) {
       return start_failed(instance, CellOutcome::load_failed,
                           at.who + ": GET " + flavour.ready_path() + " not ready within the ready timeout (" +
@@ -219,8 +222,11 @@ std::expected<void, StartFailure> confirm_listener(ManagedInstance& instance, co
 /// What the server allocated (an attached server: the user's declaration), checked against the cell.
 std::expected<void, StartFailure> check_effective(ManagedInstance& instance, const Flavour& flavour,
                                                   const CellSpec& spec, bool attached,
+                                                  const std::optional<EffectiveKv>& read_over_http,
                                                   const std::atomic<bool>& cancel, Clock::time_point deadline) {
-  if (attached) {
+  if (read_over_http) {
+    instance.m_effective = *read_over_http;
+  } else if (attached) {
     instance.m_effective.declared = true;
     instance.m_effective.type_k = spec.type_k;
     instance.m_effective.type_v = spec.type_v;
@@ -336,7 +342,8 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
   instance->m_ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
 
   // 4. What the server allocated.
-  if (auto checked = check_effective(*instance, flavour, spec, attach.has_value(), cancel, deadline); !checked)
+  if (auto checked = check_effective(*instance, flavour, spec, attach.has_value(), context.effective, cancel, deadline);
+      !checked)
     return std::unexpected(std::move(checked.error()));
   instance->m_api = flavour.make_api(client, spec);
   instance->m_info = std::move(at->info);

@@ -10,8 +10,11 @@
 namespace kvsweep::server {
 
 nlohmann::json to_json(const Timings& t) {
-  return {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"prompt_ms", t.prompt_ms},
-          {"predicted_n", t.predicted_n}, {"predicted_ms", t.predicted_ms}, {"requests", t.requests}};
+  nlohmann::json j = {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"prompt_ms", t.prompt_ms},
+                      {"predicted_n", t.predicted_n}, {"predicted_ms", t.predicted_ms}, {"requests", t.requests}};
+  // Only when set: records of servers that report their timings stay as they were.
+  if (t.client_measured) j["measured_by"] = "client";
+  return j;
 }
 
 const std::vector<std::string>& completion_response_fields() {
@@ -107,7 +110,9 @@ core::Expected<T> timing_field(const nlohmann::json& j, const char* key) {
   return it->get<T>();
 }
 
-core::Expected<Timings> parse_timings(const nlohmann::json& j) {
+}  // namespace
+
+core::Expected<Timings> parse_server_timings(const nlohmann::json& j) {
   Timings t;
   if (!j.is_object()) return t;
   auto prompt_n = timing_field<int>(j, "prompt_n");
@@ -127,6 +132,8 @@ core::Expected<Timings> parse_timings(const nlohmann::json& j) {
   t.requests = 1;
   return t;
 }
+
+namespace {
 
 /// An answer that says it generated more tokens than the request allowed did not come from it.
 core::Expected<CompletionResponse> within_bound(core::Expected<CompletionResponse> r, const CompletionRequest& request) {
@@ -179,7 +186,7 @@ core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, 
       if (body.contains("completion_probabilities")) r.probs = parse_probs(body["completion_probabilities"]);
     }
     if (body.contains("timings")) {
-      auto timings = parse_timings(body["timings"]);
+      auto timings = parse_server_timings(body["timings"]);
       if (!timings) return std::unexpected(timings.error());
       r.timings = *timings;
     }
@@ -229,7 +236,7 @@ core::Expected<void> CompletionStream::add(std::string_view data) {
       if (j.value("stop", false)) r.stop_type = j.value("stop_type", "none");
     }
     if (j.contains("timings")) {
-      auto timings = parse_timings(j["timings"]);
+      auto timings = parse_server_timings(j["timings"]);
       if (!timings) return std::unexpected(timings.error());
       r.timings = *timings;
     }

@@ -11,7 +11,9 @@ core::Expected<std::vector<ModelHash>> hash_models(const config::Config& config)
   for (const auto& m : config.models) {
     ModelHash h{m.name, m.path, false, 0, ""};
     std::error_code ec;
-    if (config.server.backend == "llama-server" && std::filesystem::is_regular_file(m.path, ec)) {
+    // A launch template's model may be a local file (a GGUF) or a hub id: hashed when it is a file.
+    const bool launched = config.server.backend == "llama-server" || config.server.backend == "command";
+    if (launched && std::filesystem::is_regular_file(m.path, ec)) {
       h.is_file = true;
       h.size = std::filesystem::file_size(m.path, ec);
       auto sha = core::sha256_file(m.path);

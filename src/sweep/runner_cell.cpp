@@ -106,7 +106,8 @@ class Runner::CellRun {
     m_unverified = server::check_kv(r.effective, m_cell.type_k, m_cell.type_v) == server::KvCheck::unverified;
     if (m_unverified)
       m_runner.m_progress.note(m_cell.label() +
-                               ": the server log shows no KV cache line; cannot verify the K/V types (kv_unverified)");
+                               ": the server did not confirm its K/V types (no KV cache line in its log, nothing at its "
+                               "confirmation endpoint); they are unchecked (kv_unverified)");
     if (r.effective.path.path == server::AttentionPath::converted)
       m_runner.m_progress.note(m_cell.label() + ": attention path converted: " + r.effective.path.reason);
     m_info = m_runner.cell_info(m_cell, m_spec);

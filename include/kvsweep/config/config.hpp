@@ -18,16 +18,57 @@
 
 namespace kvsweep::config {
 
+struct ServerConfig;
 /// The nine cache types llama-server accepts for -ctk/-ctv.
 const std::vector<std::string>& cache_types();
+/// The cache types a grid may name on `server`: a launch template's own list, else llama-server's.
+const std::vector<std::string>& cache_types(const ServerConfig& server);
 
 class Site;
 /// Fails at `site` unless `type` is one of cache_types(): "unknown cache type 'q4' (did you mean
 /// 'q4_0'?); valid types: f32, …".
 void check_cache_type(const std::string& type, const Site& site);
 
+/// How a launched server's effective KV type is read back (backend "command"); see
+/// server::KvConfirm. Exactly one of `log` and `http` is set, or neither (every cell kv_unverified).
+struct KvConfirmConfig {
+  std::string log;        // "llama.cpp" (its KV cache line) or a regex: group 1 K, group 2 V (one group: both)
+  std::string http;       // an endpoint path, e.g. "/metrics"
+  std::string format;     // http: "json" or "prometheus"
+  std::string pointer;    // json: a JSON pointer to K's type (or both)
+  std::string pointer_v;  // json: V's, when the server has two
+  std::string metric;     // prometheus: the metric, e.g. "vllm:cache_config_info"
+  std::string label;      // prometheus: its label holding the type, e.g. "cache_dtype"
+};
+
+/// The OpenAI API as a launched server speaks it (backend "command").
+struct OpenAiConfig {
+  std::string model;                 // the request's "model"; "" = the first id of /v1/models
+  std::string tokenizer = "none";    // none | llama-server | vllm | tabbyapi
+  std::vector<std::string> capabilities;  // what the server can do (server::Capability names)
+  bool cache_prompt = false;         // send llama.cpp's cache_prompt field
+  nlohmann::json extra = nlohmann::json::object();  // merged into every generation request
+};
+
+/// A server started from a launch template (backend "command"), filled by a preset
+/// (config/server_presets) and the keys the config sets over it.
+struct CommandConfig {
+  std::string preset;                         // "" or a preset's name
+  std::string server = "server";              // the server's name in messages
+  std::vector<std::string> argv;              // with placeholders {binary} {model} {host} {port} {type_k} {type_v} {ctx}
+  std::vector<std::string> types;             // the cache types a grid may name, in "all" order
+  std::vector<std::pair<std::string, std::string>> spelling;  // type → what the server is given
+  bool tied = false;                          // one setting for K and V: symmetric grids only
+  std::string reference;                      // the default reference cell ("" = f16/f16)
+  std::string ready_path = "/health";
+  int ready_status = 200;
+  std::string listening;                      // the log line that says it holds the port
+  KvConfirmConfig confirm;
+  OpenAiConfig openai;
+};
+
 struct ServerConfig {
-  std::string backend = "llama-server";  // llama-server | ollama | external
+  std::string backend = "llama-server";  // llama-server | ollama | external | command
   std::string binary = "llama-server";   // resolved against KVSWEEP_LLAMA_BIN / PATH; "ollama" for backend ollama
   std::vector<std::string> args;         // extra args for every cell, e.g. ["-fa","on"]
   std::vector<std::pair<std::string, std::string>> env;
@@ -39,7 +80,8 @@ struct ServerConfig {
   std::string url_user;                  // the URL's user:password, split off at load; never written
   std::string url_password;
   std::string api_key_env;               // external: env var holding the API key
-  std::string api = "llama-server";      // external: which API the server speaks (llama-server | ollama)
+  std::string api = "llama-server";      // external: which API the server speaks (llama-server | ollama); command: openai
+  CommandConfig command;                 // backend "command"
 };
 
 /// True when the cells run on Ollama (backend ollama, or external with api ollama): one KV type

@@ -90,7 +90,8 @@ class Client {
   std::unique_ptr<Impl> m_impl;
 };
 
-/// Extracts a readable message from a server error body ({"error":{"message":…}} or text).
+/// Extracts a readable message from a server error body ({"error":{"message":…}}, vLLM's and SGLang's
+/// {"object":"error","message":…}, FastAPI's {"detail":…}, or text).
 std::string error_message(const std::string& body);
 
 }  // namespace kvsweep::http

@@ -81,6 +81,10 @@ class Probe {
   virtual bool runs_tool() const { return false; }
   /// Minimum context the probe needs (the runner uses it for -c when the config leaves it open).
   virtual int min_context() const { return 0; }
+  /// What the probe needs of the cells' server beyond a text completion, each with what it does
+  /// without it (server::Need::fallback; empty: it cannot run). A grid whose server lacks a need that
+  /// has no fallback is refused before its first cell, naming the probe and the capability.
+  virtual std::vector<server::Need> needs() const { return {}; }
   /// Runs one item. An Error means the item failed (timeout and connect errors also tell the
   /// runner about the server's state).
   virtual core::Expected<ItemResult> run(const Item& item, Context& ctx) = 0;

@@ -126,6 +126,9 @@ class RecallProbe final : public Probe {
   /// + the largest answer budget (estimated the same way; max_tokens when not bounded)
   /// + 256 for the question and the chat template.
   int min_context() const override;
+  /// Chat mode: chat. Raw mode sends token ids and counts the prompt with the model's tokenizer; without
+  /// them it sends the prompt as text and leaves the length to the server.
+  std::vector<server::Need> needs() const override;
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override;
   std::vector<MetricSpec> metrics() const override;
   bool deterministic() const override;

@@ -12,10 +12,13 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/server/capabilities.hpp"
 
 namespace kvsweep::server {
 
-/// Server-reported timings (llama-server `timings`; Ollama durations converted to ms).
+/// Server-reported timings (llama-server `timings`; Ollama durations converted to ms). A server that
+/// reports none (most OpenAI-API servers) gets the client's wall time of the request as predicted_ms
+/// and its `usage` counts, with `client_measured` set: the record says so (`"measured_by": "client"`).
 struct Timings {
   int prompt_n = 0;
   int cache_n = 0;
@@ -25,6 +28,8 @@ struct Timings {
   /// How many requests these are the sum of (1 for one answer; 0 when nothing was asked), so that
   /// per-request sizes and depths can be told from an item made of several requests.
   int requests = 0;
+  /// True when the times are kvsweep's own wall clock around the request, not the server's.
+  bool client_measured = false;
 
   /// Adds another request's counts and times (an item made of several requests).
   Timings& operator+=(const Timings& t) {
@@ -34,6 +39,7 @@ struct Timings {
     prompt_ms += t.prompt_ms;
     predicted_n += t.predicted_n;
     predicted_ms += t.predicted_ms;
+    client_measured = client_measured || t.client_measured;
     return *this;
   }
 };
@@ -90,7 +96,7 @@ struct CompletionResponse {
   nlohmann::json tool_calls = nullptr; // chat: message.tool_calls when present
 };
 
-/// The HTTP face of one running server. Implementations: llama-server and Ollama.
+/// The HTTP face of one running server. Implementations: llama-server, Ollama and the OpenAI API.
 class Api {
  public:
   virtual ~Api() = default;
@@ -117,6 +123,9 @@ class Api {
   virtual core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) = 0;
   /// A short description of what answers (for errors and the manifest).
   virtual std::string describe() const = 0;
+  /// What this server can do beyond a text completion; a probe with a text-only form asks before using
+  /// the rest (token-id prompts). Every backend but the OpenAI API's can do all that kvsweep asks.
+  virtual Capabilities capabilities() const { return Capabilities::all(); }
 };
 
 }  // namespace kvsweep::server

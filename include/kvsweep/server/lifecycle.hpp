@@ -49,6 +49,9 @@ struct ReadyContext {
   nlohmann::json& info;           // provenance, ends up in Instance::info()
   std::chrono::steady_clock::time_point deadline;
   bool attached;
+  /// Set by a flavour that read the effective K/V types over HTTP (vLLM's /metrics, SGLang's
+  /// /server_info): the lifecycle checks these instead of reading them from the log.
+  std::optional<EffectiveKv> effective = std::nullopt;
 };
 
 /// Why after_ready failed. When the server died meanwhile the cell is judged from its log.
@@ -71,6 +74,8 @@ class Flavour {
   /// Provenance of the launch (default: the argv).
   virtual void describe_launch(const process::LaunchSpec& launch, nlohmann::json& info) const;
   virtual std::string ready_path() const = 0;
+  /// The status ready_path answers once the server is ready (200 unless the server says otherwise).
+  virtual int ready_status() const { return 200; }
   /// Once ready: what else the server must do before any timed request (default: nothing).
   virtual std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const;
   /// The K/V types the server used, from its log since the launch (default: parse_effective_kv).

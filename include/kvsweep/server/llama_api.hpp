@@ -53,6 +53,9 @@ std::string completion_body_text(const CompletionRequest& request, const std::ve
 /// prompts answered in one request): its max tokens times a generous size per token, plus the
 /// prompt it may echo. More is a server gone wrong: the client stops reading (ErrorKind::oversize).
 std::size_t answer_limit(const CompletionRequest& request, std::size_t body_bytes, std::size_t answers);
+/// A server's `timings` object (llama-server's, also on its /v1 endpoints): counts and times checked
+/// finite and non-negative; `requests` is 1. Not an object: all zero.
+core::Expected<Timings> parse_server_timings(const nlohmann::json& timings);
 /// Parses a /completion or /v1/chat/completions answer (exposed for tests).
 core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, bool chat);
 

@@ -1,0 +1,111 @@
+#pragma once
+/// server::Api spoken to the OpenAI HTTP API that vLLM, SGLang, TabbyAPI, llama-cpp-python and
+/// llama-server all serve: /v1/completions (text or token ids, per-token top logprobs),
+/// /v1/chat/completions (messages, tools, logprobs), /v1/embeddings, /v1/models, and the server's
+/// own tokenizer endpoints where it has them.
+//
+// Requests always carry every sampling field kvsweep decides (temperature, top_p, top_k, min_p, seed,
+// presence_penalty, frequency_penalty), then the server's own neutral fields (OpenAiOptions::extra,
+// e.g. llama.cpp's repeat_penalty, vLLM's repetition_penalty), then the request's extra (tools, …).
+// Logprobs are read in both shapes servers answer with: `logprobs.content[]` ({token, logprob,
+// top_logprobs[{token, logprob, id?}]}: llama-server, chat everywhere) and the legacy completions shape
+// (`tokens`, `token_logprobs`, `top_logprobs[{text: logprob}]`); a token written "token_id:N" (vLLM's
+// return_tokens_as_token_ids) gives its id. Timings are the server's `timings` when it sends them
+// (llama-server), else kvsweep's wall clock and the `usage` counts, marked Timings::client_measured.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/http/client.hpp"
+#include "kvsweep/server/api.hpp"
+#include "kvsweep/server/capabilities.hpp"
+
+namespace kvsweep::server {
+
+/// Which tokenizer endpoints a server has (none of them is part of the OpenAI API).
+enum class TokenizerApi {
+  none,          // no tokenizer over HTTP: tokenize/detokenize are ErrorKind::unsupported
+  llama_server,  // POST /tokenize {content, add_special} → {tokens}; /detokenize {tokens} → {content}
+  vllm,          // POST /tokenize {model, prompt, add_special_tokens} → {tokens}; /detokenize {model, tokens} → {prompt}
+  tabbyapi,      // POST /v1/token/encode {text, add_bos_token} → {tokens}; /v1/token/decode {tokens} → {text}
+};
+std::optional<TokenizerApi> parse_tokenizer_api(std::string_view name);
+std::string_view to_string(TokenizerApi api);
+
+struct OpenAiOptions {
+  /// The request's "model"; empty: the first id /v1/models lists (asked once), else `fallback_model`.
+  std::string model;
+  std::string fallback_model;
+  Capabilities capabilities = Capabilities::all();
+  TokenizerApi tokenizer = TokenizerApi::none;
+  /// Send llama.cpp's `cache_prompt` (llama-server, which reads it on /v1 too); other servers have no such
+  /// field and turn their prefix cache off at launch instead.
+  bool cache_prompt = false;
+  /// Merged into every generation body after kvsweep's sampling fields (the server's neutral settings).
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+/// The /v1/completions (no messages) or /v1/chat/completions body for `request`; `model` is the "model".
+/// A token prompt without Capability::token_prompts, or log-probabilities without Capability::logprobs,
+/// is ErrorKind::unsupported (the request would be answered as something else).
+core::Expected<nlohmann::json> openai_body(const CompletionRequest& request, const OpenAiOptions& options,
+                                           const std::string& model);
+/// Parses a non-streamed /v1/completions (chat = false) or /v1/chat/completions answer. `wall_ms` is the
+/// request's wall time, used (with `usage`) when the answer carries no `timings`.
+core::Expected<CompletionResponse> parse_openai_completion(const nlohmann::json& body, bool chat, double wall_ms);
+/// Per-token log-probabilities from a choice's `logprobs` in either shape (see the top of this file).
+core::Expected<std::vector<TokenLogprob>> parse_openai_logprobs(const nlohmann::json& logprobs);
+
+/// Builds a CompletionResponse from the chunks of a streamed OpenAI answer (`data: {…}` events):
+/// text or delta content appended, logprobs collected, finish_reason as the stop type, the newest
+/// `timings` or `usage` kept.
+class OpenAiStream {
+ public:
+  explicit OpenAiStream(bool chat) : m_chat(chat) {}
+  core::Expected<void> add(std::string_view data);
+  const CompletionResponse& response() const { return m_response; }
+  /// The response with its timings: the server's, else the client's (`first_ms`: the first chunk's
+  /// arrival after the request, `wall_ms`: the whole request).
+  CompletionResponse take(double first_ms, double wall_ms);
+  bool finished() const { return m_finished; }
+
+ private:
+  bool m_chat;
+  bool m_finished = false;
+  bool m_server_timings = false;
+  nlohmann::json m_usage;
+  CompletionResponse m_response;
+};
+
+class OpenAiApi final : public Api {
+ public:
+  OpenAiApi(std::shared_ptr<http::Client> client, OpenAiOptions options)
+      : m_client(std::move(client)), m_options(std::move(options)) {}
+
+  core::Expected<CompletionResponse> complete(const CompletionRequest& request) override;
+  core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) override;
+  core::Expected<std::string> detokenize(const std::vector<std::int32_t>& tokens) override;
+  core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) override;
+  std::string describe() const override { return "OpenAI API at " + m_client->base_url(); }
+  Capabilities capabilities() const override { return m_options.capabilities; }
+
+  /// The model ids GET /v1/models lists.
+  core::Expected<std::vector<std::string>> models();
+
+ private:
+  /// The "model" every request carries (OpenAiOptions::model).
+  std::string model();
+
+  std::shared_ptr<http::Client> m_client;
+  OpenAiOptions m_options;
+  std::mutex m_model_mutex;
+  std::optional<std::string> m_model;
+};
+
+}  // namespace kvsweep::server

@@ -1,0 +1,60 @@
+#include "kvsweep/cli/template_options.hpp"
+
+#include "kvsweep/cli/capability_check.hpp"
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/process/child.hpp"
+
+namespace kvsweep::cli {
+
+namespace {
+
+/// A launch template's binary ({binary}): a path as given, else PATH, else KVSWEEP_LLAMA_BIN (a template
+/// driving llama-server).
+std::string resolve_template_binary(const config::ServerConfig& server) {
+  if (server.binary.empty()) return {};
+  std::string found = process::which(server.binary);
+  if (found.empty()) found = process::find_llama_tool(server.binary);
+  if (found.empty())
+    throw core::FatalError("server binary '" + server.binary + "' not found for " + server.command.server +
+                           (server.command.preset.empty() ? "" : " (preset " + server.command.preset + ")") +
+                           ": install it, put it on PATH, or set server.binary to its path");
+  return found;
+}
+
+}  // namespace
+
+server::TemplateOptions template_options(const config::ServerConfig& server) {
+  const config::CommandConfig& c = server.command;
+  server::TemplateOptions o;
+  o.who = c.server;
+  o.command = c.argv;
+  o.binary = resolve_template_binary(server);
+  o.env = server.env;
+  o.spelling = c.spelling;
+  o.ready_path = c.ready_path;
+  o.ready_status = c.ready_status;
+  o.listening = c.listening;
+  using Source = server::KvConfirm::Source;
+  server::KvConfirm& k = o.confirm;
+  if (c.confirm.log == "llama.cpp") {
+    k.source = Source::llama_log;
+  } else if (!c.confirm.log.empty()) {
+    k.source = Source::log_regex;
+    k.pattern = c.confirm.log;
+  } else if (!c.confirm.http.empty()) {
+    k.source = c.confirm.format == "prometheus" ? Source::http_prometheus : Source::http_json;
+    k.path = c.confirm.http;
+    k.pointer = c.confirm.pointer;
+    k.pointer_v = c.confirm.pointer_v;
+    k.metric = c.confirm.metric;
+    k.label = c.confirm.label;
+  }
+  o.api.model = c.openai.model;
+  o.api.capabilities = server_capabilities(server);
+  o.api.tokenizer = server::parse_tokenizer_api(c.openai.tokenizer).value_or(server::TokenizerApi::none);
+  o.api.cache_prompt = c.openai.cache_prompt;
+  o.api.extra = c.openai.extra;
+  return o;
+}
+
+}  // namespace kvsweep::cli
