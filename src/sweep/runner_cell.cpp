@@ -104,10 +104,12 @@ class Runner::CellRun {
     r.effective = m_instance->effective();
     // The lifecycle refused a mismatch; a log without the KV line leaves the types unchecked.
     m_unverified = server::check_kv(r.effective, m_cell.type_k, m_cell.type_v) == server::KvCheck::unverified;
-    if (m_unverified)
-      m_runner.m_progress.note(m_cell.label() +
-                               ": the server did not confirm its K/V types (no KV cache line in its log, nothing at its "
-                               "confirmation endpoint); they are unchecked (kv_unverified)");
+    if (m_unverified) {
+      // A launch template's confirmation endpoint says what it lacked (server::TemplateFlavour).
+      const std::string why = m_instance->info().value("kv_unconfirmed", "");
+      r.message = "K/V types unconfirmed: " + (why.empty() ? std::string("the server's log holds no KV cache line") : why);
+      m_runner.m_progress.note(m_cell.label() + ": " + r.message + "; the types are unchecked (kv_unverified)");
+    }
     if (r.effective.path.path == server::AttentionPath::converted)
       m_runner.m_progress.note(m_cell.label() + ": attention path converted: " + r.effective.path.reason);
     m_info = m_runner.cell_info(m_cell, m_spec);
