@@ -206,3 +206,24 @@ TEST(OtherServers, AnUnknownDtypeNamesTheServersOwnTypes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(OtherServers, EveryPresetsExampleConfigDryRunsUpToTheMissingServer) {
+  for (const std::string name : {"vllm", "sglang", "tabbyapi", "llama-cpp-python"}) {
+    const auto file = std::filesystem::path(KVSWEEP_SOURCE_DIR) / "configs" / (name + ".json");
+    const auto r = kt::run_kvsweep({"run", file.string(), "--dry-run"});
+    // The server is not installed here: its binary is missing (vllm), or the dry run plans it whole
+    // (the others start from python3).
+    if (r.exit_code != 0) {
+      EXPECT_EQ(r.exit_code, 2) << name << "\n" << r.output;
+      EXPECT_THAT(r.output, HasSubstr("server binary '")) << name << "\n" << r.output;
+      EXPECT_THAT(r.output, HasSubstr("not found")) << name << "\n" << r.output;
+    } else {
+      EXPECT_THAT(r.output, HasSubstr("cells (")) << name << "\n" << r.output;
+    }
+    EXPECT_THAT(r.output, Not(HasSubstr("error: " + file.string()))) << name << "\n" << r.output;
+  }
+}
+
+}  // namespace
