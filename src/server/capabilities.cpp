@@ -44,12 +44,14 @@ Capabilities Capabilities::all() {
 }
 
 Capabilities ollama_capabilities() {
-  // /api/chat takes tools and answers logprobs (tokens as text); no /tokenize, no id prompts.
+  // /api/chat takes tools and answers logprobs (tokens as text); no /tokenize, no id prompts. A models[].path
+  // that is a GGUF file is one llama.cpp's tools load (from KVSWEEP_LLAMA_BIN); a tag fails per item, as before.
   return Capabilities{}
       .set(Capability::chat)
       .set(Capability::logprobs)
       .set(Capability::tool_calls)
-      .set(Capability::embeddings);
+      .set(Capability::embeddings)
+      .set(Capability::llama_cpp_tools);
 }
 
 std::vector<Need> unmet(const std::vector<Need>& needs, const Capabilities& have) {

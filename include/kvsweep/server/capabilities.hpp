@@ -49,8 +49,8 @@ class Capabilities {
   unsigned m_bits = 0;
 };
 
-/// What Ollama's native API offers kvsweep (no token-id prompts, no tokenizer endpoint, alternatives
-/// without ids; the model is a tag, not a file llama.cpp's tools load).
+/// What Ollama's native API offers kvsweep: no token-id prompts, no tokenizer endpoint, alternatives
+/// without ids.
 Capabilities ollama_capabilities();
 
 /// What a probe needs of the server. `fallback` says what the probe does without it (its text-only
