@@ -176,3 +176,28 @@ TEST(RealOllama, DryRunOfTheSeedConfigNamesEveryTagToPull) {
   EXPECT_THAT(r.output, HasSubstr("3 tag(s) to pull")) << r.output;
   EXPECT_THAT(r.output, HasSubstr("cells (4, in run order)")) << r.output;
 }
+
+TEST(RealOllama, AContextOllamaLoweredIsAConfigMismatchNotAQuietlySmallerCell) {
+  kt::ollama_bin_dir();
+  kt::TempDir dir;
+  // A model trained for 1024 tokens: Ollama lowers any num_ctx above that to 1024 without a word to
+  // the client ("requested context size too large for model" in its own log only).
+  const auto model = dir / "short.gguf";
+  auto made = kt::run_kvsweep({"tiny-model", "--context-length", "1024", "--seed", "1", "-o", model.string()}, 120);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  auto cfg = real_ollama_config(dir, {"f16", "q8_0"});
+  cfg["models"] = {{{"name", "short"}, {"path", model.string()}}};
+  auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()}, 600);
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // no cell produced an ok record
+  EXPECT_THAT(r.output, HasSubstr("as Ollama does: set server.ctx to at most that")) << r.output;
+  const auto manifest = kt::read_manifest(run);
+  ASSERT_EQ(manifest["cells"].size(), 2u);
+  for (const auto& c : manifest["cells"]) {
+    EXPECT_EQ(c["outcome"], "config_mismatch") << c.dump();
+    EXPECT_THAT(c["message"].get<std::string>(),
+                HasSubstr("requested a context of 2048 tokens, the server allocated 1024"))
+        << c.dump();
+  }
+  EXPECT_TRUE(kt::read_records(run).empty());  // no answer from a cell that is not the one asked for
+}
