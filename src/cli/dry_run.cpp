@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "kvsweep/cli/commands.hpp"
+#include "kvsweep/cli/template_options.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/probe/margin.hpp"
@@ -118,6 +119,19 @@ void print_time(const config::Config& cfg, const std::vector<sweep::Cell>& cells
   }
 }
 
+/// A launch template's command line for `cell`, as each cell's is made (the port is chosen per cell).
+void print_launch(const config::Config& cfg, const sweep::Cell& cell, int n_ctx) {
+  server::TemplateOptions options = template_options(cfg.server);
+  server::CellSpec spec;
+  spec.set_key(cell.key());
+  spec.model_path = cell.model_path;
+  spec.n_ctx = n_ctx;
+  spec.extra_args = cfg.server.args;
+  std::string line;
+  for (const auto& a : server::template_argv(options, spec, 0)) line += (line.empty() ? "" : " ") + a;
+  std::printf("launch (%s, cell %s): %s\n", cfg.server.command.server.c_str(), cell.label().c_str(), line.c_str());
+}
+
 }  // namespace
 
 std::filesystem::path runs_directory(const config::Config& cfg) {
@@ -138,8 +152,9 @@ int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<p
                 : cells[i].is_reference ? "  (reference)"
                                         : "");
   const int n_ctx = sweep::planned_context_size(cfg, probes);
-  std::printf("context: -c %d for every cell (%s)\n", n_ctx,
+  std::printf("context: %s %d for every cell (%s)\n", cfg.server.backend == "command" ? "{ctx} =" : "-c", n_ctx,
               cfg.server.ctx > 0 ? "server.ctx" : "the probes' estimate of their prompts, at least 4096; server.ctx sets it");
+  if (cfg.server.backend == "command" && !cells.empty()) print_launch(cfg, cells.front(), n_ctx);
   std::printf("probes:\n");
   std::size_t per_cell = 0;
   std::vector<sweep::PlannedProbe> planned;

@@ -52,7 +52,7 @@ std::string expand_placeholders(const std::string& text, const TemplateValues& v
     if (name == "binary") out += v.binary;
     else if (name == "model") out += v.model;
     else if (name == "host") out += v.host;
-    else if (name == "port") out += std::to_string(v.port);
+    else if (name == "port") out += v.port > 0 ? std::to_string(v.port) : "{port}";  // not chosen yet (a plan)
     else if (name == "type_k") out += v.type_k;
     else if (name == "type_v") out += v.type_v;
     else if (name == "ctx") out += std::to_string(v.ctx);

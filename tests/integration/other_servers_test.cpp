@@ -221,6 +221,8 @@ TEST(OtherServers, EveryPresetsExampleConfigDryRunsUpToTheMissingServer) {
       EXPECT_THAT(r.output, HasSubstr("not found")) << name << "\n" << r.output;
     } else {
       EXPECT_THAT(r.output, HasSubstr("cells (")) << name << "\n" << r.output;
+      // The plan shows the command line each cell gets, bound to loopback, its port chosen per cell.
+      EXPECT_THAT(r.output, HasSubstr("--host 127.0.0.1 --port {port}")) << name << "\n" << r.output;
     }
     EXPECT_THAT(r.output, Not(HasSubstr("error: " + file.string()))) << name << "\n" << r.output;
   }

@@ -52,7 +52,7 @@ struct TemplateValues {
   std::string binary;
   std::string model;
   std::string host = "127.0.0.1";
-  int port = 0;
+  int port = 0;        // 0: not chosen yet, {port} stays (a plan)
   std::string type_k;  // spelled
   std::string type_v;
   int ctx = 0;
