@@ -340,12 +340,11 @@ core::Expected<RecallProbe::PromptTokens> RecallProbe::prepare(const corpus::Tar
   const long long needed =
       static_cast<long long>(**corpus_tokens) + static_cast<long long>(question_tokens) + overhead + budget;
   if (needed > ctx.cell.n_ctx) {
-    // "needs about N tokens": sweep::tokens_needed reads N to say what server.ctx would hold it.
-    return core::fail(core::ErrorKind::exceeds_context,
-                      "recall prompt needs about " + std::to_string(needed) + " tokens (corpus " +
+    return core::exceeds_context("recall prompt needs about " + std::to_string(needed) + " tokens (corpus " +
                           std::to_string(**corpus_tokens) + " + question " + std::to_string(question_tokens) +
                           " + answer budget " + std::to_string(budget) + ") but the context holds " +
-                          std::to_string(ctx.cell.n_ctx) + "; raise the server's -c or shrink the corpus");
+                          std::to_string(ctx.cell.n_ctx) + "; raise the server's -c or shrink the corpus",
+                                 needed);
   }
   return PromptTokens{**corpus_tokens, question_tokens};
 }

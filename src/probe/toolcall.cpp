@@ -77,10 +77,10 @@ class ToolcallProbe final : public Probe {
     const int length = item.spec.at("length").get<int>();
     const std::uint64_t seed = item.spec.at("seed").get<std::uint64_t>();
     if (ctx.cell.n_ctx > 0 && length + m_options.max_tokens > ctx.cell.n_ctx)
-      return core::fail(core::ErrorKind::exceeds_context,
-                        "exceeds context: " + item.key + " needs " + std::to_string(length) + " prompt + " +
-                            std::to_string(m_options.max_tokens) + " answer tokens but the server's context is " +
-                            std::to_string(ctx.cell.n_ctx) + " (raise server.ctx or drop the length)");
+      return core::exceeds_context("exceeds context: " + item.key + " needs " + std::to_string(length) + " prompt + " +
+                                       std::to_string(m_options.max_tokens) + " answer tokens but the server's context is " +
+                                       std::to_string(ctx.cell.n_ctx) + " (raise server.ctx or drop the length)",
+                                   static_cast<long long>(length) + m_options.max_tokens);
     const ToolcallTask task = make_toolcall_task(seed, m_options.tools);
     const std::size_t fixed = toolcall_fixed_chars(task, m_options.mode);
     const double target = static_cast<double>(length) * corpus::kCharsPerToken;

@@ -20,23 +20,14 @@ std::optional<std::pair<long long, std::string_view>> leading_number(std::string
 }  // namespace
 
 long long tokens_needed(const core::Error& error) {
+  // kvsweep's own probes say it as a field (recall, toolcall: core::exceeds_context).
+  if (error.tokens_needed > 0) return error.tokens_needed;
+  // llama-server says it only in English, the one message read here: "request (N tokens) exceeds the
+  // available context size (M tokens), try increasing it".
   const std::string_view m = error.message;
-  // llama-server: "request (N tokens) exceeds the available context size (M tokens), try increasing it".
   if (const auto at = m.find("request ("); at != std::string_view::npos) {
     const auto n = leading_number(m.substr(at + 9));
     if (n && n->second.starts_with(" tokens)")) return n->first;
-  }
-  // recall: "… needs about N tokens (…)"; toolcall: "… needs N prompt + M answer tokens …".
-  for (std::size_t at = m.find(" needs "); at != std::string_view::npos; at = m.find(" needs ", at + 1)) {
-    std::string_view rest = m.substr(at + 7);
-    if (rest.starts_with("about ")) rest.remove_prefix(6);
-    const auto n = leading_number(rest);
-    if (!n) continue;
-    if (n->second.starts_with(" tokens")) return n->first;
-    if (n->second.starts_with(" prompt + ")) {
-      const auto answer = leading_number(n->second.substr(10));
-      if (answer && answer->second.starts_with(" answer tokens")) return n->first + answer->first;
-    }
   }
   return 0;
 }

@@ -27,10 +27,12 @@ TEST(ContextFit, SuggestedContextIsTheNextMultipleOf2048) {
 TEST(ContextFit, TokensNeededFromTheProbesOrTheServersMessage) {
   core::Error recall{core::ErrorKind::exceeds_context,
                      "recall prompt needs about 5000 tokens (corpus 4800 + question 40 + answer budget 160) but the "
-                     "context holds 1024; raise the server's -c or shrink the corpus"};
+                     "context holds 1024; raise the server's -c or shrink the corpus",
+                     0, 5000};
   EXPECT_EQ(tokens_needed(recall), 5000);
   core::Error toolcall{core::ErrorKind::exceeds_context,
-                       "exceeds context: L8192-s1 needs 8192 prompt + 64 answer tokens but the server's context is 2048"};
+                       "exceeds context: L8192-s1 needs 8192 prompt + 64 answer tokens but the server's context is 2048",
+                       0, 8256};
   EXPECT_EQ(tokens_needed(toolcall), 8256);
   core::Error server{core::ErrorKind::exceeds_context,
                      "HTTP 400: request (137621 tokens) exceeds the available context size (131072 tokens), try "

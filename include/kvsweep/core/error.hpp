@@ -28,6 +28,9 @@ struct Error {
   ErrorKind kind;
   std::string message;
   int http_status = 0;  // set for ErrorKind::http_status
+  /// ErrorKind::exceeds_context: the prompt plus the answer budget in tokens, when the one who failed
+  /// knows it (0 otherwise), so the sweep can say what context would hold it without reading the message.
+  long long tokens_needed = 0;
 };
 
 template <class T>
@@ -35,6 +38,11 @@ using Expected = std::expected<T, Error>;
 
 inline std::unexpected<Error> fail(ErrorKind kind, std::string message, int http_status = 0) {
   return std::unexpected<Error>(Error{kind, std::move(message), http_status});
+}
+
+/// An ErrorKind::exceeds_context error that says how many tokens the item needs.
+inline std::unexpected<Error> exceeds_context(std::string message, long long tokens_needed, int http_status = 0) {
+  return std::unexpected<Error>(Error{ErrorKind::exceeds_context, std::move(message), http_status, tokens_needed});
 }
 
 /// Thrown for configuration and fatal setup errors only; caught once in cli::main.

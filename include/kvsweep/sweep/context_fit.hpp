@@ -17,9 +17,9 @@ struct ContextShortfall {
   bool variant_ctx = false;  // the cell's context came from its variant's `ctx`
 };
 
-/// The tokens an exceeds_context error's message says its request needs: the server's own
-/// "request (N tokens) exceeds the available context size", the recall preflight's "needs about N
-/// tokens", toolcall's "needs N prompt + M answer tokens" (N + M); 0 when it says none of these.
+/// The tokens an exceeds_context error's request needs: its `tokens_needed` (recall's preflight,
+/// toolcall's length plus answer budget), else what llama-server's own "request (N tokens) exceeds the
+/// available context size" says; 0 when neither tells.
 long long tokens_needed(const core::Error& error);
 
 /// The smallest context that holds `needed` tokens, rounded up to a multiple of 2048 (a round
