@@ -59,6 +59,7 @@ class ManagedInstance final : public Instance {
     }
   }
   EffectiveKv effective() const override { return m_effective; }
+  KvCheck kv_check() const override { return m_kv_check; }
   double ready_seconds() const override { return m_ready_s; }
   nlohmann::json info() const override { return m_info; }
   std::string log_tail(std::size_t lines) const override {
@@ -79,6 +80,7 @@ class ManagedInstance final : public Instance {
 
   std::unique_ptr<Api> m_api;
   EffectiveKv m_effective;
+  KvCheck m_kv_check = KvCheck::unverified;  // check_effective's verdict
   double m_ready_s = 0;
   nlohmann::json m_info = nlohmann::json::object();
 
@@ -240,7 +242,8 @@ std::expected<void, StartFailure> check_effective(ManagedInstance& instance, con
     }
     instance.m_effective = flavour.effective(instance.log_since_start(), spec);
   }
-  if (check_kv(instance.m_effective, spec.type_k, spec.type_v) == KvCheck::mismatch) {
+  instance.m_kv_check = check_kv(instance.m_effective, spec.type_k, spec.type_v);
+  if (instance.m_kv_check == KvCheck::mismatch) {
     return start_failed(instance, CellOutcome::config_mismatch,
                         "requested K=" + spec.type_k + " V=" + spec.type_v + ", the server allocated K=" +
                             instance.m_effective.type_k + " V=" + instance.m_effective.type_v);

@@ -53,12 +53,12 @@ probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec
   return info;
 }
 
-std::vector<nlohmann::json> Runner::reference_records(const Cell& cell, const probe::Probe& p) const {
-  return m_store.select([&](const nlohmann::json& rec) {
+std::vector<probe::Record> Runner::reference_records(const Cell& cell, const probe::Probe& p) const {
+  return probe::records_from_json(m_store.select([&](const nlohmann::json& rec) {
     const core::CellKey key = core::CellKey::from_json(rec["cell"]);
     return rec.value("probe", "") == p.name() && rec.value("status", "") == "ok" && key.model == cell.model &&
            key.variant == cell.variant && key.pair() == m_config.grid.reference;
-  });
+  }));
 }
 
 /// One cell while it runs: its server (restarted once after a crash), the probes' items run against it
@@ -103,7 +103,7 @@ class Runner::CellRun {
     r.ready_s = m_instance->ready_seconds();
     r.effective = m_instance->effective();
     // The lifecycle refused a mismatch; a log without the KV line leaves the types unchecked.
-    m_unverified = server::check_kv(r.effective, m_cell.type_k, m_cell.type_v) == server::KvCheck::unverified;
+    m_unverified = m_instance->kv_check() == server::KvCheck::unverified;
     if (m_unverified) {
       // A launch template's confirmation endpoint says what it lacked (server::TemplateFlavour).
       const std::string why = m_instance->info().value("kv_unconfirmed", "");
@@ -137,7 +137,7 @@ class Runner::CellRun {
 
   /// A server probe's items, in order; false when the cell ended.
   bool run_server_probe(PendingItems& t) {
-    const std::vector<nlohmann::json> reference = m_runner.reference_records(m_cell, *t.probe);
+    const std::vector<probe::Record> reference = m_runner.reference_records(m_cell, *t.probe);
     for (std::size_t k = 0; k < t.items.size(); ++k) {
       if (m_runner.stopping()) break;
       if (t.gate && t.gate->settled()) {
@@ -200,8 +200,8 @@ class Runner::CellRun {
       return Step::end_cell;
     }
     auto rec = m_runner.make_record(m_cell, *t.probe, item, "crashed", wall, r.restarts + 1);
-    rec["error"] = err.message;
-    rec["log_tail"] = m_instance->error_lines();
+    rec.error = err.message;
+    rec.log_tail = m_instance->error_lines();
     if (!m_runner.append_or_stop(rec)) return Step::end_probe;
     ++r.items_failed;
     m_runner.m_progress.item_done(m_cell, t.probe->name(), item.key, "crashed", wall);
@@ -214,7 +214,7 @@ class Runner::CellRun {
   Step server_wedged(const PendingItems& t, const probe::Item& item, const core::Error& err, double wall) {
     CellResult& r = m_result;
     auto rec = m_runner.make_record(m_cell, *t.probe, item, "timeout", wall, r.restarts + 1);
-    rec["error"] = err.message;
+    rec.error = err.message;
     if (!m_runner.append_or_stop(rec)) return Step::end_probe;
     ++r.items_failed;
     m_runner.m_progress.item_done(m_cell, t.probe->name(), item.key, "timeout", wall);
@@ -258,7 +258,7 @@ class Runner::CellRun {
   }
 
   void run_tool_probe(PendingItems& t) {
-    const std::vector<nlohmann::json> reference = m_runner.reference_records(m_cell, *t.probe);
+    const std::vector<probe::Record> reference = m_runner.reference_records(m_cell, *t.probe);
     for (std::size_t k = 0; k < t.items.size() && !m_runner.stopping(); ++k) {
       if (t.gate && t.gate->settled()) {
         m_runner.settle(m_cell, t, k, m_result);
@@ -316,9 +316,9 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
 bool Runner::record_ok(const Cell& cell, PendingItems& t, const probe::Item& item, const probe::ItemResult& res,
                        double wall, CellResult& r) {
   auto rec = make_record(cell, *t.probe, item, "ok", wall, r.restarts + 1);
-  rec["response"] = res.response;
-  rec["metrics"] = res.metrics;
-  rec["timings"] = server::to_json(res.timings);
+  rec.response = res.response;
+  rec.metrics = res.metrics;
+  rec.timings = server::to_json(res.timings);
   r.items_wall_s += wall;
   r.server_ms += res.timings.prompt_ms + res.timings.predicted_ms;
   if (!append_or_stop(rec)) return false;
@@ -331,11 +331,11 @@ bool Runner::record_ok(const Cell& cell, PendingItems& t, const probe::Item& ite
 bool Runner::record_failure(const Cell& cell, const PendingItems& t, const probe::Item& item, const core::Error& err,
                             double wall, CellResult& r) {
   auto rec = make_record(cell, *t.probe, item, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
-  rec["error"] = err.message;
-  if (err.http_status) rec["http_status"] = err.http_status;
+  rec.error = err.message;
+  rec.http_status = err.http_status;
   if (!append_or_stop(rec)) return false;
   ++r.items_failed;
-  m_progress.item_done(cell, t.probe->name(), item.key, rec["status"], wall);
+  m_progress.item_done(cell, t.probe->name(), item.key, rec.status, wall);
   return true;
 }
 

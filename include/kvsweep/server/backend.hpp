@@ -82,6 +82,9 @@ struct StartFailure {
   EffectiveKv effective;  // what the log showed (config_mismatch)
 };
 
+/// Whether the effective K/V types match the cell's (server::check_kv).
+enum class KvCheck { verified, declared, unverified, mismatch };
+
 /// A running (or attached) server.
 class Instance {
  public:
@@ -92,6 +95,12 @@ class Instance {
   /// Stops the server (SIGTERM, grace, SIGKILL); no-op for attached servers.
   virtual void stop() = 0;
   virtual EffectiveKv effective() const = 0;
+  /// The K/V verdict taken once when the server was ready (a mismatch never starts). By default
+  /// what effective() alone says: declared, or unverified when no KV line was found.
+  virtual KvCheck kv_check() const {
+    const EffectiveKv e = effective();
+    return e.declared ? KvCheck::declared : e.found ? KvCheck::verified : KvCheck::unverified;
+  }
   /// Seconds from launch to ready.
   virtual double ready_seconds() const = 0;
   /// Provenance: /props build_info, model path, n_ctx, etc.

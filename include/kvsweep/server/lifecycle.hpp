@@ -95,8 +95,8 @@ class Flavour {
 /// Whether `log` holds `line` not followed by a digit (port 808 is not port 8080).
 bool says_listening(const std::string& log, const std::string& line);
 
-/// Whether the effective K/V types match the cell.
-enum class KvCheck { verified, declared, unverified, mismatch };
+/// Whether the effective K/V types match the cell: the lifecycle's one verdict per instance
+/// (Instance::kv_check), taken when the server is ready.
 KvCheck check_kv(const EffectiveKv& effective, const std::string& type_k, const std::string& type_v);
 
 class Lifecycle {
