@@ -120,14 +120,11 @@ int published_command(const CompareOpts& o) {
 }
 
 /// Every --tolerance names a quality metric one of the two runs declares (a typo would be ignored).
-void check_tolerance_names(const std::vector<std::string>& specs, const nlohmann::json& current,
-                           const nlohmann::json& baseline, const std::string& where) {
+void check_tolerance_names(const std::vector<std::string>& specs, const report::SummaryDocument& current,
+                           const report::SummaryDocument& baseline, const std::string& where) {
   std::vector<report::ProbeMetrics> declared;
-  for (const auto* doc : {&current, &baseline}) {
-    auto read = report::read_summary_document(*doc, where);
-    if (!read) return;  // compare_summaries says what is wrong with it
-    for (const auto& p : read->probes) declared.emplace_back(p.name, p.metrics);
-  }
+  for (const auto* doc : {&current, &baseline})
+    for (const auto& p : doc->probes) declared.emplace_back(p.name, p.metrics);
   for (const auto& spec : specs) {
     auto t = report::parse_tolerance(spec);
     if (t && t->first != "*")

@@ -460,12 +460,14 @@ int exit_status(const Comparison& comparison) {
   return failed ? core::exit_code::regression : core::exit_code::ok;
 }
 
-core::Expected<nlohmann::json> load_summary(const std::filesystem::path& path, const Generator& generator) {
+core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& path, const Generator& generator) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     auto data = RunData::load(path);
     if (!data) return core::fail(data.error().kind, path.string() + ": " + data.error().message);
     const RunSummary summary = summarize_run(*data);
+    // The text summary.json would hold, parsed: a run directory reads exactly as its summary.json
+    // does (a NaN is written as null), and the ordered writer's document becomes the reader's.
     return nlohmann::json::parse(summary_document(*data, summary, generator).dump());
   }
   std::ifstream in(path);
@@ -476,8 +478,13 @@ core::Expected<nlohmann::json> load_summary(const std::filesystem::path& path, c
   if (doc.is_discarded()) {
     return core::fail(core::ErrorKind::parse, path.string() + ": not valid JSON (expected a summary.json from kvsweep report)");
   }
-  if (auto ok = read_summary_document(doc, path.string()); !ok) return std::unexpected(ok.error());
   return doc;
+}
+
+core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator) {
+  auto doc = load_summary_json(path, generator);
+  if (!doc) return std::unexpected(doc.error());
+  return read_summary_document(*doc, path.string());
 }
 
 }  // namespace kvsweep::report

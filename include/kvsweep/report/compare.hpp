@@ -148,7 +148,11 @@ std::string explain(const Check& check, const Comparison& comparison);
 /// The exit status `kvsweep compare` returns for a comparison: 1 when any check fails(), else 0.
 int exit_status(const Comparison& comparison);
 
-/// A baseline: a run directory (summarized now) or a summary.json file.
-core::Expected<nlohmann::json> load_summary(const std::filesystem::path& path, const Generator& generator);
+/// The summary document of a run directory (summarized now, as its summary.json would hold it) or of
+/// a summary.json file, not yet checked.
+core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& path, const Generator& generator);
+/// A run or a baseline, read once: load_summary_json() checked and read by read_summary_document()
+/// (errors name the path).
+core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator);
 
 }  // namespace kvsweep::report
