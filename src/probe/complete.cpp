@@ -60,8 +60,8 @@ class CompleteProbe final : public Probe {
       out.metrics["common_prefix_chars"] = res->content.size();
     } else if (ctx.reference_records) {
       for (const auto& r : *ctx.reference_records) {
-        if (r.value("item", "") != item.key || r.value("status", "") != "ok") continue;
-        std::string ref = r["response"].value("content", "");
+        if (r.item != item.key || !r.ok()) continue;
+        std::string ref = r.response.value("content", "");
         out.metrics["match_reference"] = ref == res->content ? 1 : 0;
         out.metrics["common_prefix_chars"] = common_prefix(ref, res->content);
       }

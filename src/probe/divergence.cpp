@@ -111,9 +111,9 @@ struct ReferencePath {
 core::Expected<ReferencePath> reference_path(const Context& ctx, const std::string& key) {
   if (ctx.reference_records) {
     for (const auto& r : *ctx.reference_records) {
-      if (r.value("item", "") != key || r.value("status", "") != "ok") continue;
+      if (r.item != key || !r.ok()) continue;
       try {
-        const json& resp = r.at("response");
+        const json& resp = r.response;
         ReferencePath out;
         out.prompt = resp.at("prompt_tokens").get<Tokens>();
         out.gen.tokens = resp.at("tokens").get<Tokens>();

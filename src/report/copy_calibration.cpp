@@ -20,7 +20,7 @@ long long longest_prompt(const RunData& data, std::size_t reference, const std::
   long long longest = 0;
   for (const ItemResult& item : data.items(reference, probe)) {
     if (!item.ok) continue;
-    const auto& response = data.records()[item.record].value("response", nlohmann::json::object());
+    const auto& response = data.records()[item.record].response;
     if (!response.is_object()) continue;
     const auto count = [&](const char* key) {
       const auto it = response.find(key);

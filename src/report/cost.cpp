@@ -35,9 +35,9 @@ nlohmann::json manifest_cell(const RunData& data, const CellDef& cell) {
 }
 
 /// llama-bench's speeds in one ok record of the speed probe (its item's spec says depth and sizes).
-std::optional<BenchSpeed> bench_speed(const nlohmann::json& record) {
-  const nlohmann::json spec = record.value("spec", nlohmann::json::object());
-  const nlohmann::json metrics = record.value("metrics", nlohmann::json::object());
+std::optional<BenchSpeed> bench_speed(const probe::Record& record) {
+  const nlohmann::json& spec = record.spec;
+  const nlohmann::json& metrics = record.metrics;
   if (!spec.is_object() || !spec.contains("depth")) return std::nullopt;
   BenchSpeed b;
   b.depth = spec.value("depth", 0);
@@ -202,16 +202,14 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
   for (std::size_t i = 0; i < data.records().size(); ++i) {
     if (!data.counts(i)) continue;
     const auto& r = data.records()[i];
-    if (r.value("status", "") != "ok") continue;
-    const auto& c = r["cell"];
-    auto cell = data.find_cell(RunData::group_of(c), c.value("type_k", ""), c.value("type_v", ""));
+    if (!r.ok()) continue;
+    auto cell = data.find_cell(r.cell.group(), r.cell.type_k, r.cell.type_v);
     if (!cell) continue;
-    if (r.value("kind", "") == "speed") {
+    if (r.kind == "speed") {
       if (auto b = bench_speed(r)) bench[*cell].push_back(*b);
       continue;
     }
-    if (!r.contains("timings") || !r["timings"].is_object()) continue;
-    const auto& t = r["timings"];
+    const auto& t = r.timings;
     // Records written before `requests` existed hold one request's timings or a sum: read them as one.
     const double requests = std::max(1.0, std::isfinite(num(t, "requests")) ? num(t, "requests") : 1.0);
     const double pn = num(t, "prompt_n"), pms = num(t, "prompt_ms"), cached = num(t, "cache_n");

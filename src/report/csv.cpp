@@ -91,36 +91,33 @@ std::string write_long_csv(const RunData& data) {
   };
   const auto& records = data.records();
   for (std::size_t i = 0; i < records.size(); ++i) {
-    const auto& r = records[i];
-    if (!r.is_object() || !r.contains("cell") || !r["cell"].is_object()) continue;
-    const auto& c = r["cell"];
-    const std::string model = json_text(c, "model"), k = json_text(c, "type_k"), v = json_text(c, "type_v");
-    const auto cell = data.find_cell(RunData::group_of(c), k, v);
+    const probe::Record& r = records[i];
+    const auto cell = data.find_cell(r.cell.group(), r.cell.type_k, r.cell.type_v);
     std::vector<std::string> fields = {
         run,
-        csv_field(model),
-        csv_field(k),
-        csv_field(v),
+        csv_field(r.cell.model),
+        csv_field(r.cell.type_k),
+        csv_field(r.cell.type_v),
         csv_field(cell ? data.cells()[*cell].id : ""),
-        csv_field(json_text(r, "probe")),
-        csv_field(json_text(r, "kind")),
-        csv_field(json_text(r, "item")),
-        csv_field(json_text(r, "status")),
-        json_text(r, "attempt"),
+        csv_field(r.probe),
+        csv_field(r.kind),
+        csv_field(r.item),
+        csv_field(r.status),
+        std::to_string(r.attempt),
         data.counts(i) ? "1" : "0",
-        json_text(r, "wall_s"),
+        shortest(r.wall_s),
     };
-    if (variants) fields.insert(fields.begin() + 2, csv_field(json_text(c, "variant")));
-    const nlohmann::json timings = r.value("timings", nlohmann::json::object());
+    if (variants) fields.insert(fields.begin() + 2, csv_field(r.cell.variant));
+    const nlohmann::json& timings = r.timings;
     for (const char* t : kTimings) fields.push_back(json_text(timings, t));
     fields.push_back(tps(timings, "prompt_n", "prompt_ms"));
     fields.push_back(tps(timings, "predicted_n", "predicted_ms"));
     const CellCost* cost = cell ? costs.find(*cell) : nullptr;
     fields.push_back(cost ? shortest(cost->kv_bytes_per_token) : "");
     if (paths) fields.push_back(csv_field(cell ? data.cells()[*cell].path : ""));
-    fields.push_back(csv_field(json_text(r, "time")));
-    fields.push_back(csv_field(json_text(r, "error")));
-    const nlohmann::json metrics = r.value("metrics", nlohmann::json::object());
+    fields.push_back(csv_field(r.time));
+    fields.push_back(csv_field(r.error.value_or("")));
+    const nlohmann::json& metrics = r.metrics;
     for (const auto& m : metric_columns) fields.push_back(json_text(metrics, m.c_str()));
     for (std::size_t f = 0; f < fields.size(); ++f) {
       if (f) out += ",";

@@ -131,7 +131,8 @@ AdaptiveRun adaptive_run(const RunData& data, std::size_t cell, const std::strin
     else a.not_ok.push_back(item.item);
     if (!item.settled) continue;
     ++a.settled;
-    const nlohmann::json adaptive = data.records()[item.record].value("adaptive", nlohmann::json::object());
+    const nlohmann::json& recorded = data.records()[item.record].adaptive;
+    const nlohmann::json adaptive = recorded.is_null() ? nlohmann::json::object() : recorded;
     a.rule.min_items = adaptive.value("min_items", a.rule.min_items);
     a.rule.futility = adaptive.value("futility", a.rule.futility);
   }

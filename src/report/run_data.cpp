@@ -172,17 +172,15 @@ using ItemMap = std::map<std::pair<std::size_t, std::string>, std::vector<ItemRe
 
 /// Phase 3, records: each (cell, probe, item)'s records; a cell or probe only the records name is
 /// added (an unknown outcome; a probe with its metrics as the records hold them).
-SeenMap read_records(const std::vector<nlohmann::json>& records, std::vector<CellDef>& cells,
+SeenMap read_records(const std::vector<probe::Record>& records, std::vector<CellDef>& cells,
                      std::vector<ProbeDef>& probes) {
   SeenMap seen;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
-    if (!r.is_object() || !r.contains("cell") || !r["cell"].is_object()) continue;
-    const auto& c = r["cell"];
-    const std::string probe = string_field(r, "probe");
-    const std::string item = string_field(r, "item");
+    const std::string& probe = r.probe;
+    const std::string& item = r.item;
     if (probe.empty()) continue;
-    const core::CellKey key = core::CellKey::from_json(c);
+    const core::CellKey& key = r.cell;
     auto cell = find_cell_in(cells, key.group(), key.type_k, key.type_v);
     if (!cell) {
       CellDef def;
@@ -197,27 +195,25 @@ SeenMap read_records(const std::vector<nlohmann::json>& records, std::vector<Cel
     if (def == probes.end()) {
       ProbeDef added;
       added.name = probe;
-      added.kind = string_field(r, "kind");
+      added.kind = r.kind;
       added.deterministic = infer_deterministic(added.kind, nullptr, nullptr);
       probes.push_back(std::move(added));
       def = probes.end() - 1;
     }
-    if (r.contains("metrics") && r["metrics"].is_object()) {
-      for (const auto& [name, value] : r["metrics"].items()) {
-        if (value.is_number() || value.is_boolean()) add_metric(*def, name);
-      }
+    for (const auto& [name, value] : r.metrics.items()) {
+      if (value.is_number() || value.is_boolean()) add_metric(*def, name);
     }
     Seen& s = seen[{*cell, probe, item}];
     s.last = i;
     ++s.attempts;
-    if (string_field(r, "status") == "ok") s.last_ok = i;
+    if (r.ok()) s.last_ok = i;
   }
   return seen;
 }
 
 /// Phase 4, the record that counts per (cell, probe, item): the last ok one, else the last one;
 /// each (cell, probe)'s items in natural order.
-void pick_records(const std::vector<nlohmann::json>& records, const SeenMap& seen, ItemMap& items,
+void pick_records(const std::vector<probe::Record>& records, const SeenMap& seen, ItemMap& items,
                   std::vector<bool>& counts) {
   counts.assign(records.size(), false);
   for (const auto& [key, s] : seen) {
@@ -228,22 +224,20 @@ void pick_records(const std::vector<nlohmann::json>& records, const SeenMap& see
     ItemResult result;
     result.item = item;
     result.ok = s.last_ok.has_value();
-    result.status = string_field(r, "status");
-    result.error = string_field(r, "error");
+    result.status = r.status;
+    result.error = r.error.value_or("");
     result.attempts = s.attempts;
     result.record = used;
-    result.settled = !result.ok && result.status == "skipped" && string_field(r, "reason") == "settled";
+    result.settled = !result.ok && r.settled();
     if (result.ok) {
-      if (r.contains("metrics") && r["metrics"].is_object()) {
-        for (const auto& [name, value] : r["metrics"].items()) {
-          if (value.is_boolean()) {
-            result.metrics[name] = value.get<bool>() ? 1.0 : 0.0;
-          } else if (value.is_number()) {
-            result.metrics[name] = value.get<double>();
-          }
+      for (const auto& [name, value] : r.metrics.items()) {
+        if (value.is_boolean()) {
+          result.metrics[name] = value.get<bool>() ? 1.0 : 0.0;
+        } else if (value.is_number()) {
+          result.metrics[name] = value.get<double>();
         }
       }
-      result.response = r.value("response", nlohmann::json());
+      result.response = r.response;
     }
     items[{cell, probe}].push_back(std::move(result));
   }
@@ -340,7 +334,7 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
   if (!manifest.is_object()) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
   RunData d;
   d.m_manifest = std::move(manifest);
-  d.m_records = std::move(records);
+  d.m_records = probe::records_from_json(records);
   const nlohmann::json& m = d.m_manifest;
   const nlohmann::json config = m.value("config", nlohmann::json::object());
 

@@ -107,7 +107,7 @@ MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::s
   return state;
 }
 
-AdaptiveGate::AdaptiveGate(const probe::Probe& probe, const std::vector<nlohmann::json>& reference_records,
+AdaptiveGate::AdaptiveGate(const probe::Probe& probe, const std::vector<probe::Record>& reference_records,
                            std::span<const probe::Item> planned, const config::AdaptiveConfig& config)
     : m_config(config) {
   for (const auto& item : planned) m_planned.push_back(item.key);
@@ -118,10 +118,10 @@ AdaptiveGate::AdaptiveGate(const probe::Probe& probe, const std::vector<nlohmann
     m.spec = spec;
     std::vector<double> raw;
     for (const auto& rec : reference_records) {
-      const auto v = metric_value(rec.value("metrics", nlohmann::json()), spec.name);
+      const auto v = metric_value(rec.metrics, spec.name);
       if (!v) continue;
       raw.push_back(*v);
-      m.reference[rec.value("item", "")] = probe::orient(*v, spec);
+      m.reference[rec.item] = probe::orient(*v, spec);
     }
     if (raw.empty()) continue;  // nothing to compare with: not gated (recommend skips it too)
     m.margin = probe::default_margin(spec, calibration, raw);

@@ -1,45 +1,50 @@
 #include "kvsweep/sweep/attention_paths.hpp"
 
-#include "kvsweep/server/attention_path.hpp"
-
 namespace kvsweep::sweep {
 
-namespace {
-
-std::string group_of(const nlohmann::json& cell) { return cell.value("model", "") + "\n" + cell.value("variant", ""); }
-
-const nlohmann::json* attention_of(const nlohmann::json& cell) {
-  if (!cell.contains("effective") || !cell["effective"].is_object()) return nullptr;
+std::optional<CellAttention> cell_attention(const nlohmann::json& cell) {
+  if (!cell.is_object() || !cell.contains("effective") || !cell["effective"].is_object()) return std::nullopt;
   const auto& e = cell["effective"];
-  return e.contains("attention") && e["attention"].is_object() ? &e["attention"] : nullptr;
+  if (!e.contains("attention") || !e["attention"].is_object()) return std::nullopt;
+  const auto& attention = e["attention"];
+  CellAttention out;
+  out.key = core::CellKey::from_json(cell);
+  out.is_reference = cell.value("is_reference", false);
+  out.own = {server::attention_path_from_string(attention.value("path", "unknown")), attention.value("reason", "")};
+  out.splits = server::splits_from_json(attention.value("splits", nlohmann::json()));
+  out.fa_quants = attention.value("fa_quants", "");
+  return out;
 }
 
-}  // namespace
-
-void resolve_attention_paths(nlohmann::json& cells) {
-  if (!cells.is_array()) return;
-  for (auto& cell : cells) {
-    const nlohmann::json* attention = attention_of(cell);
-    if (attention == nullptr) continue;
-    auto& effective = cell["effective"];
-    const std::string type_k = cell.value("type_k", ""), type_v = cell.value("type_v", "");
-    const std::string fa_quants = attention->value("fa_quants", "");
-    // The cell's own verdict, as its log gave it.
-    const server::PathVerdict own{server::attention_path_from_string(attention->value("path", "unknown")),
-                                  attention->value("reason", "")};
-    server::PathVerdict verdict = own;
-    if (!cell.value("is_reference", false)) {
+std::map<core::CellKey, server::PathVerdict> resolve_attention_paths(const std::vector<CellAttention>& cells) {
+  std::map<core::CellKey, server::PathVerdict> out;
+  for (const auto& cell : cells) {
+    server::PathVerdict verdict = cell.own;
+    if (!cell.is_reference) {
       for (const auto& ref : cells) {
-        const nlohmann::json* ref_attention = attention_of(ref);
-        if (ref_attention == nullptr || !ref.value("is_reference", false) || group_of(ref) != group_of(cell)) continue;
-        verdict = server::against_reference(own, server::splits_from_json(attention->value("splits", nlohmann::json())),
-                                            server::splits_from_json(ref_attention->value("splits", nlohmann::json())),
-                                            type_k, type_v, fa_quants);
+        if (!ref.is_reference || ref.key.group() != cell.key.group()) continue;
+        verdict = server::against_reference(cell.own, cell.splits, ref.splits, cell.key.type_k, cell.key.type_v,
+                                            cell.fa_quants);
       }
     }
-    effective["path"] = std::string(server::to_string(verdict.path));
-    effective["path_reason"] = verdict.reason;
+    out[cell.key] = verdict;
   }
+  return out;
+}
+
+std::map<core::CellKey, server::PathVerdict> resolve_attention_paths(nlohmann::json& cells) {
+  if (!cells.is_array()) return {};
+  std::vector<CellAttention> read;
+  for (const auto& cell : cells)
+    if (auto a = cell_attention(cell)) read.push_back(std::move(*a));
+  auto verdicts = resolve_attention_paths(read);
+  for (auto& cell : cells) {
+    if (!cell_attention(cell)) continue;
+    const auto& verdict = verdicts.at(core::CellKey::from_json(cell));
+    cell["effective"]["path"] = std::string(server::to_string(verdict.path));
+    cell["effective"]["path_reason"] = verdict.reason;
+  }
+  return verdicts;
 }
 
 }  // namespace kvsweep::sweep

@@ -121,13 +121,8 @@ RunResult Runner::run() {
   result.cells = results;
   result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
   // The paths the manifest decided across cells (fallback? needs the reference cell's graph splits).
-  for (auto& r : result.cells) {
-    for (const auto& c : m_manifest.value("cells", nlohmann::json::array())) {
-      if (core::CellKey::from_json(c) != r.cell.key() || !c.contains("effective") || !c["effective"].contains("path")) continue;
-      r.effective.path = {server::attention_path_from_string(c["effective"].value("path", "")),
-                          c["effective"].value("path_reason", "")};
-    }
-  }
+  for (auto& r : result.cells)
+    if (const auto path = m_paths.find(r.cell.key()); path != m_paths.end()) r.effective.path = path->second;
   return result;
 }
 

@@ -19,7 +19,7 @@ void Runner::adapt(const Cell& cell, std::vector<PendingItems>& todo, CellResult
       return rec.value("status", "") == "ok" && rec.value("probe", "") == t.probe->name() &&
              rec.value("cell", nlohmann::json()) == key;
     });
-    for (const auto& rec : done) t.gate->add(rec.value("item", ""), rec.value("metrics", nlohmann::json()));
+    for (const auto& rec : probe::records_from_json(done)) t.gate->add(rec.item, rec.metrics);
     if (t.gate->settled()) {
       settle(cell, t, 0, r);
       t.items.clear();
@@ -49,8 +49,8 @@ bool Runner::settle(const Cell& cell, const PendingItems& t, std::size_t from, C
     ++r.items_settled;
     if (recorded.contains(item.key)) continue;
     auto rec = make_record(cell, *t.probe, item, "skipped", 0.0, r.restarts + 1);
-    rec["reason"] = "settled";
-    rec["adaptive"] = adaptive;
+    rec.reason = "settled";
+    rec.adaptive = adaptive;
     if (!append_or_stop(rec)) return false;
   }
   return true;

@@ -105,7 +105,7 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
     }
     fold_cell(cells, j);
   }
-  resolve_attention_paths(cells);
+  m_paths = resolve_attention_paths(cells);
   m_manifest["cells"] = cells;
   m_manifest["status"] = status;
   m_manifest["updated_at"] = core::iso8601(std::chrono::system_clock::now());
@@ -122,22 +122,23 @@ void Runner::stop_for_store(const std::string& message) {
   m_store_failed = true;
 }
 
-nlohmann::json Runner::make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item,
-                                   const std::string& status, double wall_s, int attempt) const {
-  return {{"schema_version", kSchemaVersion},
-          {"cell", cell.to_json()},
-          {"probe", p.name()},
-          {"kind", p.kind()},
-          {"item", item.key},
-          {"status", status},
-          {"spec", item.spec},
-          {"wall_s", wall_s},
-          {"attempt", attempt},
-          {"time", core::iso8601(std::chrono::system_clock::now())}};
+probe::Record Runner::make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item,
+                                  const std::string& status, double wall_s, int attempt) const {
+  probe::Record r;
+  r.cell = cell.key();
+  r.probe = p.name();
+  r.kind = p.kind();
+  r.item = item.key;
+  r.status = status;
+  r.spec = item.spec;
+  r.wall_s = wall_s;
+  r.attempt = attempt;
+  r.time = core::iso8601(std::chrono::system_clock::now());
+  return r;
 }
 
-bool Runner::append_or_stop(const nlohmann::json& record) {
-  auto appended = m_store.append(record);
+bool Runner::append_or_stop(const probe::Record& record) {
+  auto appended = m_store.append(probe::to_json(record));
   if (appended) return true;
   std::lock_guard lock(m_mutex);
   if (m_store_error.empty()) {

@@ -41,10 +41,12 @@ TEST(CompleteProbe, DeclaresExactlyTheMetricsItEmitsOnTheReferenceAndOnACell) {
   ASSERT_TRUE(on_ref) << on_ref.error().message;
   testing::expect_declarations_match(*probe, on_ref->metrics);
 
-  const std::vector<json> reference = {{{"item", probe->items().at(0).key},
-                                        {"status", "ok"},
-                                        {"response", on_ref->response},
-                                        {"metrics", on_ref->metrics}}};
+  Record ref_record;
+  ref_record.item = probe->items().at(0).key;
+  ref_record.status = "ok";
+  ref_record.response = on_ref->response;
+  ref_record.metrics = on_ref->metrics;
+  const std::vector<Record> reference = {ref_record};
   content = "a storm";
   CellInfo cell;
   Context ctx{api, cell, nullptr, &reference};

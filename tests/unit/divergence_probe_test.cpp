@@ -37,6 +37,7 @@ using kvsweep::probe::ConfigSite;
 using kvsweep::probe::Context;
 using kvsweep::probe::Item;
 using kvsweep::probe::ItemResult;
+using kvsweep::probe::Record;
 using kvsweep::probe::Probe;
 using kvsweep::server::CompletionRequest;
 using kvsweep::server::CompletionResponse;
@@ -132,7 +133,7 @@ std::unique_ptr<Probe> make(json cfg) {
 }
 
 Expected<ItemResult> run(Probe& probe, ModelServer& server, bool is_reference = false,
-                         const std::vector<json>* reference = nullptr) {
+                         const std::vector<Record>* reference = nullptr) {
   CellInfo cell;
   cell.model = "tiny";
   cell.type_k = is_reference ? "f16" : "q4_0";
@@ -332,12 +333,17 @@ TEST(DivergenceProbe, TopListsWithoutIdsAreUnsupported) {
 // ---- mode reference --------------------------------------------------------------------------
 
 /// The record the reference cell writes for p0 (as the run store would hold it).
-json reference_record(std::size_t tokens) {
+Record reference_record(std::size_t tokens) {
   ModelServer server;
   auto probe = make({{"mode", "reference"}, {"tokens", tokens}, {"top_n", 3}});
   auto res = run(*probe, server, /*is_reference=*/true);
   EXPECT_TRUE(res);
-  return {{"item", "p0"}, {"status", "ok"}, {"response", res->response}, {"metrics", res->metrics}};
+  Record r;
+  r.item = "p0";
+  r.status = "ok";
+  r.response = res->response;
+  r.metrics = res->metrics;
+  return r;
 }
 
 TEST(DivergenceProbe, ReferenceModeOnTheReferenceCellRecordsItsPathAndItsOwnFloor) {
@@ -370,7 +376,7 @@ TEST(DivergenceProbe, ReferenceModeOnTheReferenceCellRecordsItsPathAndItsOwnFloo
 }
 
 TEST(DivergenceProbe, ReferenceModeComparesACellWithTheReferenceDistributions) {
-  const std::vector<json> reference = {reference_record(5)};
+  const std::vector<Record> reference = {reference_record(5)};
   ModelServer server;
   server.perturb = [](std::size_t step, std::vector<TopLogprob>& top) {
     if (step == 1) swap_first_two(top);
@@ -437,14 +443,18 @@ TEST(DivergenceProbe, LongPathsAreSplitIntoCallsOfAtMost64Steps) {
 TEST(DivergenceProbe, ReferenceModeWithoutAReferenceRecordIsAnItemError) {
   ModelServer server;
   auto probe = make({{"mode", "reference"}, {"tokens", 3}});
-  const std::vector<json> none;
+  const std::vector<Record> none;
   auto res = run(*probe, server, false, &none);
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::invalid);
   EXPECT_THAT(res.error().message, HasSubstr("p0"));
   EXPECT_TRUE(server.api.requests.empty());
 
-  const std::vector<json> broken = {{{"item", "p0"}, {"status", "ok"}, {"response", {{"content", "x"}}}}};
+  Record broken_record;
+  broken_record.item = "p0";
+  broken_record.status = "ok";
+  broken_record.response = {{"content", "x"}};
+  const std::vector<Record> broken = {broken_record};
   auto res2 = run(*probe, server, false, &broken);
   ASSERT_FALSE(res2);
   EXPECT_EQ(res2.error().kind, ErrorKind::parse);
@@ -518,7 +528,7 @@ TEST(DivergenceProbe, DeclaresExactlyTheMetricsBothModesEmit) {
   kvsweep::probe::testing::expect_declarations_match(*cache, res->metrics);
   EXPECT_TRUE(cache->deterministic());
 
-  const std::vector<json> reference = {reference_record(4)};
+  const std::vector<Record> reference = {reference_record(4)};
   ModelServer server2;
   auto ref = make({{"mode", "reference"}, {"tokens", 4}, {"top_n", 3}});
   auto cell = run(*ref, server2, /*is_reference=*/false, &reference);

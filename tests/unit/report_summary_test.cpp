@@ -193,7 +193,8 @@ TEST(Summary, MarginalMeansAreMeansOfCellMeansSoFailedItemsDoNotTiltThem) {
   // Pooled items would give (500 + 0) / 6 = 83.3; the mean of the two cell means is 50.
   auto records = std::vector<nlohmann::json>{};
   const RunData full = grid_run(5, [](std::size_t k, std::size_t v, int) { return k == 0 && v == 1 ? 0.0 : 100.0; });
-  for (const auto& r : full.records()) {
+  for (const auto& record : full.records()) {
+    const nlohmann::json r = probe::to_json(record);
     const bool lost = r["cell"]["type_k"] == "f16" && r["cell"]["type_v"] == "q8_0" && r["item"] != "p0";
     records.push_back(lost ? testing::make_record("f16", "q8_0", "complete", r["item"], "timeout", nlohmann::json::object())
                            : r);

@@ -97,7 +97,7 @@ class ScriptedProbe final : public probe::Probe {
   core::Expected<probe::ItemResult> run(const probe::Item& item, probe::Context& ctx) override {
     const int n = ++runs[item.key];
     std::size_t same_variant = 0;
-    for (const auto& r : *ctx.reference_records) same_variant += r["cell"].value("variant", "") == ctx.cell.variant;
+    for (const auto& r : *ctx.reference_records) same_variant += r.cell.variant == ctx.cell.variant;
     seen.push_back(ctx.cell.variant + "/" + ctx.cell.type_k + ": " + std::to_string(ctx.reference_records->size()) +
                    " reference, " + std::to_string(same_variant) + " of its variant");
     if (script) return script(item.key, n);

@@ -15,6 +15,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/input_file.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
+#include "kvsweep/probe/record.hpp"
 #include "kvsweep/server/api.hpp"
 
 namespace kvsweep::probe {
@@ -58,9 +59,9 @@ struct Context {
   server::Api& api;
   const CellInfo& cell;
   Embedder* embedder = nullptr;  // set when needs_embedder()
-  /// Results of the reference cell for the same probe, keyed by item key (for probes
-  /// that compare against it, e.g. divergence in reference mode). Empty if not yet run.
-  const std::vector<nlohmann::json>* reference_records = nullptr;
+  /// The reference cell's ok records of the same probe (for probes that compare against it, e.g.
+  /// divergence in reference mode). Empty if not yet run.
+  const std::vector<Record>* reference_records = nullptr;
 };
 
 class Probe {

@@ -15,6 +15,7 @@
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
+#include "kvsweep/probe/record.hpp"
 
 namespace kvsweep::report {
 
@@ -94,7 +95,7 @@ class RunData {
   static core::Expected<RunData> from(nlohmann::json manifest, std::vector<nlohmann::json> records);
 
   const nlohmann::json& manifest() const { return m_manifest; }
-  const std::vector<nlohmann::json>& records() const { return m_records; }
+  const std::vector<probe::Record>& records() const { return m_records; }
   /// Whether records()[i] is the record that counts for its (cell, probe, item).
   bool counts(std::size_t record_index) const { return m_counts.at(record_index); }
 
@@ -131,7 +132,7 @@ class RunData {
 
  private:
   nlohmann::json m_manifest;
-  std::vector<nlohmann::json> m_records;
+  std::vector<probe::Record> m_records;
   std::vector<bool> m_counts;
   std::vector<ProbeDef> m_probes;
   std::vector<CellDef> m_cells;

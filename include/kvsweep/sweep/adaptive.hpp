@@ -86,7 +86,7 @@ class AdaptiveGate {
  public:
   /// The gated metrics are the probe's quality metrics that the reference's ok records carry; `planned`
   /// is every item the cell runs for the probe (the full design).
-  AdaptiveGate(const probe::Probe& probe, const std::vector<nlohmann::json>& reference_records,
+  AdaptiveGate(const probe::Probe& probe, const std::vector<probe::Record>& reference_records,
                std::span<const probe::Item> planned, const config::AdaptiveConfig& config);
 
   /// An ok item of the cell (its record's "metrics"); items the reference has no value for are not paired.

@@ -20,6 +20,7 @@
 #include "kvsweep/server/backend.hpp"
 #include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/sweep/adaptive.hpp"
+#include "kvsweep/sweep/attention_paths.hpp"
 #include "kvsweep/sweep/context_fit.hpp"
 #include "kvsweep/sweep/model_hashes.hpp"
 #include "kvsweep/sweep/plan.hpp"
@@ -150,12 +151,12 @@ class Runner {
   /// What a probe learns about the cell it runs in.
   probe::CellInfo cell_info(const Cell& cell, const server::CellSpec& spec) const;
   /// The reference cell's ok records of probe `p` for the model of `cell` (for probes comparing with it).
-  std::vector<nlohmann::json> reference_records(const Cell& cell, const probe::Probe& p) const;
+  std::vector<probe::Record> reference_records(const Cell& cell, const probe::Probe& p) const;
   /// Runs `cells` on up to parallel_cells threads, one slot each; a model's other cells wait for
   /// its reference cell, whose records they are compared with.
   void run_parallel(const std::vector<Cell>& cells, std::vector<CellResult>& results);
-  nlohmann::json make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item, const std::string& status,
-                             double wall_s, int attempt) const;
+  probe::Record make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item, const std::string& status,
+                            double wall_s, int attempt) const;
   /// The manifest's provenance (config, versions, server, host, models and their hashes, probes),
   /// kept from an earlier invocation where unchanged; written with the first update_manifest.
   void open_manifest();
@@ -164,7 +165,7 @@ class Runner {
   /// where update_manifest is: the serial loop, or under m_mutex).
   void stop_for_store(const std::string& message);
   /// Appends a record; when the store cannot write it (disk full), remembers why and stops the run.
-  bool append_or_stop(const nlohmann::json& record);
+  bool append_or_stop(const probe::Record& record);
   /// A cell found that a probe's prompt cannot fit the context: no further cell starts (the grid
   /// would fail the same way in every cell). Called as each cell ends (runner_fit.cpp).
   void stop_if_unfit(const CellResult& result);
@@ -189,6 +190,8 @@ class Runner {
   std::string m_context_error;  // under m_mutex
   std::string m_manifest_error;        // set by stop_for_store, under update_manifest's serialisation
   std::set<core::CellKey> m_journaled;   // cell keys whose outcome this invocation put in cells.jsonl
+  /// The attention paths the manifest holds, decided across its cells (resolve_attention_paths), by cell.
+  std::map<core::CellKey, server::PathVerdict> m_paths;
 };
 
 }  // namespace kvsweep::sweep
