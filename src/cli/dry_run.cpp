@@ -14,8 +14,8 @@
 #include "kvsweep/probe/margin.hpp"
 #include "kvsweep/probe/recall.hpp"
 #include "kvsweep/report/format.hpp"
-#include "kvsweep/report/plan_power.hpp"
-#include "kvsweep/report/plan_time.hpp"
+#include "kvsweep/report/analysis/plan_power.hpp"
+#include "kvsweep/report/analysis/plan_time.hpp"
 #include "kvsweep/sweep/previous_run.hpp"
 
 namespace kvsweep::cli {

@@ -3,10 +3,10 @@
 #include <cstdio>
 
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/report/brief.hpp"
-#include "kvsweep/report/run_data.hpp"
-#include "kvsweep/report/summary.hpp"
-#include "kvsweep/report/context.hpp"
+#include "kvsweep/report/output/brief.hpp"
+#include "kvsweep/report/input/run_data.hpp"
+#include "kvsweep/report/analysis/run_summary.hpp"
+#include "kvsweep/report/input/context.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::cli {

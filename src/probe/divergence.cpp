@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "kvsweep/probe/greedy.hpp"
-#include "kvsweep/score/divergence.hpp"
+#include "kvsweep/score/token_divergence.hpp"
 
 namespace kvsweep::probe {
 

@@ -1,6 +1,6 @@
 // The calibration line: the probe's declared calibration metric on the reference cell.
-#include "kvsweep/report/calibration.hpp"
-#include "kvsweep/report/copy_calibration.hpp"
+#include "kvsweep/report/analysis/calibration.hpp"
+#include "kvsweep/report/analysis/copy_calibration.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,10 +1,10 @@
-#include "kvsweep/report/compare.hpp"
-#include "kvsweep/report/compare_writers.hpp"
+#include "kvsweep/report/analysis/compare.hpp"
+#include "kvsweep/report/output/compare_writers.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kvsweep/report/summary_json.hpp"
+#include "kvsweep/report/output/summary_json.hpp"
 #include "report_fixture.hpp"
 
 using ::testing::HasSubstr;

@@ -9,11 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/report/cost_memory.hpp"
-#include "kvsweep/report/csv.hpp"
-#include "kvsweep/report/recommend.hpp"
-#include "kvsweep/report/summary.hpp"
-#include "kvsweep/report/tables.hpp"
+#include "kvsweep/report/analysis/cost_memory.hpp"
+#include "kvsweep/report/output/csv.hpp"
+#include "kvsweep/report/analysis/recommend.hpp"
+#include "kvsweep/report/analysis/run_summary.hpp"
+#include "kvsweep/report/analysis/tables.hpp"
 
 using ::testing::HasSubstr;
 

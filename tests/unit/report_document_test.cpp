@@ -13,13 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/report/brief.hpp"
-#include "kvsweep/report/document.hpp"
-#include "kvsweep/report/figures.hpp"
-#include "kvsweep/report/html.hpp"
-#include "kvsweep/report/markdown.hpp"
-#include "kvsweep/report/run_data.hpp"
-#include "kvsweep/report/summary.hpp"
+#include "kvsweep/report/output/brief.hpp"
+#include "kvsweep/report/document/document.hpp"
+#include "kvsweep/report/figures/figures.hpp"
+#include "kvsweep/report/output/html.hpp"
+#include "kvsweep/report/output/markdown.hpp"
+#include "kvsweep/report/input/run_data.hpp"
+#include "kvsweep/report/analysis/run_summary.hpp"
 
 namespace kvsweep::report {
 namespace {

@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/report/brief.hpp"
-#include "kvsweep/report/colour_scale.hpp"
-#include "kvsweep/report/document.hpp"
-#include "kvsweep/report/plan_power.hpp"
-#include "kvsweep/report/recommend_headline.hpp"
-#include "kvsweep/report/summary.hpp"
+#include "kvsweep/report/output/brief.hpp"
+#include "kvsweep/report/figures/colour_scale.hpp"
+#include "kvsweep/report/document/document.hpp"
+#include "kvsweep/report/analysis/plan_power.hpp"
+#include "kvsweep/report/analysis/recommend_headline.hpp"
+#include "kvsweep/report/analysis/run_summary.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::Not;

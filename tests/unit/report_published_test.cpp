@@ -1,4 +1,4 @@
-#include "kvsweep/report/published.hpp"
+#include "kvsweep/report/analysis/published.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "kvsweep/report/summary_json.hpp"
+#include "kvsweep/report/output/summary_json.hpp"
 #include "report_fixture.hpp"
 
 using ::testing::HasSubstr;

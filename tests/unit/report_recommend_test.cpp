@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/report/recommend.hpp"
-#include "kvsweep/report/summary.hpp"
+#include "kvsweep/report/analysis/recommend.hpp"
+#include "kvsweep/report/analysis/run_summary.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::Not;

@@ -1,4 +1,4 @@
-#include "kvsweep/report/run_data.hpp"
+#include "kvsweep/report/input/run_data.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,15 +1,15 @@
 // summary.json read back once, typed, for compare and the published comparison: every field they
 // read, the optional variant, and errors that name the document and the key path.
 
-#include "kvsweep/report/summary_document.hpp"
+#include "kvsweep/report/input/summary_document.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kvsweep/report/compare.hpp"
-#include "kvsweep/report/summary_json.hpp"
+#include "kvsweep/report/analysis/compare.hpp"
+#include "kvsweep/report/output/summary_json.hpp"
 #include "report_fixture.hpp"
 
 using ::testing::HasSubstr;

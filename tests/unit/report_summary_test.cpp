@@ -1,4 +1,4 @@
-#include "kvsweep/report/summary.hpp"
+#include "kvsweep/report/analysis/run_summary.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,13 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kvsweep/report/csv.hpp"
-#include "kvsweep/report/figures.hpp"
-#include "kvsweep/report/markdown.hpp"
-#include "kvsweep/report/run_data.hpp"
-#include "kvsweep/report/summary.hpp"
-#include "kvsweep/report/summary_json.hpp"
-#include "kvsweep/report/variant_effect.hpp"
+#include "kvsweep/report/output/csv.hpp"
+#include "kvsweep/report/figures/figures.hpp"
+#include "kvsweep/report/output/markdown.hpp"
+#include "kvsweep/report/input/run_data.hpp"
+#include "kvsweep/report/analysis/run_summary.hpp"
+#include "kvsweep/report/output/summary_json.hpp"
+#include "kvsweep/report/analysis/variant_effect.hpp"
 
 using ::testing::HasSubstr;
 

@@ -7,15 +7,15 @@
 #include <cctype>
 #include <string_view>
 
-#include "kvsweep/report/bundle.hpp"
-#include "kvsweep/report/csv.hpp"
-#include "kvsweep/report/figures.hpp"
-#include "kvsweep/report/heatmap.hpp"
-#include "kvsweep/report/html.hpp"
-#include "kvsweep/report/markdown.hpp"
-#include "kvsweep/report/summary_json.hpp"
-#include "kvsweep/report/telephone_figures.hpp"
-#include "kvsweep/report/tradeoff.hpp"
+#include "kvsweep/report/output/bundle.hpp"
+#include "kvsweep/report/output/csv.hpp"
+#include "kvsweep/report/figures/figures.hpp"
+#include "kvsweep/report/figures/heatmap.hpp"
+#include "kvsweep/report/output/html.hpp"
+#include "kvsweep/report/output/markdown.hpp"
+#include "kvsweep/report/output/summary_json.hpp"
+#include "kvsweep/report/figures/telephone_figures.hpp"
+#include "kvsweep/report/figures/tradeoff.hpp"
 #include "report_fixture.hpp"
 
 using ::testing::HasSubstr;

@@ -1,4 +1,4 @@
-#include "kvsweep/score/divergence.hpp"
+#include "kvsweep/score/token_divergence.hpp"
 
 #include <gtest/gtest.h>
 

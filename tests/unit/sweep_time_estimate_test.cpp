@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/report/plan_time.hpp"
+#include "kvsweep/report/analysis/plan_time.hpp"
 #include "kvsweep/sweep/previous_run.hpp"
 #include "kvsweep/sweep/time_estimate.hpp"
 #include "temp_file.hpp"

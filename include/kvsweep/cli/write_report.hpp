@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsweep/report/bundle.hpp"
+#include "kvsweep/report/output/bundle.hpp"
 
 namespace kvsweep::cli {
 

@@ -1,0 +1,47 @@
+#include "kvsweep/report/analysis/plan_power.hpp"
+
+#include <cmath>
+
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/stats/noninferiority.hpp"
+
+namespace kvsweep::report {
+
+SettleOutlook settle_outlook(const probe::MetricSpec& metric, double margin, std::size_t items, double alpha) {
+  SettleOutlook o{metric.name, metric.kind, margin, items, false, std::nullopt, 0.0};
+  if (metric.kind != probe::MetricKind::binary) {
+    o.settles = items >= 2;
+    if (!o.settles) o.items_needed = 2;
+    return o;
+  }
+  // Every item passed on both sides; the pass rate does not matter, only that nothing differs.
+  stats::PairedTable agree;
+  agree.both = static_cast<double>(std::max<std::size_t>(items, 1));
+  const stats::NonInferiority best = stats::noninferiority_paired_binary(agree, margin, alpha);
+  o.settles = items > 0 && best.verdict == stats::Verdict::non_inferior;
+  if (!o.settles) o.items_needed = best.items_needed;
+  if (std::isfinite(best.lower)) o.margin_settling = std::ceil(-best.lower * 100.0 + 1e-9) / 100.0;
+  return o;
+}
+
+std::string settle_line(const SettleOutlook& o) {
+  const std::string head = o.metric + " (" + std::string(probe::to_string(o.kind)) + ", margin " + shortest(o.margin) + "): ";
+  const std::string have = "this plan has " + std::to_string(o.items);
+  if (o.kind != probe::MetricKind::binary) {
+    return head + (o.settles ? "can settle from 2 items when the cells agree item for item (" + have +
+                                   "; a spread of differences needs more)"
+                             : "needs at least 2 items; " + have + " — it will stay unknown");
+  }
+  if (o.settles) {
+    return head + "can settle: " + have + ", enough when the cells agree item for item";
+  }
+  std::string line = head + (o.items_needed ? "needs ~" + std::to_string(*o.items_needed) + " items"
+                                            : std::string("no number of items is enough")) +
+                     " even if every item agrees; " + have + " — it will stay unknown";
+  if (o.margin_settling > 0.0 && o.items > 0)
+    line += " (a margin of " + shortest(o.margin_settling) + " would settle it: recommend --margin " + o.metric + "=" +
+            shortest(o.margin_settling) + ")";
+  return line;
+}
+
+}  // namespace kvsweep::report

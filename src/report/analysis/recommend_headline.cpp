@@ -1,0 +1,204 @@
+#include "kvsweep/report/analysis/recommend_headline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kvsweep/report/format.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+constexpr double kEps = 1e-12;
+
+/// No gated metric worse than the reference, none inferior, every probe answered.
+bool nothing_worse_seen(const CellVerdict& cv) {
+  if (cv.metrics.empty() || !cv.missing_probes.empty() || cv.inferior > 0) return false;
+  for (const auto& v : cv.metrics)
+    if (!(v.result.estimate >= -kEps)) return false;
+  return true;
+}
+
+bool no_difference(const CellVerdict& cv) {
+  for (const auto& v : cv.metrics)
+    if (std::fabs(v.result.estimate) > kEps) return false;
+  return true;
+}
+
+/// The margin at which the bound clears now: −lower, rounded up to 2 decimals (a hair above, since
+/// non-inferiority needs lower > −margin).
+double settling_margin(const stats::NonInferiority& r) {
+  if (!std::isfinite(r.lower) || r.lower >= 0) return 0.0;
+  return std::ceil(-r.lower * 100.0 + 1e-6) / 100.0;
+}
+
+std::string flag(const CellDef& c) { return "-ctk " + c.type_k + " -ctv " + c.type_v; }
+
+/// Missed a probe the reference answered, or has no gated metric to judge.
+bool incomplete(const CellVerdict& cv) { return cv.metrics.empty() || !cv.missing_probes.empty(); }
+
+/// Below the reference on some gated metric, no verdict inferior, nothing missing: a difference seen, not proven.
+bool below_not_proven(const CellVerdict& cv) { return cv.inferior == 0 && !incomplete(cv) && !nothing_worse_seen(cv); }
+
+/// The cell with the fewest KV bytes per token among those `keep` accepts; nullptr when none.
+const CellVerdict* cheapest_of(const ModelRecommendation& mr, bool (*keep)(const CellVerdict&)) {
+  const auto cost = [](const CellVerdict& cv) {
+    return std::isfinite(cv.kv_bytes_per_token) ? cv.kv_bytes_per_token : std::numeric_limits<double>::infinity();
+  };
+  const CellVerdict* cheapest = nullptr;
+  for (const auto& cv : mr.cells)
+    if (keep(cv) && (cheapest == nullptr || cost(cv) < cost(*cheapest))) cheapest = &cv;
+  return cheapest;
+}
+
+void not_proven(const CellVerdict& cv, RecommendHeadline& h) {
+  h.kind = RecommendHeadline::Kind::not_proven;
+  h.cell = cv.cell;
+  h.no_difference = no_difference(cv);
+  for (const auto& v : cv.metrics) {
+    h.items = std::max(h.items, v.result.n);
+    if (v.result.verdict != stats::Verdict::unknown) continue;
+    h.unsettled.push_back({v.probe + "." + v.metric, v.result.items_needed, v.margin.value, settling_margin(v.result)});
+  }
+}
+
+void difference_seen(const CellVerdict& cv, RecommendHeadline& h) {
+  h.kind = RecommendHeadline::Kind::difference_seen;
+  h.cell = cv.cell;
+  for (const auto& v : cv.metrics) {
+    if (v.result.estimate >= -kEps) continue;  // a NaN estimate (no paired spread) is said as seen below
+    const bool unknown = v.result.verdict == stats::Verdict::unknown;
+    const double change = v.higher_is_better ? v.result.estimate : -v.result.estimate;
+    h.below.push_back({v.probe + "." + v.metric, change, v.result.n, v.result.verdict, v.margin.value,
+                       unknown ? v.result.items_needed : std::nullopt});
+  }
+}
+
+}  // namespace
+
+RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
+  RecommendHeadline h;
+  h.reference = mr.reference;
+  if (!mr.reference) return h;
+  if (mr.recommended) {
+    h.kind = RecommendHeadline::Kind::recommended;
+    h.cell = mr.recommended;
+    for (const auto& cv : mr.cells)
+      if (cv.cell == *mr.recommended) h.gated = cv.metrics.size();
+    return h;
+  }
+  if (const CellVerdict* cheapest = cheapest_of(mr, nothing_worse_seen)) {
+    not_proven(*cheapest, h);
+    return h;
+  }
+  for (const auto& cv : mr.cells) ++(cv.inferior > 0 ? h.cells_inferior : incomplete(cv) ? h.cells_incomplete : h.cells_below);
+  if (const CellVerdict* cheapest = cheapest_of(mr, below_not_proven)) {
+    difference_seen(*cheapest, h);
+    return h;
+  }
+  h.kind = h.cells_inferior > 0    ? RecommendHeadline::Kind::inferior
+           : h.cells_incomplete > 0 ? RecommendHeadline::Kind::incomplete
+                                    : RecommendHeadline::Kind::no_other_cell;
+  return h;
+}
+
+namespace {
+
+std::string cells(std::size_t n) { return std::to_string(n) + (n == 1 ? " cell" : " cells"); }
+
+std::string missed(std::size_t n) {
+  return cells(n) + (n == 1 ? " missed a probe" : " missed probes") + " the reference answered";
+}
+
+HeadlineWords not_proven_words(const RecommendHeadline& h, const RunData& data, const CellDef& ref) {
+  std::string needs, margins;
+  for (const auto& u : h.unsettled) {
+    needs += (needs.empty() ? "" : "; ") + u.metric + " " +
+             (u.items_needed ? "~" + std::to_string(*u.items_needed) + " items" : std::string("more items")) +
+             " at margin " + shortest(u.margin);
+    if (u.settling_margin > 0) margins += " --margin " + u.metric + "=" + shortest(u.settling_margin);
+  }
+  return {h.no_difference ? "No difference seen, not enough items to prove it"
+                          : "Nothing worse seen, not enough items to prove it",
+          flag(data.cells()[*h.cell]) + " (the cheapest such cell) answered " +
+              (h.no_difference ? "like " : "no worse than ") + ref.types() + " on every gated metric over " +
+              std::to_string(h.items) + " items, but non-inferiority is not proven: " + needs + ". Run more items" +
+              (margins.empty() ? std::string(".") : ", or accept a wider margin now:" + margins + ".") +
+              " Until then keep " + flag(ref) + "."};
+}
+
+/// "recall.primary_matched -2.00 (mean of 4 paired items; ~12 items would settle it at margin 1)".
+std::string below_text(const RecommendHeadline::Below& b) {
+  const std::string change = signed_fixed(b.change, 2, "by an unmeasured amount");
+  const std::string why = b.verdict == stats::Verdict::non_inferior ? "; within its margin " + shortest(b.margin) + ", proven"
+                          : b.items_needed ? "; ~" + std::to_string(*b.items_needed) + " items would settle it at margin " +
+                                                 shortest(b.margin)
+                                           : "; margin " + shortest(b.margin);
+  return b.metric + " " + change + " (mean of " + std::to_string(b.items) + " paired items" + why + ")";
+}
+
+/// What keeps the cells not named out: " Of the other cells, 2 are inferior … and 1 missed a probe.".
+std::string others_text(const RecommendHeadline& h) {
+  std::vector<std::string> parts;
+  if (h.cells_inferior > 0)
+    parts.push_back(std::to_string(h.cells_inferior) + (h.cells_inferior == 1 ? " is" : " are") +
+                    " inferior on some gated metric (worse than its margin allows, proven)");
+  if (h.cells_incomplete > 0)
+    parts.push_back(std::to_string(h.cells_incomplete) + (h.cells_incomplete == 1 ? " missed a probe" : " missed probes"));
+  if (h.cells_below > 1)
+    parts.push_back(std::to_string(h.cells_below - 1) + (h.cells_below == 2 ? " is" : " are") + " also below it, not proven");
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? " Of the other cells, " : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return out.empty() ? out : out + ".";
+}
+
+HeadlineWords difference_words(const RecommendHeadline& h, const RunData& data, const CellDef& ref) {
+  std::string seen;
+  for (const auto& b : h.below) seen += (seen.empty() ? "" : "; ") + below_text(b);
+  return {"A difference seen, not proven",
+          flag(data.cells()[*h.cell]) + " (the cheapest cell not proven worse) moved from " + ref.types() +
+              " in the bad direction on " + seen + ", but no verdict is inferior: the difference may be chance." + others_text(h) +
+              " Until more items settle it keep " + flag(ref) + "."};
+}
+
+/// "Worse" only when every other cell is inferior; with cells that missed a probe beside them, both counted.
+HeadlineWords inferior_words(const RecommendHeadline& h, const CellDef& ref) {
+  const bool all = h.cells_incomplete == 0;
+  return {all ? "Worse than the reference" : "No cell to recommend",
+          (all ? std::string("every other cell is") : cells(h.cells_inferior) + (h.cells_inferior == 1 ? " is" : " are")) +
+              " inferior to " + ref.types() + " on some gated metric (worse than its margin allows, proven)" +
+              (all ? std::string() : " and " + missed(h.cells_incomplete)) + ": keep the reference " + flag(ref) + "."};
+}
+
+}  // namespace
+
+HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
+  if (h.kind == RecommendHeadline::Kind::no_reference || !h.reference) return {"No reference cell", "nothing to compare against."};
+  const CellDef& ref = data.cells()[*h.reference];
+  switch (h.kind) {
+    case RecommendHeadline::Kind::recommended:
+      return {"Recommended: " + flag(data.cells()[*h.cell]),
+              "non-inferior to " + ref.types() + " on all " + std::to_string(h.gated) + " gated metrics."};
+    case RecommendHeadline::Kind::not_proven: return not_proven_words(h, data, ref);
+    case RecommendHeadline::Kind::difference_seen: return difference_words(h, data, ref);
+    case RecommendHeadline::Kind::inferior: return inferior_words(h, ref);
+    case RecommendHeadline::Kind::incomplete:
+      return {"No cell to recommend",
+              "every other cell missed a probe " + ref.types() + " answered: keep the reference " + flag(ref) + "."};
+    case RecommendHeadline::Kind::no_other_cell:
+      return {"No other cell answered", "nothing to compare " + ref.types() + " with: keep the reference " + flag(ref) + "."};
+    case RecommendHeadline::Kind::no_reference: break;
+  }
+  return {"No reference cell", "nothing to compare against."};
+}
+
+std::vector<std::pair<std::string, RecommendHeadline>> verdicts(const RunData& data) {
+  std::vector<std::pair<std::string, RecommendHeadline>> out;
+  const Recommendation rec = recommend(data);
+  for (const auto& mr : rec.models) out.emplace_back(mr.model, recommend_headline(mr));
+  return out;
+}
+
+}  // namespace kvsweep::report

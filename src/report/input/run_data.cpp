@@ -1,0 +1,422 @@
+#include "kvsweep/report/input/run_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <tuple>
+
+#include "kvsweep/report/format.hpp"
+#include "kvsweep/report/input/json_fields.hpp"
+#include "kvsweep/stats/precision.hpp"
+#include "kvsweep/sweep/run_store.hpp"
+
+namespace kvsweep::report {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<std::string> string_list(const nlohmann::json& j) {
+  std::vector<std::string> out;
+  if (!j.is_array()) return out;
+  for (const auto& e : j) {
+    if (e.is_string()) out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+/// Greedy probes give the same answers on a rerun of the same build; sampled ones only with the same seed.
+bool infer_deterministic(const std::string& kind, const nlohmann::json& entry, const nlohmann::json& config) {
+  if (entry.is_object() && entry.contains("deterministic") && entry["deterministic"].is_boolean()) {
+    return entry["deterministic"].get<bool>();
+  }
+  if (config.is_object() && config.contains("temperature") && config["temperature"].is_number()) {
+    return config["temperature"].get<double>() == 0.0;
+  }
+  return kind == "complete" || kind == "recall" || kind == "divergence" || kind == "kld" || kind == "toolcall";
+}
+
+/// A metric the records hold and the manifest does not list: on a probe with declarations it is
+/// reported as an undirected diagnostic (never gated); on an older run it is inferred as before.
+void add_metric(ProbeDef& probe, const std::string& name) {
+  for (const auto& m : probe.metrics) {
+    if (m.name == name) return;
+  }
+  probe.metrics.push_back(probe.declared ? probe::diagnostic(name, probe::MetricKind::continuous)
+                                         : probe::quality(name, probe::Direction::higher_better,
+                                                          probe::MetricKind::continuous));
+}
+
+probe::MetricSpec inferred_metric(const std::string& name, bool higher_is_better) {
+  return probe::quality(name, higher_is_better ? probe::Direction::higher_better : probe::Direction::lower_better,
+                        probe::MetricKind::continuous);
+}
+
+void append_missing(std::vector<std::string>& list, const std::string& type) {
+  if (!type.empty() && std::find(list.begin(), list.end(), type) == list.end()) list.push_back(type);
+}
+
+/// Highest precision first; unknown types after, by name.
+void sort_by_bits(std::vector<std::string>& types) {
+  std::stable_sort(types.begin(), types.end(), [](const std::string& a, const std::string& b) {
+    const double ba = stats::bits_per_value(a).value_or(-1.0);
+    const double bb = stats::bits_per_value(b).value_or(-1.0);
+    if (ba != bb) return ba > bb;
+    return a < b;
+  });
+}
+
+/// Whether every metric of a manifest's probe entry is declared (direction, kind, role).
+bool all_declared(const nlohmann::json& metrics) {
+  return !metrics.empty() &&
+         std::all_of(metrics.begin(), metrics.end(), [](const nlohmann::json& e) { return probe::has_declaration(e); });
+}
+
+/// Phase 1, probes: the manifest's list, matched to their config entry by name (default: the kind).
+core::Expected<std::vector<ProbeDef>> read_probes(const nlohmann::json& m, const nlohmann::json& config) {
+  std::vector<ProbeDef> probes;
+  const nlohmann::json config_probes = config.is_object() ? config.value("probes", nlohmann::json::array())
+                                                          : nlohmann::json::array();
+  if (!m.contains("probes") || !m["probes"].is_array()) return probes;
+  for (const auto& p : m["probes"]) {
+    ProbeDef def;
+    def.name = string_field(p, "name");
+    def.kind = string_field(p, "kind");
+    if (def.name.empty()) def.name = def.kind;
+    if (def.name.empty()) continue;
+    if (p.contains("items") && p["items"].is_number_unsigned()) def.items = p["items"].get<std::size_t>();
+    if (p.contains("metrics") && p["metrics"].is_array()) {
+      def.declared = all_declared(p["metrics"]);
+      for (std::size_t i = 0; i < p["metrics"].size(); ++i) {
+        const auto& metric = p["metrics"][i];
+        if (def.declared) {
+          auto spec = probe::metric_spec_from_json(
+              metric, "manifest.json: probes." + def.name + ".metrics[" + std::to_string(i) + "]");
+          if (!spec) return std::unexpected(spec.error());
+          def.metrics.push_back(std::move(*spec));
+        } else if (metric.is_string()) {
+          def.metrics.push_back(inferred_metric(metric.get<std::string>(), true));
+        } else if (metric.is_object() && !string_field(metric, "name").empty()) {
+          def.metrics.push_back(inferred_metric(string_field(metric, "name"), metric.value("higher_is_better", true)));
+        }
+      }
+    }
+    if (p.contains("calibration") && p["calibration"].is_object()) {
+      const auto& c = p["calibration"];
+      def.calibration_metric = string_field(c, "metric");
+      def.calibration_lo = number_field(c, "lo");
+      def.calibration_hi = number_field(c, "hi");
+    }
+    if (config_probes.is_array()) {
+      for (const auto& c : config_probes) {
+        if (!c.is_object()) continue;
+        const std::string cname = c.contains("name") ? string_field(c, "name") : string_field(c, "kind");
+        if (cname == def.name) def.config = c;
+      }
+    }
+    def.deterministic = infer_deterministic(def.kind, p, def.config);
+    probes.push_back(std::move(def));
+  }
+  return probes;
+}
+
+/// Phase 2, cells: the manifest's list.
+std::vector<CellDef> read_cells(const nlohmann::json& m) {
+  std::vector<CellDef> cells;
+  if (!m.contains("cells") || !m["cells"].is_array()) return cells;
+  for (const auto& c : m["cells"]) {
+    CellDef cell;
+    cell.set_key(core::CellKey::from_json(c));
+    cell.id = string_field(c, "id");
+    if (cell.id.empty()) cell.id = cell.key().id();
+    cell.is_reference = c.value("is_reference", false);
+    cell.outcome = string_field(c, "outcome");
+    if (cell.outcome.empty()) cell.outcome = "unknown";
+    cell.message = string_field(c, "message");
+    const nlohmann::json effective = c.value("effective", nlohmann::json::object());
+    cell.kv_mib = number_field(effective, "kv_mib");
+    cell.rotation = rotation_label(effective.value("attn_rot_k", -1), effective.value("attn_rot_v", -1));
+    cell.path = string_field(effective, "path");
+    cell.path_reason = string_field(effective, "path_reason");
+    if (effective.contains("memory") && effective["memory"].is_array()) {
+      for (const auto& buffers : effective["memory"]) {
+        if (!buffers.is_object()) continue;
+        cell.memory.push_back({string_field(buffers, "device"), buffers.value("gpu", false), number_field(buffers, "model_mib"),
+                               number_field(buffers, "kv_mib"), number_field(buffers, "compute_mib")});
+      }
+    }
+    cell.ready_s = number_field(c, "ready_s");
+    cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+std::optional<std::size_t> find_cell_in(const std::vector<CellDef>& cells, const std::string& group,
+                                        const std::string& type_k, const std::string& type_v) {
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto& c = cells[i];
+    if (c.group() == group && c.type_k == type_k && c.type_v == type_v) return i;
+  }
+  return std::nullopt;
+}
+
+/// The records of one (cell, probe, item): the last one, the last ok one, and how many.
+struct Seen {
+  std::size_t last = 0;
+  std::optional<std::size_t> last_ok;
+  std::size_t attempts = 0;
+};
+using SeenMap = std::map<std::tuple<std::size_t, std::string, std::string>, Seen>;
+using ItemMap = std::map<std::pair<std::size_t, std::string>, std::vector<ItemResult>>;
+
+/// Phase 3, records: each (cell, probe, item)'s records; a cell or probe only the records name is
+/// added (an unknown outcome; a probe with its metrics as the records hold them).
+SeenMap read_records(const std::vector<probe::Record>& records, std::vector<CellDef>& cells,
+                     std::vector<ProbeDef>& probes) {
+  SeenMap seen;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& r = records[i];
+    const std::string& probe = r.probe;
+    const std::string& item = r.item;
+    if (probe.empty()) continue;
+    const core::CellKey& key = r.cell;
+    auto cell = find_cell_in(cells, key.group(), key.type_k, key.type_v);
+    if (!cell) {
+      CellDef def;
+      def.set_key(key);
+      def.id = def.key().id();
+      def.outcome = "unknown";
+      def.kv_mib = def.ready_s = kNaN;
+      cells.push_back(std::move(def));
+      cell = cells.size() - 1;
+    }
+    auto def = std::find_if(probes.begin(), probes.end(), [&](const ProbeDef& p) { return p.name == probe; });
+    if (def == probes.end()) {
+      ProbeDef added;
+      added.name = probe;
+      added.kind = r.kind;
+      added.deterministic = infer_deterministic(added.kind, nullptr, nullptr);
+      probes.push_back(std::move(added));
+      def = probes.end() - 1;
+    }
+    for (const auto& [name, value] : r.metrics.items()) {
+      if (value.is_number() || value.is_boolean()) add_metric(*def, name);
+    }
+    Seen& s = seen[{*cell, probe, item}];
+    s.last = i;
+    ++s.attempts;
+    if (r.ok()) s.last_ok = i;
+  }
+  return seen;
+}
+
+/// Phase 4, the record that counts per (cell, probe, item): the last ok one, else the last one;
+/// each (cell, probe)'s items in natural order.
+void pick_records(const std::vector<probe::Record>& records, const SeenMap& seen, ItemMap& items,
+                  std::vector<bool>& counts) {
+  counts.assign(records.size(), false);
+  for (const auto& [key, s] : seen) {
+    const auto& [cell, probe, item] = key;
+    const std::size_t used = s.last_ok.value_or(s.last);
+    counts[used] = true;
+    const auto& r = records[used];
+    ItemResult result;
+    result.item = item;
+    result.ok = s.last_ok.has_value();
+    result.status = r.status;
+    result.error = r.error.value_or("");
+    result.attempts = s.attempts;
+    result.record = used;
+    result.settled = !result.ok && r.settled();
+    if (result.ok) {
+      for (const auto& [name, value] : r.metrics.items()) {
+        if (value.is_boolean()) {
+          result.metrics[name] = value.get<bool>() ? 1.0 : 0.0;
+        } else if (value.is_number()) {
+          result.metrics[name] = value.get<double>();
+        }
+      }
+      result.response = r.response;
+    }
+    items[{cell, probe}].push_back(std::move(result));
+  }
+  for (auto& [key, list] : items) {
+    std::sort(list.begin(), list.end(),
+              [](const ItemResult& a, const ItemResult& b) { return natural_less(a.item, b.item); });
+  }
+}
+
+/// Phase 5, older runs: a metric of a probe without declarations is binary when every value the
+/// run holds is 0 or 1.
+void infer_binary(std::vector<ProbeDef>& probes, const ItemMap& items) {
+  for (auto& probe : probes) {
+    if (probe.declared) continue;
+    for (auto& metric : probe.metrics) {
+      bool any = false, binary = true;
+      for (const auto& [key, list] : items) {
+        if (key.second != probe.name) continue;
+        for (const auto& item : list) {
+          auto it = item.metrics.find(metric.name);
+          if (it == item.metrics.end() || !std::isfinite(it->second)) continue;
+          any = true;
+          binary = binary && (it->second == 0.0 || it->second == 1.0);
+        }
+      }
+      if (any && binary) metric.kind = probe::MetricKind::binary;
+    }
+  }
+}
+
+/// Phase 6, grids: models in the manifest's order, then any only the cells name; variants in the
+/// config's order, then any only the cells name; groups by model, then variant.
+void order_groups(const nlohmann::json& m, const nlohmann::json& config, const std::vector<CellDef>& cells,
+                  std::vector<std::string>& models, std::vector<std::string>& variants,
+                  std::vector<std::string>& groups) {
+  if (m.contains("models") && m["models"].is_array()) {
+    for (const auto& model : m["models"]) append_missing(models, string_field(model, "name"));
+  }
+  for (const auto& cell : cells) append_missing(models, cell.model);
+  if (config.is_object() && config.contains("variants") && config["variants"].is_array()) {
+    for (const auto& v : config["variants"]) append_missing(variants, string_field(v, "name"));
+  }
+  for (const auto& cell : cells) append_missing(variants, cell.variant);
+  for (const auto& model : models) {
+    for (const auto& cell : cells)
+      if (cell.model == model && cell.variant.empty()) append_missing(groups, cell.group());
+    for (const auto& variant : variants) {
+      for (const auto& cell : cells)
+        if (cell.model == model && cell.variant == variant) append_missing(groups, cell.group());
+    }
+  }
+  // A model the manifest lists whose cells have not started yet is still a (no-variant) grid.
+  if (variants.empty()) groups = models;
+}
+
+/// Phase 7, axis order: the config's grid lists ("v" may be "same-as-k"), then the cells' other
+/// types by bits per value.
+void order_axes(const nlohmann::json& grid, const std::vector<CellDef>& cells, std::vector<std::string>& k_types,
+                std::vector<std::string>& v_types) {
+  k_types = string_list(grid.is_object() ? grid.value("k", nlohmann::json()) : nlohmann::json());
+  v_types = string_list(grid.is_object() ? grid.value("v", nlohmann::json()) : nlohmann::json());
+  if (v_types.empty()) v_types = k_types;
+  std::vector<std::string> extra_k, extra_v;
+  for (const auto& cell : cells) {
+    if (std::find(k_types.begin(), k_types.end(), cell.type_k) == k_types.end()) append_missing(extra_k, cell.type_k);
+    if (std::find(v_types.begin(), v_types.end(), cell.type_v) == v_types.end()) append_missing(extra_v, cell.type_v);
+  }
+  sort_by_bits(extra_k);
+  sort_by_bits(extra_v);
+  k_types.insert(k_types.end(), extra_k.begin(), extra_k.end());
+  v_types.insert(v_types.end(), extra_v.begin(), extra_v.end());
+}
+
+/// Phase 8, reference: flagged in the manifest, else (an older run) the config's "K/V" for every model.
+void infer_reference(const nlohmann::json& grid, std::vector<CellDef>& cells) {
+  const bool any_reference = std::any_of(cells.begin(), cells.end(), [](const CellDef& c) { return c.is_reference; });
+  if (any_reference || !grid.is_object() || !grid.contains("reference") || !grid["reference"].is_string()) return;
+  const std::string ref = grid["reference"].get<std::string>();
+  const core::KvPair pair = core::KvPair::parse(ref).value_or(core::KvPair{ref, ref});
+  for (auto& cell : cells) cell.is_reference = cell.pair() == pair;
+}
+
+}  // namespace
+
+core::Expected<RunData> RunData::load(const std::filesystem::path& dir) {
+  auto manifest = sweep::RunStore::read_manifest(dir);
+  if (!manifest) return std::unexpected(manifest.error());
+  auto records = sweep::RunStore::read_records(dir);
+  if (!records) return std::unexpected(records.error());
+  return from(std::move(*manifest), std::move(*records));
+}
+
+core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohmann::json> records) {
+  if (!manifest.is_object()) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
+  RunData d;
+  d.m_manifest = std::move(manifest);
+  d.m_records = probe::records_from_json(records);
+  const nlohmann::json& m = d.m_manifest;
+  const nlohmann::json config = m.value("config", nlohmann::json::object());
+
+  auto probes = read_probes(m, config);
+  if (!probes) return std::unexpected(probes.error());
+  d.m_probes = std::move(*probes);
+  d.m_cells = read_cells(m);
+  const auto seen = read_records(d.m_records, d.m_cells, d.m_probes);
+  pick_records(d.m_records, seen, d.m_items, d.m_counts);
+  infer_binary(d.m_probes, d.m_items);
+  order_groups(m, config, d.m_cells, d.m_models, d.m_variants, d.m_groups);
+  const nlohmann::json grid = config.is_object() ? config.value("grid", nlohmann::json::object()) : nlohmann::json();
+  order_axes(grid, d.m_cells, d.m_k_types, d.m_v_types);
+  infer_reference(grid, d.m_cells);
+  return d;
+}
+
+std::string RunData::name() const {
+  const std::string n = string_field(m_manifest, "name");
+  return n.empty() ? "run" : n;
+}
+
+const ProbeDef* RunData::probe(const std::string& name) const {
+  for (const auto& p : m_probes) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::size_t> RunData::grid_order() const {
+  auto position = [](const std::vector<std::string>& list, const std::string& value) {
+    return static_cast<std::size_t>(std::find(list.begin(), list.end(), value) - list.begin());
+  };
+  std::vector<std::size_t> order(m_cells.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const CellDef& x = m_cells[a];
+    const CellDef& y = m_cells[b];
+    return std::tuple(position(m_groups, x.group()), position(m_k_types, x.type_k), position(m_v_types, x.type_v)) <
+           std::tuple(position(m_groups, y.group()), position(m_k_types, y.type_k), position(m_v_types, y.type_v));
+  });
+  return order;
+}
+
+std::string RunData::group_of(const nlohmann::json& cell) {
+  return core::CellKey::from_json(cell).group();
+}
+
+std::pair<std::string, std::string> RunData::group_parts(const std::string& group) const {
+  for (const auto& c : m_cells)
+    if (c.group() == group) return {c.model, c.variant};
+  return {group, ""};
+}
+
+std::optional<std::size_t> RunData::reference(const std::string& group) const {
+  for (std::size_t i = 0; i < m_cells.size(); ++i) {
+    if (m_cells[i].group() == group && m_cells[i].is_reference) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> RunData::find_cell(const std::string& group, const std::string& type_k,
+                                              const std::string& type_v) const {
+  return find_cell_in(m_cells, group, type_k, type_v);
+}
+
+const std::vector<ItemResult>& RunData::items(std::size_t cell, const std::string& probe) const {
+  static const std::vector<ItemResult> kNone;
+  auto it = m_items.find({cell, probe});
+  return it == m_items.end() ? kNone : it->second;
+}
+
+Values RunData::values(std::size_t cell, const std::string& probe, const std::string& metric) const {
+  Values out;
+  for (const auto& item : items(cell, probe)) {
+    if (!item.ok) continue;
+    auto it = item.metrics.find(metric);
+    if (it == item.metrics.end() || !std::isfinite(it->second)) continue;
+    out.items.push_back(item.item);
+    out.values.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace kvsweep::report
