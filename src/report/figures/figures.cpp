@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "kvsweep/report/output/csv.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/figures/heatmap.hpp"
 #include "kvsweep/report/analysis/recommend.hpp"
