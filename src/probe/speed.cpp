@@ -7,6 +7,7 @@
 
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/probe/kld.hpp"
+#include "kvsweep/probe/token_list.hpp"
 #include "kvsweep/probe/tool_text.hpp"
 #include "kvsweep/process/child.hpp"
 
@@ -139,20 +140,7 @@ class SpeedProbe final : public Probe {
 };
 
 std::vector<int> get_depths(const json& cfg, const config::Site& s) {
-  if (!cfg.contains("depths")) return {0};
-  const config::Site site = s.child("depths");
-  const json& v = cfg["depths"];
-  if (!v.is_array() || v.empty()) site.fail("expected a non-empty list of depths in tokens, e.g. [0, 32768]");
-  std::vector<int> out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_number_integer()) site.index(i).fail("expected an integer number of tokens, got " + config::shown(v[i]));
-    const long long n = v[i].get<long long>();
-    if (n < 0 || n > 4'194'304) site.index(i).fail("expected 0 … 4194304 tokens, got " + std::to_string(n));
-    if (std::find(out.begin(), out.end(), static_cast<int>(n)) != out.end())
-      site.index(i).fail(std::to_string(n) + " is listed twice");
-    out.push_back(static_cast<int>(n));
-  }
-  return out;
+  return get_token_list(cfg, s, {"depths", "depths", "[0, 32768]", {0}, 0});
 }
 
 }  // namespace

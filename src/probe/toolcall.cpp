@@ -6,6 +6,7 @@
 
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/probe/greedy.hpp"
+#include "kvsweep/probe/token_list.hpp"
 #include "kvsweep/score/toolcall_score.hpp"
 #include "kvsweep/stats/splitmix64.hpp"
 
@@ -171,20 +172,7 @@ class ToolcallProbe final : public Probe {
 };
 
 std::vector<int> get_lengths(const json& cfg, const config::Site& s) {
-  if (!cfg.contains("lengths")) return {2048, 8192};
-  const config::Site site = s.child("lengths");
-  const json& v = cfg["lengths"];
-  if (!v.is_array() || v.empty()) site.fail("expected a non-empty list of context lengths in tokens, e.g. [2048, 8192]");
-  std::vector<int> out;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_number_integer()) site.index(i).fail("expected an integer number of tokens, got " + v[i].dump());
-    const long long n = v[i].get<long long>();
-    if (n < 256 || n > 4'194'304) site.index(i).fail("expected 256 … 4194304 tokens, got " + std::to_string(n));
-    if (std::find(out.begin(), out.end(), static_cast<int>(n)) != out.end())
-      site.index(i).fail(std::to_string(n) + " is listed twice");
-    out.push_back(static_cast<int>(n));
-  }
-  return out;
+  return get_token_list(cfg, s, {"lengths", "context lengths", "[2048, 8192]", {2048, 8192}, 256});
 }
 
 std::vector<std::uint64_t> get_seeds(const json& cfg, const config::Site& s) {
