@@ -24,6 +24,7 @@
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
 #include "fake_api.hpp"
+#include "fake_tool_runner.hpp"
 #include "metric_declarations.hpp"
 
 using ::testing::HasSubstr;
@@ -281,31 +282,18 @@ TEST(KldArgs, OnlyWhatLlamaPerplexityUnderstandsPassesThrough) {
 
 /// Answers from a queue of canned outputs; a base run (--kl-divergence-base without
 /// --kl-divergence) writes the file it was given, as the real tool does.
-class FakeRunner final : public kvsweep::probe::ToolRunner {
+class FakeRunner final : public kvsweep::testing::FakeToolRunner {
  public:
-  Expected<ToolRun> run(const std::vector<std::string>& argv, const Env& env, const std::filesystem::path& log,
-                        std::chrono::seconds timeout) override {
-    calls.push_back(argv);
-    envs.push_back(env);
-    logs.push_back(log);
-    timeouts.push_back(timeout);
+  bool write_base = true;
+
+ private:
+  void act(const std::vector<std::string>& argv) override {
     const bool base_run = std::find(argv.begin(), argv.end(), "--kl-divergence") == argv.end();
     if (base_run && write_base) {
       auto it = std::find(argv.begin(), argv.end(), "--kl-divergence-base");
       std::ofstream(*(it + 1)) << "_logits_";
     }
-    ToolRun r;
-    r.status.code = exit_code;
-    r.output = outputs.at(calls.size() - 1);
-    return r;
   }
-  std::vector<std::string> outputs;
-  std::vector<std::vector<std::string>> calls;
-  std::vector<Env> envs;
-  std::vector<std::filesystem::path> logs;
-  std::vector<std::chrono::seconds> timeouts;
-  bool write_base = true;
-  int exit_code = 0;
 };
 
 class KldProbeTest : public ::testing::Test {

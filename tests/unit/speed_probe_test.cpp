@@ -22,6 +22,7 @@
 #include "kvsweep/probe/speed.hpp"
 #include "kvsweep/server/api.hpp"
 #include "fake_api.hpp"
+#include "fake_tool_runner.hpp"
 #include "metric_declarations.hpp"
 
 using ::testing::HasSubstr;
@@ -113,26 +114,7 @@ TEST(BenchArgs, TakesOverOffloadThreadsAndFlashAttentionInLlamaBenchSpelling) {
   EXPECT_EQ(bench_args({"-ngl", "40"}), (std::vector<std::string>{"-ngl", "40"}));
 }
 
-class FakeRunner final : public kvsweep::process::ToolRunner {
- public:
-  Expected<ToolRun> run(const std::vector<std::string>& argv, const Env& env, const std::filesystem::path& log,
-                        std::chrono::seconds timeout) override {
-    calls.push_back(argv);
-    envs.push_back(env);
-    logs.push_back(log);
-    timeouts.push_back(timeout);
-    ToolRun r;
-    r.status.code = exit_code;
-    r.output = output;
-    return r;
-  }
-  std::string output;
-  std::vector<std::vector<std::string>> calls;
-  std::vector<Env> envs;
-  std::vector<std::filesystem::path> logs;
-  std::vector<std::chrono::seconds> timeouts;
-  int exit_code = 0;
-};
+using FakeRunner = kvsweep::testing::FakeToolRunner;
 
 class SpeedProbeTest : public ::testing::Test {
  protected:
