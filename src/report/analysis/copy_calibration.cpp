@@ -18,7 +18,7 @@ bool is_copy_model(const RunData& data, const std::string& model) {
 /// The longest prompt (corpus + question tokens) among the reference's counted items; 0 when unknown.
 long long longest_prompt(const RunData& data, std::size_t reference, const std::string& probe) {
   long long longest = 0;
-  for (const ItemResult& item : data.items(reference, probe)) {
+  for (const ItemOutcome& item : data.items(reference, probe)) {
     if (!item.ok) continue;
     const auto& response = data.records()[item.record].response;
     if (!response.is_object()) continue;

@@ -119,7 +119,7 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
 struct AdaptiveRun {
   std::size_t settled = 0, ok = 0, planned = 0;
   sweep::AdaptiveRule rule;  // min_items and futility from the settled records; alpha is the report's
-  std::vector<const ItemResult*> ok_in_run_order;
+  std::vector<const ItemOutcome*> ok_in_run_order;
   std::vector<std::string> not_ok;  // planned items without an ok record (settled or failed)
 };
 
@@ -138,7 +138,7 @@ AdaptiveRun adaptive_run(const RunData& data, std::size_t cell, const std::strin
   }
   a.ok = a.ok_in_run_order.size();
   std::sort(a.ok_in_run_order.begin(), a.ok_in_run_order.end(),
-            [](const ItemResult* x, const ItemResult* y) { return x->record < y->record; });
+            [](const ItemOutcome* x, const ItemOutcome* y) { return x->record < y->record; });
   return a;
 }
 
@@ -160,7 +160,7 @@ MetricVerdict adaptive_verdict(const probe::MetricSpec& metric, const AdaptiveRu
   std::map<std::string, double> ref;
   for (std::size_t i = 0; i < reference.items.size(); ++i) ref[reference.items[i]] = orient(reference.values[i], metric);
   std::vector<double> cell, paired_reference, open;
-  for (const ItemResult* item : run.ok_in_run_order) {
+  for (const ItemOutcome* item : run.ok_in_run_order) {
     const auto r = ref.find(item->item);
     const auto x = item->metrics.find(metric.name);
     if (r == ref.end() || x == item->metrics.end() || !std::isfinite(x->second)) continue;

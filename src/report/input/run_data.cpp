@@ -168,7 +168,7 @@ struct Seen {
   std::size_t attempts = 0;
 };
 using SeenMap = std::map<std::tuple<std::size_t, std::string, std::string>, Seen>;
-using ItemMap = std::map<std::pair<std::size_t, std::string>, std::vector<ItemResult>>;
+using ItemMap = std::map<std::pair<std::size_t, std::string>, std::vector<ItemOutcome>>;
 
 /// Phase 3, records: each (cell, probe, item)'s records; a cell or probe only the records name is
 /// added (an unknown outcome; a probe with its metrics as the records hold them).
@@ -221,7 +221,7 @@ void pick_records(const std::vector<probe::Record>& records, const SeenMap& seen
     const std::size_t used = s.last_ok.value_or(s.last);
     counts[used] = true;
     const auto& r = records[used];
-    ItemResult result;
+    ItemOutcome result;
     result.item = item;
     result.ok = s.last_ok.has_value();
     result.status = r.status;
@@ -243,7 +243,7 @@ void pick_records(const std::vector<probe::Record>& records, const SeenMap& seen
   }
   for (auto& [key, list] : items) {
     std::sort(list.begin(), list.end(),
-              [](const ItemResult& a, const ItemResult& b) { return natural_less(a.item, b.item); });
+              [](const ItemOutcome& a, const ItemOutcome& b) { return natural_less(a.item, b.item); });
   }
 }
 
@@ -401,8 +401,8 @@ std::optional<std::size_t> RunData::find_cell(const std::string& group, const st
   return find_cell_in(m_cells, group, type_k, type_v);
 }
 
-const std::vector<ItemResult>& RunData::items(std::size_t cell, const std::string& probe) const {
-  static const std::vector<ItemResult> kNone;
+const std::vector<ItemOutcome>& RunData::items(std::size_t cell, const std::string& probe) const {
+  static const std::vector<ItemOutcome> kNone;
   auto it = m_items.find({cell, probe});
   return it == m_items.end() ? kNone : it->second;
 }

@@ -67,8 +67,9 @@ struct CellDef : core::CellKey {
   std::vector<DeviceBuffers> memory;  // empty when the manifest does not say
 };
 
-/// The record that counts for one item of one cell and probe.
-struct ItemResult {
+/// What one item of one cell and probe came to: the record that counts for it, read for the report
+/// (probe::ItemResult is what the probe returned; probe::Record the line it was written as).
+struct ItemOutcome {
   std::string item;
   bool ok = false;
   std::string status;   // "ok" or the class of the last failure
@@ -127,7 +128,7 @@ class RunData {
                                        const std::string& type_v) const;
 
   /// Every item seen for (cell, probe), naturally ordered ("p2" before "p10"); empty when none.
-  const std::vector<ItemResult>& items(std::size_t cell, const std::string& probe) const;
+  const std::vector<ItemOutcome>& items(std::size_t cell, const std::string& probe) const;
   Values values(std::size_t cell, const std::string& probe, const std::string& metric) const;
 
  private:
@@ -141,7 +142,7 @@ class RunData {
   std::vector<std::string> m_groups;
   std::vector<std::string> m_k_types;
   std::vector<std::string> m_v_types;
-  std::map<std::pair<std::size_t, std::string>, std::vector<ItemResult>> m_items;
+  std::map<std::pair<std::size_t, std::string>, std::vector<ItemOutcome>> m_items;
 };
 
 }  // namespace kvsweep::report
