@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kvsweep/report/format.hpp"
+#include "kvsweep/report/output/csv.hpp"
 #include "kvsweep/report/figures/heatmap.hpp"
 #include "kvsweep/report/analysis/recommend.hpp"
 #include "kvsweep/report/figures/telephone_figures.hpp"
