@@ -152,7 +152,7 @@ class Runner::CellRun {
     return true;
   }
 
-  Step run_server_item(PendingItems& t, const probe::Item& item, const std::vector<nlohmann::json>& reference) {
+  Step run_server_item(PendingItems& t, const probe::Item& item, const std::vector<probe::Record>& reference) {
     probe::Context ctx{m_instance->api(), m_info, m_runner.m_embedder, &reference};
     auto t0 = std::chrono::steady_clock::now();
     auto res = run_item(*t.probe, item, ctx);
