@@ -113,13 +113,32 @@ std::filesystem::path real_model(const std::string& file) {
 std::filesystem::path smollm2_model() { return real_model("smollm2-135m-instruct-q4_1.gguf"); }
 std::filesystem::path minilm_model() { return real_model("all-minilm-l6-v2-f16.gguf"); }
 
+namespace {
+/// The directory of this test process's tiny and copy models (117 MB together), removed when the
+/// process exits: ctest runs every test in a process of its own, and two passes of scripts/test
+/// left ~1,000 of them behind — enough to fill a disk.
+std::filesystem::path models_dir() {
+  static const std::filesystem::path dir = [] {
+    auto d = std::filesystem::temp_directory_path() / ("kvsweep-it-model-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    std::atexit([] {
+      if (std::getenv("KVSWEEP_KEEP_TMP")) return;
+      std::error_code ec;
+      std::filesystem::remove_all(std::filesystem::temp_directory_path() /
+                                      ("kvsweep-it-model-" + std::to_string(::getpid())),
+                                  ec);
+    });
+    return d;
+  }();
+  return dir;
+}
+}  // namespace
+
 std::filesystem::path tiny_model() {
   static std::once_flag once;
   static std::filesystem::path path;
   std::call_once(once, [] {
-    auto dir = std::filesystem::temp_directory_path() / ("kvsweep-it-model-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    path = dir / "tiny.gguf";
+    path = models_dir() / "tiny.gguf";
     auto r = run_kvsweep({"tiny-model", "-o", path.string(), "--seed", "1"}, 60);
     if (r.exit_code != 0) throw std::runtime_error("kvsweep tiny-model failed: " + r.output);
   });
@@ -130,9 +149,7 @@ std::filesystem::path copy_model() {
   static std::once_flag once;
   static std::filesystem::path path;
   std::call_once(once, [] {
-    auto dir = std::filesystem::temp_directory_path() / ("kvsweep-it-model-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    path = dir / "copy.gguf";
+    path = models_dir() / "copy.gguf";
     auto r = run_kvsweep({"tiny-model", "--kind", "copy", "-o", path.string()}, 120);
     if (r.exit_code != 0) throw std::runtime_error("kvsweep tiny-model --kind copy failed: " + r.output);
   });
