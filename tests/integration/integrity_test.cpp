@@ -269,7 +269,11 @@ TEST(Integrity, AStrangersAnswersOnTheCellsPortAreNeverRecordedAsTheCells) {
   const auto cells = kt::read_manifest(run)["cells"];
   ASSERT_EQ(cells.size(), 1u) << cells.dump(2);
   EXPECT_EQ(cells[0]["outcome"], "load_failed") << cells.dump(2);
-  EXPECT_THAT(cells[0]["message"].get<std::string>(), HasSubstr("another process holds the port")) << cells.dump(2);
+  // Which comes first depends on the machine's speed (under ASan on a loaded host the child's exit is
+  // seen before the stranger answers /health): either way the cell failed and recorded nothing.
+  EXPECT_THAT(cells[0]["message"].get<std::string>(),
+              ::testing::AnyOf(HasSubstr("another process holds the port"), HasSubstr("exited with code 1 before it was ready")))
+      << cells.dump(2);
   EXPECT_THAT(slurp(run / "logs" / (cells[0]["id"].get<std::string>() + ".log")), HasSubstr("couldn't bind"));
 }
 
