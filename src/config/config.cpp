@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 
 #include "kvsweep/config/command_server.hpp"
 #include "kvsweep/config/file_names.hpp"
@@ -14,6 +12,7 @@
 #include "kvsweep/core/cache_types.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/fnv1a.hpp"
+#include "kvsweep/core/read_file.hpp"
 #include "kvsweep/core/redact.hpp"
 #include "kvsweep/http/credentials.hpp"
 
@@ -442,10 +441,8 @@ Config load(const std::filesystem::path& file) {
   if (std::filesystem::is_directory(file, ec))
     throw core::FatalError(file.string() + ": is a directory, not a config file; give the JSON file itself "
                            "(e.g. configs/demo.json)");
-  std::ifstream in(file);
-  if (!in) throw core::FatalError(file.string() + ": cannot open config file");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::optional<std::string> text = core::read_file(file, core::Links::follow);
+  if (!text) throw core::FatalError(file.string() + ": cannot open config file");
   nlohmann::json doc;
   try {
     // Nesting is bounded: a document nested 100,000 deep would exhaust the stack when copied.
@@ -455,11 +452,11 @@ Config load(const std::filesystem::path& file) {
                                " levels; a kvsweep config needs a handful");
       return true;
     };
-    doc = nlohmann::json::parse(ss.str(), KeyCheck(file, bounded), true, /*ignore_comments=*/true);
+    doc = nlohmann::json::parse(*text, KeyCheck(file, bounded), true, /*ignore_comments=*/true);
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the offset of the error; turn it into a line number.
-    std::string text = ss.str();
-    std::size_t line = 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + std::min(e.byte, text.size()), '\n'));
+    std::size_t line =
+        1 + static_cast<std::size_t>(std::count(text->begin(), text->begin() + std::min(e.byte, text->size()), '\n'));
     throw core::FatalError(file.string() + ":" + std::to_string(line) + ": not valid JSON: " + e.what());
   }
   return from_json(doc, file);

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
 #include <unordered_set>
+
+#include "kvsweep/core/read_file.hpp"
 
 namespace kvsweep::corpus {
 
@@ -103,11 +103,9 @@ core::Expected<Corpus> load_corpus(std::span<const std::string> paths, const std
   for (const std::string& p : paths) {
     std::filesystem::path full(p);
     if (full.is_relative() && !base_dir.empty()) full = base_dir / full;
-    std::ifstream in(full, std::ios::binary);
-    if (!in) return core::fail(core::ErrorKind::io, full.string() + ": cannot read");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    std::string raw = buffer.str();
+    const std::optional<std::string> read = core::read_file(full, core::Links::follow);
+    if (!read) return core::fail(core::ErrorKind::io, full.string() + ": cannot read");
+    const std::string& raw = *read;
     // Universal newlines, as Python's Path.read_text gives the published harness.
     std::string text;
     text.reserve(raw.size());

@@ -2,10 +2,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "kvsweep/core/host.hpp"
+#include "kvsweep/core/read_file.hpp"
 
 namespace kvsweep::probe {
 
@@ -30,12 +29,9 @@ nlohmann::json to_json(const InputFile& file) { return {{"key", file.key}, {"pat
 InputText read_input_file(const std::filesystem::path& path, const std::string& key, const config::Site& site) {
   if (const std::string why = not_a_file(path); !why.empty())
     site.fail(path.string() + ": " + why + " (the path is relative to the config file)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) site.fail(path.string() + ": cannot read: " + std::strerror(errno));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) site.fail(path.string() + ": cannot read: " + std::strerror(errno));
-  InputText out{bytes.str(), {key, path.string(), ""}};
+  std::optional<std::string> bytes = core::read_file(path, core::Links::follow);
+  if (!bytes) site.fail(path.string() + ": cannot read: " + std::strerror(errno));
+  InputText out{std::move(*bytes), {key, path.string(), ""}};
   out.file.sha256 = core::sha256_hex(out.bytes);
   return out;
 }

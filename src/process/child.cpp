@@ -10,11 +10,11 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <thread>
 #include <deque>
 
 #include "kvsweep/core/no_follow.hpp"
+#include "kvsweep/core/read_file.hpp"
 
 extern char** environ;
 
@@ -282,14 +282,13 @@ ExitStatus Child::stop(std::chrono::milliseconds grace) {
 }
 
 std::string tail_file(const std::filesystem::path& path, std::size_t max_lines) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  std::streamoff start = std::max<std::streamoff>(0, size - 64 * 1024);
-  in.seekg(start);
-  std::string data(static_cast<std::size_t>(size - start), '\0');
-  in.read(data.data(), static_cast<std::streamsize>(data.size()));
+  constexpr std::uintmax_t kTailBytes = 64 * 1024;
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  const std::size_t start = ec || size < kTailBytes ? 0 : static_cast<std::size_t>(size - kTailBytes);
+  const std::optional<std::string> read = core::read_file(path, core::Links::refuse, start);
+  if (!read) return {};
+  const std::string& data = *read;
   std::deque<std::string> lines;
   std::size_t pos = 0;
   while (pos < data.size()) {

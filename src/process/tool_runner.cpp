@@ -2,10 +2,10 @@
 
 #include "kvsweep/process/tool_runner.hpp"
 
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <thread>
+
+#include "kvsweep/core/read_file.hpp"
 
 namespace kvsweep::process {
 
@@ -36,11 +36,7 @@ class ProcessToolRunner final : public ToolRunner {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    std::ifstream in(log, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(start));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return ToolRun{*status, text.str()};
+    return ToolRun{*status, core::read_file(log, core::Links::refuse, start).value_or("")};
   }
 };
 

@@ -5,11 +5,10 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "kvsweep/core/no_follow.hpp"
+#include "kvsweep/core/read_file.hpp"
 #include "kvsweep/core/redact.hpp"
 
 namespace kvsweep::server {
@@ -28,12 +27,7 @@ constexpr Ms kLogSettle{2000};
 constexpr std::size_t kTailLines = 25;
 
 std::string read_from(const std::filesystem::path& p, std::size_t offset) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return {};
-  in.seekg(static_cast<std::streamoff>(offset));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return core::read_file(p, core::Links::refuse, offset).value_or("");
 }
 
 std::size_t file_size_or_zero(const std::filesystem::path& p) {

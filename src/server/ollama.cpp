@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <regex>
-#include <sstream>
 
 #include "kvsweep/core/cache_types.hpp"
 #include "kvsweep/core/host.hpp"
+#include "kvsweep/core/read_file.hpp"
 #include "kvsweep/process/child.hpp"
 
 extern char** environ;
@@ -242,13 +241,10 @@ core::Expected<bool> ollama_ensure_import(http::Client& client, const OllamaImpo
   auto show = client.post_for_json("/api/show", {{"model", import.tag}});
   if (show) return false;
   if (show.error().http_status != 404) return std::unexpected(show.error());
-  std::ifstream in(import.file, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (!in.good() && !in.eof())
-    return core::fail(core::ErrorKind::io, "cannot read " + import.file.string() + " to import it into Ollama");
+  std::optional<std::string> bytes = core::read_file(import.file, core::Links::follow);
+  if (!bytes) return core::fail(core::ErrorKind::io, "cannot read " + import.file.string() + " to import it into Ollama");
   const std::string digest = "sha256:" + import.sha256;
-  auto blob = client.post_text("/api/blobs/" + digest, bytes.str());
+  auto blob = client.post_text("/api/blobs/" + digest, std::move(*bytes));
   if (!blob) return std::unexpected(blob.error());
   if (blob->status / 100 != 2)
     return core::fail(core::ErrorKind::http_status, "POST /api/blobs/" + digest + " answered " +

@@ -7,22 +7,20 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "kvsweep/core/no_follow.hpp"
+#include "kvsweep/core/read_file.hpp"
 #include "kvsweep/core/redact.hpp"
 
 namespace kvsweep::sweep {
 
 namespace {
 
+/// A file of the run directory, never read through a link planted in its place.
 core::Expected<std::string> slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return core::fail(core::ErrorKind::io, "cannot read " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> bytes = core::read_file(p, core::Links::refuse);
+  if (!bytes) return core::fail(core::ErrorKind::io, errno == ELOOP ? core::link_refusal(p) : "cannot read " + p.string());
+  return std::move(*bytes);
 }
 
 // Splits complete lines; returns the byte length of the valid prefix (every line

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "kvsweep/core/exit_codes.hpp"
+#include "kvsweep/core/read_file.hpp"
 #include "kvsweep/report/analysis/compare_differences.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/input/run_data.hpp"
@@ -470,11 +469,9 @@ core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& pa
     // does (a NaN is written as null), and the ordered writer's document becomes the reader's.
     return nlohmann::json::parse(summary_document(*data, summary, generator).dump());
   }
-  std::ifstream in(path);
-  if (!in) return core::fail(core::ErrorKind::io, path.string() + ": cannot read (no such file or directory?)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  nlohmann::json doc = nlohmann::json::parse(buffer.str(), nullptr, false);
+  const std::optional<std::string> text = core::read_file(path, core::Links::follow);
+  if (!text) return core::fail(core::ErrorKind::io, path.string() + ": cannot read (no such file or directory?)");
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
   if (doc.is_discarded()) {
     return core::fail(core::ErrorKind::parse, path.string() + ": not valid JSON (expected a summary.json from kvsweep report)");
   }

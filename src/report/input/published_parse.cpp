@@ -1,16 +1,15 @@
 /// parse_published and load_published: a published/*.json document read into typed numbers.
 
+#include "kvsweep/core/read_file.hpp"
 #include "kvsweep/report/analysis/published.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <tuple>
 #include <utility>
-#include <sstream>
 
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/config/keys.hpp"
@@ -242,11 +241,9 @@ core::Expected<Published> parse_published(const nlohmann::json& doc) {
 }
 
 core::Expected<Published> load_published(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::fail(core::ErrorKind::io, path.string() + ": cannot read (no such file?)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const json doc = json::parse(buffer.str(), nullptr, false);
+  const std::optional<std::string> text = core::read_file(path, core::Links::follow);
+  if (!text) return core::fail(core::ErrorKind::io, path.string() + ": cannot read (no such file?)");
+  const json doc = json::parse(*text, nullptr, false);
   if (doc.is_discarded()) return core::fail(core::ErrorKind::parse, path.string() + ": not valid JSON");
   auto p = parse_published(doc);
   if (!p) return core::fail(p.error().kind, path.string() + ": " + p.error().message);
