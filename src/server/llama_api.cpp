@@ -5,7 +5,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "kvsweep/http/sse.hpp"
+#include "kvsweep/server/stream_reader.hpp"
+#include "kvsweep/server/token_logprobs.hpp"
 
 namespace kvsweep::server {
 
@@ -144,24 +145,6 @@ core::Expected<CompletionResponse> within_bound(core::Expected<CompletionRespons
   return r;
 }
 
-std::vector<TokenLogprob> parse_probs(const nlohmann::json& arr) {
-  std::vector<TokenLogprob> out;
-  if (!arr.is_array()) return out;
-  for (const auto& e : arr) {
-    TokenLogprob tp;
-    tp.id = e.value("id", -1);
-    tp.token = e.value("token", "");
-    tp.logprob = e.value("logprob", 0.0);
-    if (e.contains("top_logprobs")) {
-      for (const auto& t : e["top_logprobs"]) {
-        tp.top.push_back({t.value("id", -1), t.value("token", ""), t.value("logprob", 0.0)});
-      }
-    }
-    out.push_back(std::move(tp));
-  }
-  return out;
-}
-
 }  // namespace
 
 core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, bool chat) {
@@ -177,13 +160,13 @@ core::Expected<CompletionResponse> parse_completion(const nlohmann::json& body, 
       std::string finish = choice.value("finish_reason", "");
       r.stop_type = finish == "length" ? "limit" : (finish.empty() ? "none" : "eos");
       if (choice.contains("logprobs") && choice["logprobs"].is_object())
-        r.probs = parse_probs(choice["logprobs"].value("content", nlohmann::json::array()));
+        r.probs = read_token_logprobs(choice["logprobs"].value("content", nlohmann::json::array()));
     } else {
       r.content = body.at("content").get<std::string>();
       r.stop_type = body.value("stop_type", "");
       if (body.contains("tokens") && body["tokens"].is_array())
         r.tokens = body["tokens"].get<std::vector<std::int32_t>>();
-      if (body.contains("completion_probabilities")) r.probs = parse_probs(body["completion_probabilities"]);
+      if (body.contains("completion_probabilities")) r.probs = read_token_logprobs(body["completion_probabilities"]);
     }
     if (body.contains("timings")) {
       auto timings = parse_server_timings(body["timings"]);
@@ -221,7 +204,7 @@ core::Expected<void> CompletionStream::add(std::string_view data) {
           r.stop_type = choice["finish_reason"].get<std::string>() == "length" ? "limit" : "eos";
         }
         if (choice.contains("logprobs") && choice["logprobs"].is_object()) {
-          for (auto& p : parse_probs(choice["logprobs"].value("content", nlohmann::json::array())))
+          for (auto& p : read_token_logprobs(choice["logprobs"].value("content", nlohmann::json::array())))
             r.probs.push_back(std::move(p));
         }
       }
@@ -231,7 +214,7 @@ core::Expected<void> CompletionStream::add(std::string_view data) {
         for (const auto& t : j["tokens"]) r.tokens.push_back(t.get<std::int32_t>());
       }
       if (j.contains("completion_probabilities")) {
-        for (auto& p : parse_probs(j["completion_probabilities"])) r.probs.push_back(std::move(p));
+        for (auto& p : read_token_logprobs(j["completion_probabilities"])) r.probs.push_back(std::move(p));
       }
       if (j.value("stop", false)) r.stop_type = j.value("stop_type", "none");
     }
@@ -251,31 +234,12 @@ namespace {
 core::Expected<CompletionResponse> complete_streamed(http::Client& client, const CompletionRequest& request,
                                                      std::string body, bool chat) {
   CompletionStream stream(chat);
-  http::SseDecoder sse;
-  core::Expected<void> failure;
-  bool stopped_by_caller = false;
-  auto on_bytes = [&](std::string_view bytes) {
-    for (const std::string& event : sse.feed(bytes)) {
-      if (auto added = stream.add(event); !added) {
-        failure = std::unexpected(added.error());
-        return false;
-      }
-    }
-    if (stream.response().stop_type.empty() && request.stop_when(stream.response().content)) {
-      stopped_by_caller = true;
-      return false;
-    }
-    return true;
-  };
   const std::size_t limit = answer_limit(request, body.size(), 1);
-  auto result = client.post_text_stream(chat ? "/v1/chat/completions" : "/completion", std::move(body), on_bytes, limit);
-  if (!failure) return std::unexpected(failure.error());
-  if (!result) return std::unexpected(result.error());
-  for (const std::string& event : sse.finish()) {
-    if (auto added = stream.add(event); !added) return std::unexpected(added.error());
-  }
+  auto end = read_stream(client, chat ? "/v1/chat/completions" : "/completion", std::move(body), limit, stream,
+                         request.stop_when);
+  if (!end) return std::unexpected(end.error());
   CompletionResponse response = stream.take();
-  if (stopped_by_caller) {
+  if (*end == StreamEnd::caller) {
     response.stop_type = "cancel";
   } else if (response.stop_type.empty()) {
     return core::fail(core::ErrorKind::timeout, "stream ended before its final chunk");

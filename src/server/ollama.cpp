@@ -12,6 +12,7 @@
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/core/read_file.hpp"
 #include "kvsweep/process/child.hpp"
+#include "kvsweep/server/token_logprobs.hpp"
 
 extern char** environ;
 
@@ -26,27 +27,6 @@ constexpr const char* kOwnedEnv[] = {"OLLAMA_HOST", "OLLAMA_KV_CACHE_TYPE", "OLL
                                      "OLLAMA_CONTEXT_LENGTH"};
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-std::vector<TopLogprob> parse_top(const nlohmann::json& arr) {
-  std::vector<TopLogprob> out;
-  if (!arr.is_array()) return out;
-  for (const auto& t : arr) out.push_back({-1, t.value("token", ""), t.value("logprob", 0.0)});
-  return out;
-}
-
-std::vector<TokenLogprob> parse_logprobs(const nlohmann::json& arr) {
-  std::vector<TokenLogprob> out;
-  if (!arr.is_array()) return out;
-  for (const auto& e : arr) {
-    TokenLogprob tp;
-    tp.id = -1;  // Ollama gives no token ids
-    tp.token = e.value("token", "");
-    tp.logprob = e.value("logprob", 0.0);
-    if (e.contains("top_logprobs")) tp.top = parse_top(e["top_logprobs"]);
-    out.push_back(std::move(tp));
-  }
-  return out;
-}
 
 double ns_to_ms(const nlohmann::json& body, const char* key) {
   const auto it = body.find(key);
@@ -138,7 +118,7 @@ core::Expected<CompletionResponse> parse_ollama_completion(const nlohmann::json&
     r.timings.predicted_n = body.value("eval_count", 0);
     r.timings.predicted_ms = ns_to_ms(body, "eval_duration");
     r.timings.requests = 1;
-    if (body.contains("logprobs")) r.probs = parse_logprobs(body["logprobs"]);
+    if (body.contains("logprobs")) r.probs = read_token_logprobs(body["logprobs"]);  // Ollama gives no ids: each is -1
     return r;
   } catch (const std::exception& e) {
     return core::fail(core::ErrorKind::parse, std::string("unexpected Ollama ") + (chat ? "/api/chat" : "/api/generate") +

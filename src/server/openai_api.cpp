@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cmath>
 
-#include "kvsweep/http/sse.hpp"
 #include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/stream_reader.hpp"
 
 namespace kvsweep::server {
 
@@ -327,32 +327,14 @@ core::Expected<CompletionResponse> OpenAiApi::complete(const CompletionRequest& 
     return within_request(parse_openai_completion(*answer, chat, ms_since(t0)), request);
   }
   OpenAiStream stream(chat);
-  http::SseDecoder sse;
-  core::Expected<void> failure;
-  bool stopped_by_caller = false;
   double first_ms = -1;
-  auto on_bytes = [&](std::string_view bytes) {
+  auto end = read_stream(*m_client, path, std::move(text), limit, stream, request.stop_when, [&] {
     if (first_ms < 0) first_ms = ms_since(t0);
-    for (const std::string& event : sse.feed(bytes)) {
-      if (auto added = stream.add(event); !added) {
-        failure = std::unexpected(added.error());
-        return false;
-      }
-    }
-    if (stream.response().stop_type.empty() && request.stop_when(stream.response().content)) {
-      stopped_by_caller = true;
-      return false;
-    }
-    return true;
-  };
-  auto result = m_client->post_text_stream(path, std::move(text), on_bytes, limit);
-  if (!failure) return std::unexpected(failure.error());
-  if (!result) return std::unexpected(result.error());
-  for (const std::string& event : sse.finish())
-    if (auto added = stream.add(event); !added) return std::unexpected(added.error());
+  });
+  if (!end) return std::unexpected(end.error());
   const bool ended = !stream.response().stop_type.empty();
   CompletionResponse response = stream.take(std::max(first_ms, 0.0), ms_since(t0));
-  if (stopped_by_caller) response.stop_type = "cancel";
+  if (*end == StreamEnd::caller) response.stop_type = "cancel";
   else if (!ended) return core::fail(core::ErrorKind::timeout, "stream ended before its finish_reason");
   return within_request(std::move(response), request);
 }
