@@ -93,7 +93,7 @@ std::vector<std::string> unlike_published_setup(const report::Published& publish
                     published.metric + " 0–" + report::shortest(p.calibration_hi) + "), the published numbers for " +
                     std::to_string(published.lines) + ": the two are on other scales");
   }
-  const double n_ctx = data->manifest().value("n_ctx", 0.0);
+  const double n_ctx = data->manifest().n_ctx.value_or(0);
   if (published.context_tokens > 0 && n_ctx > 0 &&
       std::fabs(n_ctx - published.context_tokens) > 0.1 * published.context_tokens)
     out.push_back("this run's context is " + report::shortest(n_ctx) + " tokens, the published runs' about " +

@@ -5,8 +5,10 @@
 #include <set>
 
 #include "kvsweep/core/clock.hpp"
+#include "kvsweep/probe/record.hpp"
 #include "kvsweep/sweep/cell_journal.hpp"
 #include "kvsweep/sweep/input_hashes.hpp"
+#include "kvsweep/sweep/manifest.hpp"
 #include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::sweep {
@@ -15,38 +17,39 @@ namespace {
 
 // What must agree between two ok records of one triple: what the server produced and
 // what was measured (not when, or how long it took).
-nlohmann::json comparable(const nlohmann::json& r) {
-  return {{"response", r.value("response", nlohmann::json())}, {"metrics", r.value("metrics", nlohmann::json())}};
+bool same_result(const probe::Record& a, const probe::Record& b) {
+  return a.response == b.response && a.metrics == b.metrics;
 }
 
 /// Phase read: each input's manifest, with the cells a crash kept out of it rebuilt from its
 /// journal; a run still running is refused.
-core::Expected<std::vector<nlohmann::json>> read_manifests(const std::vector<std::filesystem::path>& inputs) {
-  std::vector<nlohmann::json> manifests;
+core::Expected<std::vector<Manifest>> read_manifests(const std::vector<std::filesystem::path>& inputs) {
+  std::vector<Manifest> manifests;
   for (const auto& dir : inputs) {
     if (auto pid = RunStore::lock_holder(dir))
       return core::fail(core::ErrorKind::invalid, dir.string() + " is still running (kvsweep pid " + *pid +
                                                       " holds its lock); merge it once that run has ended");
-    auto m = RunStore::read_manifest(dir);
-    if (!m) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (" + m.error().message + ")");
-    if (auto journal = RunStore::read_cells(dir); !journal.empty())
-      (*m)["cells"] = rebuild_cells(m->value("cells", nlohmann::json::array()), journal);
-    manifests.push_back(*m);
+    auto json = RunStore::read_manifest(dir);
+    if (!json) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (" + json.error().message + ")");
+    auto m = Manifest::from_json(*json);
+    if (!m) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (manifest.json is not a JSON object)");
+    if (auto journal = RunStore::read_cells(dir); !journal.empty()) m->cells = rebuild_cells(m->cell_list(), journal);
+    manifests.push_back(std::move(*m));
   }
   return manifests;
 }
 
 /// The manifest's probes, or an empty array.
-nlohmann::json probes_of(const nlohmann::json& manifest) {
-  return manifest.is_object() && manifest.contains("probes") ? manifest["probes"] : nlohmann::json::array();
+nlohmann::json probes_of(const Manifest& manifest) {
+  return manifest.probes.is_null() ? nlohmann::json::array() : manifest.probes;
 }
 
 /// Phase check: every input ran the first one's config (its hash) on the same input files.
 core::Expected<void> check_one_config(const std::vector<std::filesystem::path>& inputs,
-                                      const std::vector<nlohmann::json>& manifests) {
-  const std::string hash = manifests[0].value("config_hash", "");
+                                      const std::vector<Manifest>& manifests) {
+  const std::string hash = manifests[0].config_hash.value_or("");
   for (std::size_t i = 1; i < manifests.size(); ++i) {
-    std::string h = manifests[i].value("config_hash", "");
+    std::string h = manifests[i].config_hash.value_or("");
     if (h != hash) {
       return core::fail(core::ErrorKind::invalid, "refusing to merge runs of different configs: " + inputs[0].string() +
                                                       " has config hash " + hash + ", " + inputs[i].string() + " has " + h);
@@ -63,7 +66,7 @@ core::Expected<void> check_one_config(const std::vector<std::filesystem::path>& 
 /// Phase check: every input ran the same server build (its `server.version` and `built_with`, what
 /// `llama-server --version` said), unless `allow` (then the merged manifest lists each input's).
 core::Expected<void> check_one_build(const std::vector<std::filesystem::path>& inputs,
-                                     const std::vector<nlohmann::json>& manifests, bool allow) {
+                                     const std::vector<Manifest>& manifests, bool allow) {
   const std::string first = server_build(manifests[0]);
   for (std::size_t i = 1; i < manifests.size() && !allow; ++i) {
     if (const std::string b = server_build(manifests[i]); b != first)
@@ -81,17 +84,16 @@ core::Expected<void> check_one_build(const std::vector<std::filesystem::path>& i
 /// comparisons and may differ (another node, another GPU).
 class Superseded {
  public:
-  explicit Superseded(const std::vector<nlohmann::json>& manifests) : m_support(manifests.size()) {
+  explicit Superseded(const std::vector<Manifest>& manifests) : m_support(manifests.size()) {
     for (std::size_t i = 0; i < manifests.size(); ++i) {
-      for (const auto& c : manifests[i].value("cells", nlohmann::json::array())) {
+      for (const auto& c : manifests[i].cell_list()) {
         if (c.value("support", false)) m_support[i].insert(core::CellKey::from_json(c));
         else m_owned.insert(core::CellKey::from_json(c));
       }
     }
   }
   /// Whether input i's `cell` is a support copy of a cell another input owns.
-  bool operator()(std::size_t i, const nlohmann::json& cell) const {
-    const core::CellKey key = core::CellKey::from_json(cell);
+  bool operator()(std::size_t i, const core::CellKey& key) const {
     return m_support[i].contains(key) && m_owned.contains(key);
   }
 
@@ -103,52 +105,52 @@ class Superseded {
 /// Phase records: the union of the inputs' records; an ok triple seen twice must say the same thing.
 core::Expected<std::vector<nlohmann::json>> merge_records(const std::vector<std::filesystem::path>& inputs,
                                                           const Superseded& superseded, MergeSummary& summary) {
-  std::map<std::string, std::pair<nlohmann::json, std::string>> ok;  // triple -> (record, from)
+  std::map<std::string, std::pair<probe::Record, std::string>> ok;  // triple -> (record, from)
   std::vector<nlohmann::json> merged;
   std::set<std::string> seen_lines;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    auto records = RunStore::read_records(inputs[i]);
-    if (!records) return std::unexpected(records.error());
-    for (const auto& r : *records) {
-      if (superseded(i, r.value("cell", nlohmann::json::object()))) {
+    auto lines = RunStore::read_records(inputs[i]);
+    if (!lines) return std::unexpected(lines.error());
+    for (const auto& line : *lines) {
+      // The line is what the merged run holds, as written; the Record is what is read of it.
+      const probe::Record r = probe::Record::from_json(line).value_or(probe::Record{});
+      if (superseded(i, r.cell)) {
         ++summary.support_dropped;
         continue;
       }
-      std::string line = r.dump();
-      if (!seen_lines.insert(line).second) {
+      if (!seen_lines.insert(line.dump()).second) {
         ++summary.duplicates_dropped;
         continue;
       }
-      if (r.value("status", "") == "ok") {
-        std::string key = triple_key_of(r);
+      if (r.ok()) {
+        std::string key = triple_key(r.cell, r.probe, r.item);
         auto it = ok.find(key);
         if (it != ok.end()) {
-          if (comparable(it->second.first) != comparable(r)) {
-            return core::fail(core::ErrorKind::invalid,
-                              "refusing to merge: " + core::CellKey::from_json(r["cell"]).label() + " " + r.value("probe", "") + "/" +
-                                  r.value("item", "") + " has different results in " + it->second.second + " and " +
-                                  inputs[i].string());
+          if (!same_result(it->second.first, r)) {
+            return core::fail(core::ErrorKind::invalid, "refusing to merge: " + r.cell.label() + " " + r.probe + "/" +
+                                                            r.item + " has different results in " + it->second.second +
+                                                            " and " + inputs[i].string());
           }
           ++summary.duplicates_dropped;
           continue;
         }
         ok.emplace(key, std::make_pair(r, inputs[i].string()));
       }
-      merged.push_back(r);
+      merged.push_back(line);
     }
   }
   return merged;
 }
 
 /// Shards of one N that leave some index out: the merged run lacks their cells ("I/N" each).
-std::vector<std::string> missing_shards(const std::vector<nlohmann::json>& manifests) {
+std::vector<std::string> missing_shards(const std::vector<Manifest>& manifests) {
   std::vector<std::string> out;
   std::set<int> indices;
   int count = 0;
   for (const auto& m : manifests) {
-    if (!m.contains("shard")) continue;
-    indices.insert(m["shard"].value("index", 0));
-    count = std::max(count, m["shard"].value("count", 0));
+    if (!m.shard) continue;
+    indices.insert(m.shard->index);
+    count = std::max(count, m.shard->count);
   }
   for (int s = 0; s < count; ++s)
     if (!indices.contains(s)) out.push_back(std::to_string(s) + "/" + std::to_string(count));
@@ -158,7 +160,11 @@ std::vector<std::string> missing_shards(const std::vector<nlohmann::json>& manif
 }  // namespace
 
 std::string server_build(const nlohmann::json& manifest) {
-  const nlohmann::json server = manifest.value("server", nlohmann::json::object());
+  return server_build(Manifest::from_json(manifest).value_or(Manifest{}));
+}
+
+std::string server_build(const Manifest& manifest) {
+  const nlohmann::json& server = manifest.server.is_null() ? nlohmann::json::object() : manifest.server;
   if (!server.is_object()) return "an unknown build";
   std::string out = server.value("backend", "server");
   if (server.contains("version") && server["version"].is_string()) out += " " + server["version"].get<std::string>();
@@ -188,21 +194,21 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
   summary.records = merged->size();
 
   // Manifest: the first one's provenance; cells joined; logs copied.
-  nlohmann::json manifest = (*manifests)[0];
-  manifest.erase("shard");
+  Manifest manifest = (*manifests)[0];
+  manifest.shard.reset();
   nlohmann::json cells = nlohmann::json::array();
   std::set<core::CellKey> cell_keys;
   bool complete = true;
   nlohmann::json from = nlohmann::json::array();
   for (std::size_t i = 0; i < manifests->size(); ++i) {
-    const nlohmann::json& m = (*manifests)[i];
-    from.push_back({{"dir", std::filesystem::absolute(inputs[i]).string()},
-                    {"shard", m.value("shard", nlohmann::json())},
-                    {"status", m.value("status", "")}});
+    const Manifest& m = (*manifests)[i];
+    nlohmann::json shard;
+    if (m.shard) shard = {{"index", m.shard->index}, {"count", m.shard->count}};
+    from.push_back({{"dir", std::filesystem::absolute(inputs[i]).string()}, {"shard", shard}, {"status", m.status_text()}});
     if (allow_build_change) from.back()["server_build"] = server_build(m);
-    complete = complete && m.value("status", "") == "complete";
-    for (const auto& c : m.value("cells", nlohmann::json::array())) {
-      if (superseded(i, c)) continue;
+    complete = complete && m.status_text() == "complete";
+    for (const auto& c : m.cell_list()) {
+      if (superseded(i, core::CellKey::from_json(c))) continue;
       if (cell_keys.insert(core::CellKey::from_json(c)).second) cells.push_back(c);
     }
     std::error_code ec;
@@ -216,12 +222,12 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
   complete = complete && summary.missing_shards.empty();
 
   summary.cells = cells.size();
-  manifest["cells"] = cells;
-  manifest["merged_from"] = from;
-  if (allow_build_change) manifest["build_change_allowed"] = true;
-  manifest["status"] = complete ? "complete" : "partial";
-  manifest["updated_at"] = core::iso8601(std::chrono::system_clock::now());
-  if (auto w = store->write_manifest(manifest); !w) return std::unexpected(w.error());
+  manifest.cells = cells;
+  manifest.merged_from = from;
+  if (allow_build_change) manifest.build_change_allowed = true;
+  manifest.status = complete ? "complete" : "partial";
+  manifest.updated_at = core::iso8601(std::chrono::system_clock::now());
+  if (auto w = store->write_manifest(to_json(manifest)); !w) return std::unexpected(w.error());
   return summary;
 }
 

@@ -51,51 +51,53 @@ nlohmann::json cell_result_json(const CellResult& r) {
 
 // Provenance first, so even a run that dies at once says what it was.
 void Runner::open_manifest() {
-  if (auto old = RunStore::read_manifest(m_store.dir()); old && old->is_object()) m_manifest = *old;
+  if (auto old = RunStore::read_manifest(m_store.dir()); old) {
+    if (auto read = Manifest::from_json(*old)) m_manifest = std::move(*read);
+  }
   // A manifest that lost cells (a crash between the journal and the manifest's rename) gets them back.
   if (auto journal = RunStore::read_cells(m_store.dir()); !journal.empty())
-    m_manifest["cells"] = rebuild_cells(m_manifest.value("cells", nlohmann::json::array()), journal);
-  m_manifest["schema_version"] = kSchemaVersion;
-  m_manifest["kind"] = "kvsweep-run";
-  m_manifest["name"] = m_config.name;
-  m_manifest["config"] = config::to_json(m_config);
+    m_manifest.cells = rebuild_cells(m_manifest.cell_list(), journal);
+  m_manifest.schema_version = kSchemaVersion;
+  m_manifest.kind = Manifest::kKind;
+  m_manifest.name = m_config.name;
+  m_manifest.config = config::to_json(m_config);
   // Like the slot environments: values of secret-looking names (…KEY…, …TOKEN…) never reach the run directory.
-  m_manifest["config"]["server"]["env"] = config::env_for_record(m_config.server.env);
+  m_manifest.config["server"]["env"] = config::env_for_record(m_config.server.env);
   for (std::size_t i = 0; i < m_config.variants.size(); ++i)
-    m_manifest["config"]["variants"][i]["env"] = config::env_for_record(m_config.variants[i].env);
-  m_manifest["config_file"] = std::filesystem::absolute(m_config.file).string();
-  m_manifest["config_hash"] = config::config_hash(m_config);
-  m_manifest["kvsweep"] = {{"version", core::version()}, {"git_sha", core::git_sha()}};
-  m_manifest["server"] = m_backend.describe();
-  if (!m_options.build_changed_from.empty()) m_manifest["build_changed_from"] = m_options.build_changed_from;
+    m_manifest.config["variants"][i]["env"] = config::env_for_record(m_config.variants[i].env);
+  m_manifest.config_file = std::filesystem::absolute(m_config.file).string();
+  m_manifest.config_hash = config::config_hash(m_config);
+  m_manifest.kvsweep = {{"version", core::version()}, {"git_sha", core::git_sha()}};
+  m_manifest.server = m_backend.describe();
+  if (!m_options.build_changed_from.empty()) m_manifest.build_changed_from = m_options.build_changed_from;
   // A variant with its own binary: that build's provenance beside the server's.
   for (const auto& [name, binary] : m_options.variant_binaries)
-    m_manifest["variant_servers"][name] = m_backend.describe_binary(binary);
-  m_manifest["host"] = core::host_info();
-  if (!m_manifest.contains("started_at")) m_manifest["started_at"] = core::iso8601(std::chrono::system_clock::now());
-  m_manifest["n_ctx"] = context_size();
-  if (m_options.shard) m_manifest["shard"] = {{"index", m_options.shard->index}, {"count", m_options.shard->count}};
+    m_manifest.variant_servers[name] = m_backend.describe_binary(binary);
+  m_manifest.host = core::host_info();
+  if (!m_manifest.started_at) m_manifest.started_at = core::iso8601(std::chrono::system_clock::now());
+  m_manifest.n_ctx = context_size();
+  if (m_options.shard) m_manifest.shard = *m_options.shard;
   // Hashed by the caller (which refuses a resume whose models changed), else here.
   if (m_options.models.empty()) {
     if (auto hashed = hash_models(m_config)) m_options.models = std::move(*hashed);
     else spdlog::warn("{}", hashed.error().message);
   }
-  m_manifest["models"] = models_json(m_options.models);
+  m_manifest.models = models_json(m_options.models);
   // What the CLI read from the file (kvsweep's copy model: the report holds its reference to the ceiling).
-  for (auto& mj : m_manifest["models"]) {
+  for (auto& mj : m_manifest.models) {
     const auto facts = m_options.model_facts.find(mj.value("name", ""));
     if (facts == m_options.model_facts.end()) continue;
     for (auto it = facts->second.begin(); it != facts->second.end(); ++it) mj[it.key()] = it.value();
   }
   nlohmann::json probes = nlohmann::json::array();
   for (const auto& p : m_probes) probes.push_back(probe::manifest_entry(*p));
-  m_manifest["probes"] = probes;
-  if (m_embedder) m_manifest["embedder"] = m_embedder_description;
+  m_manifest.probes = probes;
+  if (m_embedder) m_manifest.embedder = m_embedder_description;
 }
 
 void Runner::update_manifest(const std::vector<CellResult>& results, const std::string& status) {
   // Keep outcomes of cells this invocation does not touch (resume, shards, --only).
-  nlohmann::json cells = m_manifest.value("cells", nlohmann::json::array());
+  nlohmann::json cells = m_manifest.cell_list();
   for (const auto& r : results) {
     if (r.outcome == server::CellOutcome::pending) continue;
     nlohmann::json j = cell_result_json(r);
@@ -106,11 +108,11 @@ void Runner::update_manifest(const std::vector<CellResult>& results, const std::
     fold_cell(cells, j);
   }
   m_paths = resolve_attention_paths(cells);
-  m_manifest["cells"] = cells;
-  m_manifest["status"] = status;
-  m_manifest["updated_at"] = core::iso8601(std::chrono::system_clock::now());
-  if (status != "running") m_manifest["finished_at"] = m_manifest["updated_at"];
-  if (auto w = m_store.write_manifest(m_manifest); !w) stop_for_store(w.error().message);
+  m_manifest.cells = cells;
+  m_manifest.status = status;
+  m_manifest.updated_at = core::iso8601(std::chrono::system_clock::now());
+  if (status != "running") m_manifest.finished_at = m_manifest.updated_at;
+  if (auto w = m_store.write_manifest(to_json(m_manifest)); !w) stop_for_store(w.error().message);
 }
 
 void Runner::stop_for_store(const std::string& message) {

@@ -19,33 +19,36 @@ bool of_model(const nlohmann::json& cell, const std::string& model) {
 
 }  // namespace
 
-RunRates rates_from_run(std::string run, const nlohmann::json& manifest, std::span<const nlohmann::json> records,
+RunRates rates_from_run(std::string run, const Manifest& manifest, std::span<const probe::Record> records,
                         const std::string& model) {
   RunRates rates;
   rates.run = std::move(run);
-  rates.config_hash = manifest.is_object() ? manifest.value("config_hash", "") : "";
+  rates.config_hash = manifest.config_hash.value_or("");
   double server_total = 0;
-  const nlohmann::json cells = manifest.is_object() ? manifest.value("cells", nlohmann::json::array()) : nlohmann::json();
-  if (cells.is_array()) {
-    for (const auto& c : cells) {
-      // A cell skipped (all recorded) or refused before ready started no server: ready_s 0.
-      const double ready = number_or_zero(c, "ready_s");
-      if (!of_model(c, model) || ready <= 0) continue;
-      server_total += ready + number_or_zero(c, "stop_s");
-      ++rates.cells;
-    }
+  for (const auto& c : manifest.cell_list()) {
+    // A cell skipped (all recorded) or refused before ready started no server: ready_s 0.
+    const double ready = number_or_zero(c, "ready_s");
+    if (!of_model(c, model) || ready <= 0) continue;
+    server_total += ready + number_or_zero(c, "stop_s");
+    ++rates.cells;
   }
   if (rates.cells > 0) rates.server_s = server_total / static_cast<double>(rates.cells);
 
   std::map<std::string, std::pair<double, std::size_t>> sums;  // probe → (seconds, items)
   for (const auto& r : records) {
-    if (!r.is_object() || r.value("status", "") != "ok" || !of_model(r.value("cell", nlohmann::json()), model)) continue;
-    auto& [seconds, items] = sums[r.value("probe", "")];
-    seconds += number_or_zero(r, "wall_s");
+    if (!r.ok() || r.cell.model != model) continue;
+    auto& [seconds, items] = sums[r.probe];
+    seconds += r.wall_s;
     ++items;
   }
   for (const auto& [probe, sum] : sums) rates.item_s[probe] = sum.first / static_cast<double>(sum.second);
   return rates;
+}
+
+RunRates rates_from_run(std::string run, const nlohmann::json& manifest, std::span<const nlohmann::json> records,
+                        const std::string& model) {
+  const std::vector<probe::Record> read = probe::records_from_json({records.begin(), records.end()});
+  return rates_from_run(std::move(run), Manifest::from_json(manifest).value_or(Manifest{}), read, model);
 }
 
 TimeEstimate estimate_time(const RunRates& rates, std::size_t cells, std::span<const PlannedProbe> probes, int slots) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/sweep/manifest.hpp"
 #include "kvsweep/sweep/time_estimate.hpp"
 
 namespace kvsweep::sweep {
@@ -16,6 +17,8 @@ namespace kvsweep::sweep {
 /// The name a run's manifest gives the model at `path` ("models": name, path, size), "" when it has
 /// none. A recorded size must equal `size` when both are known (the same path holding another file
 /// is another model); the sha256 is not compared, since hashing a large model would slow the dry run.
+std::string model_name_in(const Manifest& manifest, const std::string& path, std::optional<std::uintmax_t> size);
+/// The same from a manifest's JSON.
 std::string model_name_in(const nlohmann::json& manifest, const std::string& path, std::optional<std::uintmax_t> size);
 
 /// The rates of the run directly under `runs_dir` whose manifest says "complete", names the model

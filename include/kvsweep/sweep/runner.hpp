@@ -22,6 +22,7 @@
 #include "kvsweep/sweep/adaptive.hpp"
 #include "kvsweep/sweep/attention_paths.hpp"
 #include "kvsweep/sweep/context_fit.hpp"
+#include "kvsweep/sweep/manifest.hpp"
 #include "kvsweep/sweep/model_hashes.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
@@ -182,7 +183,7 @@ class Runner {
   RunOptions m_options;
   probe::Embedder* m_embedder = nullptr;
   nlohmann::json m_embedder_description;
-  nlohmann::json m_manifest = nlohmann::json::object();  // in a parallel run, touched only under m_mutex
+  Manifest m_manifest;         // in a parallel run, touched only under m_mutex
   std::mutex m_mutex;          // parallel runs: the schedule, the results and the manifest; m_store_error
   std::atomic<bool> m_store_failed{false};
   std::string m_store_error;

@@ -1,6 +1,6 @@
 #pragma once
 /// The dry run's time estimate: a previous run's rates (seconds an item of each probe took, seconds
-/// a cell's server took to start and stop) times the plan's cells and items. Pure: JSON in, numbers out.
+/// a cell's server took to start and stop) times the plan's cells and items. Pure: a manifest and records in, numbers out.
 
 #include <cstddef>
 #include <map>
@@ -9,6 +9,9 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "kvsweep/probe/record.hpp"
+#include "kvsweep/sweep/manifest.hpp"
 
 namespace kvsweep::sweep {
 
@@ -24,6 +27,9 @@ struct RunRates {
 /// The rates of the model called `model` in a run, from its manifest ("cells": ready_s, stop_s) and
 /// records ("wall_s" of status ok): failed, skipped and settled items and cells that never started
 /// a server do not count. A probe with no ok item has no rate.
+RunRates rates_from_run(std::string run, const Manifest& manifest, std::span<const probe::Record> records,
+                        const std::string& model);
+/// The same from the manifest's and the records' JSON.
 RunRates rates_from_run(std::string run, const nlohmann::json& manifest, std::span<const nlohmann::json> records,
                         const std::string& model);
 

@@ -10,7 +10,7 @@ namespace kvsweep::report {
 namespace {
 
 bool is_copy_model(const RunData& data, const std::string& model) {
-  for (const auto& m : data.manifest().value("models", nlohmann::json::array()))
+  for (const auto& m : data.manifest().models)
     if (m.is_object() && m.value("name", "") == model && m.contains("copy_model")) return true;
   return false;
 }

@@ -23,9 +23,7 @@ double num(const nlohmann::json& j, const char* key) {
 
 /// The manifest's entry for a cell (matched by model and types: RunData may add cells records name).
 nlohmann::json manifest_cell(const RunData& data, const CellDef& cell) {
-  const auto& m = data.manifest();
-  if (!m.contains("cells") || !m["cells"].is_array()) return nlohmann::json::object();
-  for (const auto& c : m["cells"]) {
+  for (const auto& c : data.manifest().cell_list()) {
     if (RunData::group_of(c) == cell.group() && c.value("type_k", "") == cell.type_k &&
         c.value("type_v", "") == cell.type_v) {
       return c;
@@ -193,7 +191,7 @@ const CellCost* CostTable::find(std::size_t cell) const {
 
 CostTable cell_costs(const RunData& data, std::optional<int> context, const SummaryOptions& options) {
   CostTable table;
-  const int run_ctx = data.manifest().value("n_ctx", 0);
+  const int run_ctx = data.manifest().n_ctx.value_or(0);
   table.context = context.value_or(run_ctx);
 
   // The items that measure a rate, from the records that count; the speed probe's records.

@@ -15,6 +15,9 @@ nlohmann::json pick(const nlohmann::json& from, std::initializer_list<const char
   return out;
 }
 
+/// A document of the manifest, or an empty object when it has none.
+nlohmann::json or_object(const nlohmann::json& j) { return j.is_null() ? nlohmann::json::object() : j; }
+
 std::string text(const nlohmann::json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) return "";
   const auto& v = j[key];
@@ -26,48 +29,53 @@ std::string text(const nlohmann::json& j, const char* key) {
 Generator this_build() { return {std::string(core::version()), std::string(core::git_sha())}; }
 
 nlohmann::json context_block(const RunData& data, const Generator& generator) {
-  const auto& m = data.manifest();
+  const sweep::Manifest& m = data.manifest();
   nlohmann::json context;
-  context["run"] = pick(m, {"name", "config_hash", "status", "started_at", "finished_at"});
-  context["kvsweep"] = m.value("kvsweep", nlohmann::json::object());
-  context["server"] = m.value("server", nlohmann::json::object());
+  nlohmann::json run = nlohmann::json::object();
+  for (const auto& [key, value] : {std::pair{"name", &m.name}, std::pair{"config_hash", &m.config_hash},
+                                   std::pair{"status", &m.status}, std::pair{"started_at", &m.started_at},
+                                   std::pair{"finished_at", &m.finished_at}})
+    if (*value) run[key] = **value;
+  context["run"] = std::move(run);
+  context["kvsweep"] = or_object(m.kvsweep);
+  context["server"] = or_object(m.server);
   nlohmann::json models = nlohmann::json::array();
-  if (m.contains("models") && m["models"].is_array()) {
-    for (const auto& model : m["models"]) models.push_back(pick(model, {"name", "path", "size", "sha256"}));
+  if (m.models.is_array()) {
+    for (const auto& model : m.models) models.push_back(pick(model, {"name", "path", "size", "sha256"}));
   }
   context["models"] = std::move(models);
-  context["host"] = m.value("host", nlohmann::json::object());
+  context["host"] = or_object(m.host);
   context["report"] = {{"kvsweep", {{"version", generator.version}, {"git_sha", generator.git_sha}}}};
   return context;
 }
 
 std::string context_line(const RunData& data) {
-  const auto& m = data.manifest();
+  const sweep::Manifest& m = data.manifest();
   std::string line;
   auto add = [&line](const std::string& part) {
     if (part.empty()) return;
     if (!line.empty()) line += " · ";
     line += part;
   };
-  const nlohmann::json kv = m.value("kvsweep", nlohmann::json::object());
+  const nlohmann::json kv = or_object(m.kvsweep);
   if (!text(kv, "version").empty()) add("kvsweep " + text(kv, "version") + " (" + text(kv, "git_sha") + ")");
-  const nlohmann::json server = m.value("server", nlohmann::json::object());
+  const nlohmann::json server = or_object(m.server);
   if (!text(server, "version").empty()) {
     std::string backend = text(server, "backend");
     add((backend.empty() ? std::string("server") : backend) + " " + text(server, "version"));
   }
-  if (m.contains("models") && m["models"].is_array()) {
-    for (const auto& model : m["models"]) {
+  if (m.models.is_array()) {
+    for (const auto& model : m.models) {
       std::string sha = text(model, "sha256");
       add(text(model, "name") + (sha.empty() ? "" : " sha256 " + sha.substr(0, 12)));
     }
   }
-  const nlohmann::json host = m.value("host", nlohmann::json::object());
+  const nlohmann::json host = or_object(m.host);
   if (!text(host, "hostname").empty()) {
     std::string cpu = text(host, "cpu");
     add("host " + text(host, "hostname") + (cpu.empty() ? "" : " (" + cpu + ")"));
   }
-  if (!text(m, "started_at").empty()) add(text(m, "started_at") + " → " + text(m, "finished_at"));
+  if (!m.started_at.value_or("").empty()) add(*m.started_at + " → " + m.finished_at.value_or(""));
   return line;
 }
 

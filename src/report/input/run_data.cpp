@@ -74,12 +74,12 @@ bool all_declared(const nlohmann::json& metrics) {
 }
 
 /// Phase 1, probes: the manifest's list, matched to their config entry by name (default: the kind).
-core::Expected<std::vector<ProbeDef>> read_probes(const nlohmann::json& m, const nlohmann::json& config) {
+core::Expected<std::vector<ProbeDef>> read_probes(const sweep::Manifest& m, const nlohmann::json& config) {
   std::vector<ProbeDef> probes;
   const nlohmann::json config_probes = config.is_object() ? config.value("probes", nlohmann::json::array())
                                                           : nlohmann::json::array();
-  if (!m.contains("probes") || !m["probes"].is_array()) return probes;
-  for (const auto& p : m["probes"]) {
+  if (!m.probes.is_array()) return probes;
+  for (const auto& p : m.probes) {
     ProbeDef def;
     def.name = string_field(p, "name");
     def.kind = string_field(p, "kind");
@@ -122,10 +122,9 @@ core::Expected<std::vector<ProbeDef>> read_probes(const nlohmann::json& m, const
 }
 
 /// Phase 2, cells: the manifest's list.
-std::vector<CellDef> read_cells(const nlohmann::json& m) {
+std::vector<CellDef> read_cells(const sweep::Manifest& m) {
   std::vector<CellDef> cells;
-  if (!m.contains("cells") || !m["cells"].is_array()) return cells;
-  for (const auto& c : m["cells"]) {
+  for (const auto& c : m.cell_list()) {
     CellDef cell;
     cell.set_key(core::CellKey::from_json(c));
     cell.id = string_field(c, "id");
@@ -270,11 +269,11 @@ void infer_binary(std::vector<ProbeDef>& probes, const ItemMap& items) {
 
 /// Phase 6, grids: models in the manifest's order, then any only the cells name; variants in the
 /// config's order, then any only the cells name; groups by model, then variant.
-void order_groups(const nlohmann::json& m, const nlohmann::json& config, const std::vector<CellDef>& cells,
+void order_groups(const sweep::Manifest& m, const nlohmann::json& config, const std::vector<CellDef>& cells,
                   std::vector<std::string>& models, std::vector<std::string>& variants,
                   std::vector<std::string>& groups) {
-  if (m.contains("models") && m["models"].is_array()) {
-    for (const auto& model : m["models"]) append_missing(models, string_field(model, "name"));
+  if (m.models.is_array()) {
+    for (const auto& model : m.models) append_missing(models, string_field(model, "name"));
   }
   for (const auto& cell : cells) append_missing(models, cell.model);
   if (config.is_object() && config.contains("variants") && config["variants"].is_array()) {
@@ -331,12 +330,13 @@ core::Expected<RunData> RunData::load(const std::filesystem::path& dir) {
 }
 
 core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohmann::json> records) {
-  if (!manifest.is_object()) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
+  std::optional<sweep::Manifest> read = sweep::Manifest::from_json(manifest);
+  if (!read) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
   RunData d;
-  d.m_manifest = std::move(manifest);
+  d.m_manifest = std::move(*read);
   d.m_records = probe::records_from_json(records);
-  const nlohmann::json& m = d.m_manifest;
-  const nlohmann::json config = m.value("config", nlohmann::json::object());
+  const sweep::Manifest& m = d.m_manifest;
+  const nlohmann::json config = m.config.is_null() ? nlohmann::json::object() : m.config;
 
   auto probes = read_probes(m, config);
   if (!probes) return std::unexpected(probes.error());
@@ -353,7 +353,7 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
 }
 
 std::string RunData::name() const {
-  const std::string n = string_field(m_manifest, "name");
+  const std::string n = m_manifest.name.value_or("");
   return n.empty() ? "run" : n;
 }
 

@@ -44,7 +44,7 @@ std::vector<std::string> bundle_files(const RunData& data, const RunSummary& sum
 }
 
 std::string status_line(const RunData& data) {
-  const std::string status = data.manifest().value("status", std::string());
+  const std::string status = data.manifest().status_text();
   return "Run status: " + (status.empty() ? std::string("unknown") : status) + " · " +
          std::to_string(data.cells().size()) + " cells · " + std::to_string(data.records().size()) + " records.";
 }

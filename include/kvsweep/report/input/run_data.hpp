@@ -16,6 +16,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/probe/record.hpp"
+#include "kvsweep/sweep/manifest.hpp"
 
 namespace kvsweep::report {
 
@@ -95,7 +96,7 @@ class RunData {
   /// The same from parsed parts (tests, merged runs). Fails on a manifest that is not an object.
   static core::Expected<RunData> from(nlohmann::json manifest, std::vector<nlohmann::json> records);
 
-  const nlohmann::json& manifest() const { return m_manifest; }
+  const sweep::Manifest& manifest() const { return m_manifest; }
   const std::vector<probe::Record>& records() const { return m_records; }
   /// Whether records()[i] is the record that counts for its (cell, probe, item).
   bool counts(std::size_t record_index) const { return m_counts.at(record_index); }
@@ -132,7 +133,7 @@ class RunData {
   Values values(std::size_t cell, const std::string& probe, const std::string& metric) const;
 
  private:
-  nlohmann::json m_manifest;
+  sweep::Manifest m_manifest;
   std::vector<probe::Record> m_records;
   std::vector<bool> m_counts;
   std::vector<ProbeDef> m_probes;
