@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "kvsweep/report/analysis/cost_memory.hpp"
 #include "kvsweep/report/format.hpp"
@@ -243,6 +244,125 @@ std::string slower_than(const CellCost* cost, double min_ratio) {
   return why;
 }
 
+/// Whether any item of `probe` was answered in `cell`.
+bool answered(const RunData& data, std::size_t cell, const std::string& probe) {
+  const auto& items = data.items(cell, probe);
+  return std::any_of(items.begin(), items.end(), [](const ItemOutcome& item) { return item.ok; });
+}
+
+/// Phase verdicts, one probe: a verdict on each quality metric the reference has values of, counted into
+/// `cv`; each verdict with a bound lowers `score` to its normalised bound.
+void probe_verdicts(const RunData& data, std::size_t ref, std::size_t cell, const ProbeDef& probe,
+                    const RecommendOptions& options, CellVerdict& cv, double& score) {
+  const AdaptiveRun adaptive = adaptive_run(data, cell, probe.name);
+  for (const auto& metric : probe.metrics) {
+    if (!metric.is_quality()) continue;
+    const Values reference = data.values(ref, probe.name, metric.name);
+    if (reference.values.empty()) continue;
+    const Margin margin = margin_for(probe, metric, reference, options);
+    MetricVerdict v = adaptive.settled > 0
+                          ? adaptive_verdict(metric, adaptive, reference, margin, options.alpha)
+                          : metric_verdict(metric, data.values(cell, probe.name, metric.name), reference, margin,
+                                           options.alpha);
+    v.probe = probe.name;
+    switch (v.result.verdict) {
+      case stats::Verdict::non_inferior: ++cv.non_inferior; break;
+      case stats::Verdict::inferior: ++cv.inferior; break;
+      case stats::Verdict::unknown: ++cv.unknown; break;
+    }
+    // A metric without a bound (one item: no spread) does not place the cell; the others do.
+    const double q = normalised(v.result);
+    if (!std::isnan(q)) score = std::min(score, q);
+    cv.metrics.push_back(std::move(v));
+  }
+}
+
+/// Phase verdicts: one candidate cell against its reference on every probe the reference answered; its
+/// score, and whether it is eligible (and, with --max-slowdown, fast enough).
+CellVerdict cell_verdict(const RunData& data, std::size_t ref, std::size_t cell, const CostTable& costs,
+                         const RecommendOptions& options) {
+  CellVerdict cv;
+  cv.cell = cell;
+  const CellCost* cost = costs.find(cell);
+  cv.kv_bytes_per_token = cost ? cost->kv_bytes_per_token : kNaN;
+  double score = std::numeric_limits<double>::infinity();
+  for (const auto& probe : data.probes()) {
+    if (!answered(data, ref, probe.name)) continue;
+    if (!answered(data, cell, probe.name)) {
+      cv.missing_probes.push_back(probe.name);
+      continue;
+    }
+    probe_verdicts(data, ref, cell, probe, options, cv, score);
+  }
+  cv.score = std::isinf(score) && score > 0 ? kNaN : score;  // no metric with a bound
+  if (!cv.missing_probes.empty()) cv.score = kNaN;           // not comparable with cells that ran them
+  cv.eligible = !cv.metrics.empty() && cv.missing_probes.empty() && cv.inferior == 0 && cv.unknown == 0;
+  if (options.max_slowdown) cv.too_slow = slower_than(cost, *options.max_slowdown);
+  if (!cv.too_slow.empty()) cv.eligible = false;
+  return cv;
+}
+
+/// Phase frontier: over the reference (score 0: no difference from itself) and the candidates; an
+/// inferior cell is never on it (NaN), however cheap: it is worse than its margin allows somewhere.
+std::vector<std::size_t> model_frontier(const ModelRecommendation& mr, std::size_t ref, const CostTable& costs) {
+  std::vector<std::size_t> ids{ref};
+  const CellCost* ref_cost = costs.find(ref);
+  std::vector<double> cost{ref_cost ? ref_cost->kv_bytes_per_token : kNaN}, quality{0.0};
+  for (const auto& cv : mr.cells) {
+    ids.push_back(cv.cell);
+    cost.push_back(cv.kv_bytes_per_token);
+    quality.push_back(cv.inferior > 0 ? kNaN : cv.score);
+  }
+  std::vector<std::size_t> frontier;
+  for (std::size_t i : pareto_frontier(cost, quality)) frontier.push_back(ids[i]);
+  return frontier;
+}
+
+/// Phase choice: the eligible cell with the fewest KV bytes per token (then the higher score) that fits
+/// --vram; the eligible cells --vram leaves out are added to `mr.over_vram`.
+std::optional<std::size_t> choose(const RunData& data, const CostTable& costs, const RecommendOptions& options,
+                                  ModelRecommendation& mr) {
+  const CellVerdict* best = nullptr;
+  for (const auto& cv : mr.cells) {
+    if (!cv.eligible || !std::isfinite(cv.kv_bytes_per_token)) continue;
+    if (options.vram_gib) {
+      const CellCost* cell_cost = costs.find(cv.cell);
+      const auto memory =
+          cell_cost ? memory_at(data.cells()[cv.cell], *cell_cost, costs.context) : std::vector<DeviceBuffers>{};
+      const MemoryNeed need = memory_need(memory);
+      if (!(need.mib <= *options.vram_gib * 1024.0)) {
+        mr.over_vram.emplace_back(cv.cell, std::isfinite(need.mib) ? memory_text(need, memory) : "memory not recorded");
+        continue;
+      }
+    }
+    if (best == nullptr || cv.kv_bytes_per_token < best->kv_bytes_per_token ||
+        (cv.kv_bytes_per_token == best->kv_bytes_per_token && cv.score > best->score)) {
+      best = &cv;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return best->cell;
+}
+
+/// One model (a group): its candidate cells' verdicts, the frontier, the choice, K against V.
+ModelRecommendation recommend_model(const RunData& data, const std::string& model, const CostTable& costs,
+                                    const RecommendOptions& options) {
+  ModelRecommendation mr;
+  mr.model = model;
+  mr.reference = data.reference(model);
+  if (!mr.reference) return mr;
+  const std::size_t ref = *mr.reference;
+  for (std::size_t index : data.grid_order()) {
+    const CellDef& cell = data.cells()[index];
+    if (cell.group() != model || index == ref || !has_items(data, index)) continue;
+    mr.cells.push_back(cell_verdict(data, ref, index, costs, options));
+  }
+  mr.frontier = model_frontier(mr, ref, costs);
+  mr.recommended = choose(data, costs, options, mr);
+  for (const auto& probe : data.probes()) mr.k_vs_v.push_back(k_versus_v(data, model, ref, probe, options));
+  return mr;
+}
+
 }  // namespace
 
 Recommendation recommend(const RunData& data, const RecommendOptions& options) {
@@ -251,96 +371,7 @@ Recommendation recommend(const RunData& data, const RecommendOptions& options) {
   rec.vram_gib = options.vram_gib;
   rec.max_slowdown = options.max_slowdown;
   rec.costs = cell_costs(data, options.context, options.summary);
-  for (const auto& model : data.groups()) {
-    ModelRecommendation mr;
-    mr.model = model;
-    mr.reference = data.reference(model);
-    if (!mr.reference) {
-      rec.models.push_back(std::move(mr));
-      continue;
-    }
-    const std::size_t ref = *mr.reference;
-    for (std::size_t index : data.grid_order()) {
-      const CellDef& cell = data.cells()[index];
-      if (cell.group() != model || index == ref || !has_items(data, index)) continue;
-      CellVerdict cv;
-      cv.cell = index;
-      const CellCost* cost = rec.costs.find(index);
-      cv.kv_bytes_per_token = cost ? cost->kv_bytes_per_token : kNaN;
-      double score = std::numeric_limits<double>::infinity();
-      for (const auto& probe : data.probes()) {
-        bool reference_answered = false, cell_answered = false;
-        for (const auto& item : data.items(ref, probe.name)) reference_answered = reference_answered || item.ok;
-        for (const auto& item : data.items(index, probe.name)) cell_answered = cell_answered || item.ok;
-        if (!reference_answered) continue;
-        if (!cell_answered) {
-          cv.missing_probes.push_back(probe.name);
-          continue;
-        }
-        const AdaptiveRun adaptive = adaptive_run(data, index, probe.name);
-        for (const auto& metric : probe.metrics) {
-          if (!metric.is_quality()) continue;
-          const Values reference = data.values(ref, probe.name, metric.name);
-          if (reference.values.empty()) continue;
-          const Margin margin = margin_for(probe, metric, reference, options);
-          MetricVerdict v = adaptive.settled > 0
-                                ? adaptive_verdict(metric, adaptive, reference, margin, options.alpha)
-                                : metric_verdict(metric, data.values(index, probe.name, metric.name), reference,
-                                                 margin, options.alpha);
-          v.probe = probe.name;
-          switch (v.result.verdict) {
-            case stats::Verdict::non_inferior: ++cv.non_inferior; break;
-            case stats::Verdict::inferior: ++cv.inferior; break;
-            case stats::Verdict::unknown: ++cv.unknown; break;
-          }
-          // A metric without a bound (one item: no spread) does not place the cell; the others do.
-          const double q = normalised(v.result);
-          if (!std::isnan(q)) score = std::min(score, q);
-          cv.metrics.push_back(std::move(v));
-        }
-      }
-      cv.score = std::isinf(score) && score > 0 ? kNaN : score;  // no metric with a bound
-      if (!cv.missing_probes.empty()) cv.score = kNaN;           // not comparable with cells that ran them
-      cv.eligible = !cv.metrics.empty() && cv.missing_probes.empty() && cv.inferior == 0 && cv.unknown == 0;
-      if (options.max_slowdown) cv.too_slow = slower_than(cost, *options.max_slowdown);
-      if (!cv.too_slow.empty()) cv.eligible = false;
-      mr.cells.push_back(std::move(cv));
-    }
-
-    // Frontier over the reference (score 0: no difference from itself) and the candidates; an inferior
-    // cell is never on it (NaN), however cheap: it is worse than its margin allows somewhere.
-    std::vector<std::size_t> ids{ref};
-    const CellCost* ref_cost = rec.costs.find(ref);
-    std::vector<double> cost{ref_cost ? ref_cost->kv_bytes_per_token : kNaN}, quality{0.0};
-    for (const auto& cv : mr.cells) {
-      ids.push_back(cv.cell);
-      cost.push_back(cv.kv_bytes_per_token);
-      quality.push_back(cv.inferior > 0 ? kNaN : cv.score);
-    }
-    for (std::size_t i : pareto_frontier(cost, quality)) mr.frontier.push_back(ids[i]);
-
-    const CellVerdict* best = nullptr;
-    for (const auto& cv : mr.cells) {
-      if (!cv.eligible || !std::isfinite(cv.kv_bytes_per_token)) continue;
-      if (options.vram_gib) {
-        const CellCost* cell_cost = rec.costs.find(cv.cell);
-        const auto memory =
-            cell_cost ? memory_at(data.cells()[cv.cell], *cell_cost, rec.costs.context) : std::vector<DeviceBuffers>{};
-        const MemoryNeed need = memory_need(memory);
-        if (!(need.mib <= *options.vram_gib * 1024.0)) {
-          mr.over_vram.emplace_back(cv.cell, std::isfinite(need.mib) ? memory_text(need, memory) : "memory not recorded");
-          continue;
-        }
-      }
-      if (best == nullptr || cv.kv_bytes_per_token < best->kv_bytes_per_token ||
-          (cv.kv_bytes_per_token == best->kv_bytes_per_token && cv.score > best->score)) {
-        best = &cv;
-      }
-    }
-    if (best != nullptr) mr.recommended = best->cell;
-    for (const auto& probe : data.probes()) mr.k_vs_v.push_back(k_versus_v(data, model, ref, probe, options));
-    rec.models.push_back(std::move(mr));
-  }
+  for (const auto& model : data.groups()) rec.models.push_back(recommend_model(data, model, rec.costs, options));
   return rec;
 }
 
