@@ -1,5 +1,7 @@
 #include "kvsweep/probe/record.hpp"
 
+#include "kvsweep/probe/record_fields.hpp"
+
 namespace kvsweep::probe {
 
 namespace {
@@ -55,26 +57,9 @@ std::optional<Record> Record::from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const Record& r) {
-  nlohmann::json j = {{"schema_version", r.schema_version},
-                      {"cell", r.cell.to_json()},
-                      {"probe", r.probe},
-                      {"kind", r.kind},
-                      {"item", r.item},
-                      {"status", r.status},
-                      {"spec", r.spec},
-                      {"wall_s", r.wall_s},
-                      {"attempt", r.attempt},
-                      {"time", r.time}};
-  if (r.ok()) {
-    j["response"] = r.response;
-    j["metrics"] = r.metrics;
-    j["timings"] = r.timings;
-  }
-  if (r.error) j["error"] = *r.error;
-  if (r.http_status != 0) j["http_status"] = r.http_status;
-  if (r.log_tail) j["log_tail"] = *r.log_tail;
-  if (!r.reason.empty()) j["reason"] = r.reason;
-  if (!r.adaptive.is_null()) j["adaptive"] = r.adaptive;
+  nlohmann::json j = nlohmann::json::object();
+  for (const RecordField& field : record_fields())
+    if (auto value = field.value(r)) j[std::string(field.name)] = std::move(*value);
   return j;
 }
 

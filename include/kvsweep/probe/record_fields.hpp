@@ -1,0 +1,31 @@
+#pragma once
+/// The record's schema as one list, llama-bench's `test::get_fields()`: every field of a records.jsonl
+/// line with its type and its value in a Record. `to_json(Record)` writes exactly these, long.csv's
+/// record columns render them, and ARCHITECTURE.md's table ("The record") lists them in this order:
+/// a new field is a member of Record, a line in Record::from_json and an entry here.
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/probe/record.hpp"
+
+namespace kvsweep::probe {
+
+struct RecordField {
+  std::string_view name;
+  std::string_view type;  // as ARCHITECTURE.md says it: string, int, number, object, any
+  /// The field's value in `record`; nullopt when the record does not carry it (`metrics` on a failed
+  /// record, `error` on an ok one, …).
+  std::optional<nlohmann::json> (*value)(const Record& record);
+};
+
+/// Every field, in the schema's order.
+std::span<const RecordField> record_fields();
+
+/// The field called `name`; nullptr when the schema has none.
+const RecordField* record_field(std::string_view name);
+
+}  // namespace kvsweep::probe
