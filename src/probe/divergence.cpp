@@ -13,7 +13,7 @@ namespace kvsweep::probe {
 namespace {
 
 using Tokens = std::vector<std::int32_t>;
-using TopList = std::vector<score::TokenLogprob>;
+using TopList = std::vector<score::IdLogprob>;
 using nlohmann::json;
 
 // Written for kvsweep: short openings of different registers (prose, code, lists, dialogue).

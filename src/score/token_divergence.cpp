@@ -8,9 +8,9 @@ namespace kvsweep::score {
 namespace {
 
 // Sum of probabilities per id for one side (duplicates summed).
-std::map<std::int32_t, double> probabilities(std::span<const TokenLogprob> side) {
+std::map<std::int32_t, double> probabilities(std::span<const IdLogprob> side) {
   std::map<std::int32_t, double> out;
-  for (const TokenLogprob& t : side) out[t.id] += std::exp(t.logprob);
+  for (const IdLogprob& t : side) out[t.id] += std::exp(t.logprob);
   return out;
 }
 
@@ -55,13 +55,13 @@ double kl(const std::vector<double>& p, const std::vector<double>& q) {
   return sum;
 }
 
-bool any_nan(std::span<const TokenLogprob> side) {
-  return std::any_of(side.begin(), side.end(), [](const TokenLogprob& t) { return std::isnan(t.logprob); });
+bool any_nan(std::span<const IdLogprob> side) {
+  return std::any_of(side.begin(), side.end(), [](const IdLogprob& t) { return std::isnan(t.logprob); });
 }
 
 }  // namespace
 
-BucketedPair bucket_top_n(std::span<const TokenLogprob> p, std::span<const TokenLogprob> q, double floor) {
+BucketedPair bucket_top_n(std::span<const IdLogprob> p, std::span<const IdLogprob> q, double floor) {
   const auto pp = probabilities(p);
   const auto qq = probabilities(q);
   BucketedPair out;
@@ -75,14 +75,14 @@ BucketedPair bucket_top_n(std::span<const TokenLogprob> p, std::span<const Token
   return out;
 }
 
-double kl_divergence(std::span<const TokenLogprob> p, std::span<const TokenLogprob> q, double floor) {
+double kl_divergence(std::span<const IdLogprob> p, std::span<const IdLogprob> q, double floor) {
   if (any_nan(p) || any_nan(q)) return std::nan("");
   const BucketedPair b = bucket_top_n(p, q, floor);
   // Rounding can leave a value a hair below 0 for identical distributions; KL is never negative.
   return std::max(0.0, kl(b.p, b.q));
 }
 
-double js_divergence(std::span<const TokenLogprob> p, std::span<const TokenLogprob> q, double floor) {
+double js_divergence(std::span<const IdLogprob> p, std::span<const IdLogprob> q, double floor) {
   if (any_nan(p) || any_nan(q)) return std::nan("");
   const BucketedPair b = bucket_top_n(p, q, floor);
   std::vector<double> m(b.p.size());

@@ -8,9 +8,9 @@
 namespace kvsweep::score {
 namespace {
 
-using Top = std::vector<TokenLogprob>;
+using Top = std::vector<IdLogprob>;
 
-TokenLogprob tok(std::int32_t id, double prob) { return {id, std::log(prob)}; }
+IdLogprob tok(std::int32_t id, double prob) { return {id, std::log(prob)}; }
 
 void expect_near(const std::vector<double>& actual, const std::vector<double>& expected) {
   ASSERT_EQ(actual.size(), expected.size());
@@ -64,7 +64,7 @@ TEST(Divergence, EmptyTailIsFlooredNotInfinite) {
   // Q puts all its mass on id 1, so its tail is 0 and gets the 1e-10 floor:
   // KL = .9 ln(.9 (1 + 1e-10)) + .1 ln(.1 (1 + 1e-10) / 1e-10) ~= -0.0948245 + 2.0723266.
   const Top p{tok(1, 0.9)};
-  const Top q{TokenLogprob{1, 0.0}};
+  const Top q{IdLogprob{1, 0.0}};
   EXPECT_NEAR(kl_divergence(p, q), 1.9775021197025973, 1e-9);
   EXPECT_NEAR(js_divergence(p, q), 0.035973755596077885, 1e-12);
   // A larger floor is honoured: Q's tail becomes 1e-4 / (1 + 1e-4).
@@ -90,8 +90,8 @@ TEST(Divergence, IdenticalIsZeroDisjointJsIsLn2) {
   EXPECT_EQ(kl_divergence(p, p), 0.0);
   EXPECT_EQ(js_divergence(p, p), 0.0);
   EXPECT_EQ(kl_divergence(Top{}, Top{}), 0.0);  // both all-tail
-  const Top one{TokenLogprob{1, 0.0}};
-  const Top two{TokenLogprob{2, 0.0}};
+  const Top one{IdLogprob{1, 0.0}};
+  const Top two{IdLogprob{2, 0.0}};
   EXPECT_NEAR(js_divergence(one, two), std::log(2.0), 1e-8);
   EXPECT_LE(js_divergence(one, two), std::log(2.0));
   EXPECT_NEAR(kl_divergence(one, two), 23.025850923032703, 1e-6);  // ~ ln(1e10), the floor's bound
@@ -102,7 +102,7 @@ TEST(Divergence, DuplicateIdsAreSummedAndNanPropagates) {
   const Top merged{tok(1, 0.5), tok(2, 0.3)};
   const Top q{tok(1, 0.4), tok(2, 0.4)};
   EXPECT_NEAR(kl_divergence(dup, q), kl_divergence(merged, q), 1e-15);
-  const Top bad{TokenLogprob{1, std::nan("")}};
+  const Top bad{IdLogprob{1, std::nan("")}};
   EXPECT_TRUE(std::isnan(kl_divergence(bad, q)));
   EXPECT_TRUE(std::isnan(js_divergence(q, bad)));
 }

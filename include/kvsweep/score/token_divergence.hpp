@@ -9,8 +9,9 @@
 
 namespace kvsweep::score {
 
-/// One entry of a top-n list: a token id and its natural-log probability (as llama-server reports).
-struct TokenLogprob {
+/// One entry of a top-n list: a token id and its natural-log probability (as llama-server reports);
+/// server::TokenLogprob is a generated token with its text and its alternatives.
+struct IdLogprob {
   std::int32_t id = 0;
   double logprob = 0.0;
 };
@@ -32,17 +33,17 @@ struct BucketedPair {
 /// missing id gets min(T / (m + 1), smallest listed probability) — it is known only to lie
 /// in that tail, below every listed token — and the tail bucket keeps the rest.
 /// A duplicated id is summed. Then every bucket is floored at `floor` and each side renormalised.
-BucketedPair bucket_top_n(std::span<const TokenLogprob> p, std::span<const TokenLogprob> q,
+BucketedPair bucket_top_n(std::span<const IdLogprob> p, std::span<const IdLogprob> q,
                           double floor = kProbabilityFloor);
 
 /// KL(P || Q) = sum_i p_i ln(p_i / q_i) in nats (Kullback & Leibler 1951) over bucket_top_n's buckets.
 /// A NaN logprob gives NaN.
-double kl_divergence(std::span<const TokenLogprob> p, std::span<const TokenLogprob> q,
+double kl_divergence(std::span<const IdLogprob> p, std::span<const IdLogprob> q,
                      double floor = kProbabilityFloor);
 
 /// JS(P, Q) = KL(P || M) / 2 + KL(Q || M) / 2 with M = (P + Q) / 2, in nats, within [0, ln 2]
 /// (Lin 1991), over bucket_top_n's buckets.
-double js_divergence(std::span<const TokenLogprob> p, std::span<const TokenLogprob> q,
+double js_divergence(std::span<const IdLogprob> p, std::span<const IdLogprob> q,
                      double floor = kProbabilityFloor);
 
 /// The first position where two token sequences differ; if one is a strict prefix of the other,
