@@ -364,7 +364,7 @@ int finish_run(const sweep::RunResult& result, const std::string& run_dir, bool 
     std::fprintf(stderr, "kvsweep: interrupted; finish with: kvsweep run --resume %s\n", run_dir.c_str());
     return interrupted_exit_code();
   }
-  report_after_run(run_dir);
+  if (!report_after_run(run_dir)) return core::exit_code::error;
   // Items already recorded (a resumed cell that only skipped) count as ok records.
   const bool any_ok = std::ranges::any_of(result.cells, [](const auto& c) { return c.items_ok + c.items_skipped > 0; });
   if (!result.cells.empty() && !any_ok) {

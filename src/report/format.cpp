@@ -1,5 +1,7 @@
 #include "kvsweep/report/format.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -8,9 +10,24 @@
 
 namespace kvsweep::report {
 
+namespace {
+
+constexpr double kFixedLimit = 1e15;
+
+bool ascii_punctuation(char c) { return std::ispunct(static_cast<unsigned char>(c)) != 0 && static_cast<unsigned char>(c) < 0x80; }
+bool ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+}  // namespace
+
 std::string fixed(double v, int decimals, std::string_view nan_text) {
   if (!std::isfinite(v)) return std::isnan(v) ? std::string(nan_text) : (v > 0 ? "inf" : "-inf");
   char buf[64];
+  // From 1e15 on the digits after the point say nothing, and from ~1e61 "%.2f" no longer fits the
+  // buffer (a cut, wrong 63-digit figure): an exponent keeps the magnitude.
+  if (std::fabs(v) >= kFixedLimit) {
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   std::string s(buf);
   // A value that rounds to zero from below prints as "-0.00"; it is zero at this precision.
@@ -68,8 +85,15 @@ std::string xml_escape(std::string_view text) {
 }
 
 std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
+  // OWASP's CSV injection rule: a cell a spreadsheet would read as a formula (= + - @, or a tab or CR
+  // before one) is prefixed with a quote, and quoted, so it is shown as text.
+  // A number ("-0.5", "-1e+61") is no formula and stays as it is.
+  double number = 0;
+  const bool numeric = !text.empty() && std::from_chars(text.data(), text.data() + text.size(), number).ptr ==
+                                            text.data() + text.size();
+  const bool formula = !numeric && !text.empty() && std::string_view("=+-@\t\r").find(text.front()) != std::string_view::npos;
+  if (!formula && text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = formula ? "\"'" : "\"";
   for (char c : text) {
     if (c == '"') out += '"';
     out += c;
@@ -80,16 +104,41 @@ std::string csv_field(std::string_view text) {
 
 std::string md_cell(std::string_view text) {
   std::string out;
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
     if (c == '|') {
       out += "\\|";
     } else if (c == '\n' || c == '\r') {
       out += ' ';
+    } else if (c == '\\' && ascii_punctuation(next)) {
+      out += "\\\\";  // else it would escape the escape that follows ("\\](" → a live "](")
+    } else if (c == '<' && (ascii_letter(next) || next == '/' || next == '!' || next == '?')) {
+      out += "&lt;";  // what could open raw HTML (a tag, a comment, an autolink); "<0.001" stays
+    } else if (c == '&' && (ascii_letter(next) || next == '#')) {
+      out += "&amp;";  // what could be an entity
+    } else if (c == ']' && (next == '(' || next == '[' || next == ':')) {
+      out += "\\]";  // no inline link, image, reference or definition; "[a, b]" stays
     } else {
       out += c;
     }
   }
   return out;
+}
+
+std::string md_code(std::string_view text) {
+  // A code span takes no backslash escapes: its fence is one backtick longer than any run inside.
+  std::size_t run = 0, longest = 0;
+  for (char c : text) longest = std::max(longest, run = c == '`' ? run + 1 : 0);
+  const std::string fence(longest + 1, '`');
+  const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  std::string out = fence + (pad ? " " : "");
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out + (pad ? " " : "") + fence;
 }
 
 std::string slug(std::string_view text) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -265,31 +266,69 @@ core::Expected<void> RunStore::append(const nlohmann::json& record) {
   return {};
 }
 
-core::Expected<void> write_file_atomic(const std::filesystem::path& path, const std::string& text) {
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+namespace {
+
+/// A temp name next to `path` that no other writer uses: another process (a second `kvsweep
+/// report`) has another pid, another thread of this one another count.
+std::filesystem::path unique_temp(const std::filesystem::path& path) {
+  static std::atomic<unsigned long> counter{0};
   auto tmp = path;
-  tmp += ".tmp";
-  // Messages name the file the caller asked for; the temp file only says how it failed.
-  auto fail = [&](const std::string& reason) {
-    const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
-    return core::fail(core::ErrorKind::io, "cannot write " + path.string() + ": " + reason + " (writing " +
-                                               tmp.filename().string() + " in " + dir +
-                                               " first; check that the directory is writable and has space)");
+  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  return tmp;
+}
+
+}  // namespace
+
+core::Expected<void> write_files_atomic(std::span<const FileText> files) {
+  std::vector<std::filesystem::path> temps;
+  const auto remove_temps = [&temps] {
+    for (const auto& t : temps) ::unlink(t.c_str());
   };
-  int fd = core::open_no_follow(tmp, O_WRONLY | O_CREAT | O_TRUNC);
-  if (fd < 0) return fail(std::strerror(errno));
-  const std::string clean = core::redact(text);  // every file of a run directory is written here or appended above
-  if (!write_all(fd, clean) || ::fsync(fd) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return fail(reason);
+  // Messages name the file the caller asked for; the temp file only says how it failed.
+  const auto fail = [&](const std::filesystem::path& path, const std::filesystem::path& tmp, const std::string& reason) {
+    remove_temps();
+    const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
+    const std::string others = files.size() > 1 ? "; none of the " + std::to_string(files.size()) +
+                                                      " files was replaced"
+                                                : "";
+    return core::fail(core::ErrorKind::io, "cannot write " + path.string() + ": " + reason + " (writing " +
+                                               tmp.filename().string() + " in " + dir + " first" + others +
+                                               "; check that the directory is writable and has space)");
+  };
+  // Every file to a temp name first: a full disk or any failure leaves the old files as they were.
+  for (const auto& file : files) {
+    std::error_code ec;
+    if (file.path.has_parent_path()) std::filesystem::create_directories(file.path.parent_path(), ec);
+    const auto tmp = unique_temp(file.path);
+    int fd = core::open_no_follow(tmp, O_WRONLY | O_CREAT | O_EXCL);
+    if (fd < 0) return fail(file.path, tmp, std::strerror(errno));
+    temps.push_back(tmp);
+    const std::string clean = core::redact(file.text);  // every file of a run directory is written here or appended above
+    if (!write_all(fd, clean) || ::fsync(fd) != 0) {
+      const std::string reason = std::strerror(errno);
+      ::close(fd);
+      return fail(file.path, tmp, reason);
+    }
+    if (::close(fd) != 0) return fail(file.path, tmp, std::strerror(errno));
   }
-  ::close(fd);
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return fail(ec.message());
+  // Then the renames, which need no space.
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(temps[i], files[i].path, ec);
+    if (ec) {
+      const std::string reason = ec.message() + (i > 0 ? " (" + std::to_string(i) + " of the " +
+                                                             std::to_string(files.size()) + " files already replaced)"
+                                                       : "");
+      temps.erase(temps.begin(), temps.begin() + static_cast<std::ptrdiff_t>(i));
+      return fail(files[i].path, temps.front(), reason);
+    }
+  }
   return {};
+}
+
+core::Expected<void> write_file_atomic(const std::filesystem::path& path, const std::string& text) {
+  const FileText file{path, text};
+  return write_files_atomic(std::span(&file, 1));
 }
 
 core::Expected<void> RunStore::append_cell(const nlohmann::json& cell) {

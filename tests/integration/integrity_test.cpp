@@ -6,6 +6,7 @@
 // timings.
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -126,13 +127,22 @@ TEST(Integrity, ResumeRebuildsTheCellsAManifestLost) {
 }
 
 // Issue 31 item 2: a manifest that cannot be written stops the run (exit 2) like a record that
-// cannot be: here its temp file's name is taken by a directory.
+// cannot be: here files may not grow past 1,500 bytes (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail
+// with EFBIG, as on a full disk), less than the manifest's provenance holds. (Its temp name is the
+// writer's own since issue 41, so a directory can no longer take it.)
 TEST(Integrity, AManifestThatCannotBeWrittenStopsTheRun) {
   kt::TempDir dir;
   auto file = kt::write_config(dir, one_cell_config(kt::tiny_model(), {"alpha"}));
   auto run = dir / "run";
-  std::filesystem::create_directories(run / "manifest.json.tmp");
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = 1500;
+  auto* previous = ::signal(SIGXFSZ, SIG_IGN);  // inherited through exec, as the limit is
+  ::setrlimit(RLIMIT_FSIZE, &small);
   auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, previous);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("stopped")) << r.output;
   EXPECT_THAT(r.output, HasSubstr("manifest.json")) << r.output;

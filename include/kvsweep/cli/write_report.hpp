@@ -21,7 +21,8 @@ struct WrittenReport {
 WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<report::Format>& formats);
 
 /// The end of `kvsweep run`: writes every report file and prints the summary on stdout. A report that
-/// cannot be written is a warning (the run itself is complete): it says so and how to retry.
-void report_after_run(const std::filesystem::path& run_dir);
+/// cannot be written (a full disk) leaves the old report whole, says so and how to retry, and returns
+/// false: the run is complete, but it exits non-zero.
+bool report_after_run(const std::filesystem::path& run_dir);
 
 }  // namespace kvsweep::cli

@@ -7,7 +7,8 @@
 
 namespace kvsweep::report {
 
-/// `v` with exactly `decimals` digits after the point ("-0.00" is printed as "0.00"); NaN → `nan_text`.
+/// `v` with exactly `decimals` digits after the point ("-0.00" is printed as "0.00"); NaN → `nan_text`;
+/// from 1e15 on in exponent form ("%.6g": "1e+61"), which keeps the magnitude.
 std::string fixed(double v, int decimals, std::string_view nan_text = "—");
 
 /// As fixed() with a leading '+' for positive values (deltas).
@@ -24,11 +25,19 @@ std::string format_p(double p);
 
 std::string xml_escape(std::string_view text);
 
-/// RFC 4180: quoted (with doubled quotes) when the field holds a comma, quote, CR or LF.
+/// RFC 4180: quoted (with doubled quotes) when the field holds a comma, quote, CR or LF; a field
+/// starting with = + - @ (or a tab or CR), which a spreadsheet would run as a formula, is quoted and
+/// prefixed with ' (OWASP's CSV injection rule); a number ("-0.5") stays as it is.
 std::string csv_field(std::string_view text);
 
-/// Safe inside a Markdown table cell: '|' escaped, line breaks as spaces.
+/// Safe inside a Markdown table cell and any text: '|' escaped, line breaks as spaces, and nothing
+/// live that HTML would escape: '<' opening a tag, comment or autolink as "&lt;", '&' opening an
+/// entity as "&amp;", a ']' before '(' '[' ':' (a link, image, reference) and a '\' before
+/// punctuation escaped with '\'.
 std::string md_cell(std::string_view text);
+
+/// A Markdown code span of `text`: fenced by one backtick more than its longest run, '|' escaped.
+std::string md_code(std::string_view text);
 
 /// A file-name part: core::file_safe (the one rule), "_" for an empty text.
 std::string slug(std::string_view text);

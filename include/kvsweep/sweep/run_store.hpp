@@ -7,7 +7,9 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -80,7 +82,18 @@ class RunStore {
   mutable std::mutex m_mutex;  // guards m_fd and m_cells_fd writes, m_records, m_ok and manifest.json
 };
 
-/// Writes `text` to `path` atomically (same directory temp file, fsync, rename).
+/// One file for write_files_atomic: where, and what.
+struct FileText {
+  std::filesystem::path path;
+  std::string_view text;
+};
+
+/// Writes every file or none: each to a temp name of its own beside it (pid and count: concurrent
+/// writers never share one), fsynced, and only when all are written, renamed over the old ones.
+/// A failure (a full disk) removes the temp files and names the file that failed.
+core::Expected<void> write_files_atomic(std::span<const FileText> files);
+
+/// Writes `text` to `path` atomically (a temp file of its own, fsync, rename).
 core::Expected<void> write_file_atomic(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace kvsweep::sweep

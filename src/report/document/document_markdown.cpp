@@ -1,5 +1,7 @@
 /// The Markdown renderer of report::Document.
 
+#include <algorithm>
+
 #include "kvsweep/report/document/document.hpp"
 #include "kvsweep/report/format.hpp"
 
@@ -13,7 +15,7 @@ std::string inline_markdown(const Text& text) {
     switch (s.style) {
       case Span::Style::plain: out += md_cell(s.text); break;
       case Span::Style::strong: out += "**" + md_cell(s.text) + "**"; break;
-      case Span::Style::code: out += "`" + md_cell(s.text) + "`"; break;
+      case Span::Style::code: out += md_code(s.text); break;
       case Span::Style::link: out += "[" + md_cell(s.text) + "](" + s.href + ")"; break;
     }
   }
@@ -36,7 +38,13 @@ struct BlockMarkdown {
     for (const auto& item : l.items) out += "- " + inline_markdown(item) + "\n";
     return out;
   }
-  std::string operator()(const Preformatted& p) const { return "```text\n" + p.text + "```\n"; }
+  std::string operator()(const Preformatted& p) const {
+    // A fence longer than any run of backticks inside, so no line of the text can close it.
+    std::size_t run = 0, longest = 0;
+    for (char c : p.text) longest = std::max(longest, run = c == '`' ? run + 1 : 0);
+    const std::string fence(std::max<std::size_t>(3, longest + 1), '`');
+    return fence + "text\n" + p.text + fence + "\n";
+  }
   std::string operator()(const FigureBlock& f) const {
     if (options.figure_files) return "![" + md_cell(f.title) + "](" + f.file + ")\n";
     return md_cell(f.title) + " (a figure of index.html)\n";

@@ -169,10 +169,55 @@ struct Seen {
 using SeenMap = std::map<std::tuple<std::size_t, std::string, std::string>, Seen>;
 using ItemMap = std::map<std::pair<std::size_t, std::string>, std::vector<ItemOutcome>>;
 
+/// Whether `key` is a cell of the grid the manifest's config planned: its model, variant and K/V
+/// pair (the K and V lists, tied or not, minus exclude, plus include and the reference). What the
+/// config does not say (an older manifest) does not refuse.
+bool in_config_grid(const sweep::Manifest& m, const nlohmann::json& config, const core::CellKey& key) {
+  const auto names = [](const nlohmann::json& list) {
+    std::vector<std::string> out;
+    if (list.is_array())
+      for (const auto& e : list) append_missing(out, string_field(e, "name"));
+    return out;
+  };
+  const auto has = [](const std::vector<std::string>& list, const std::string& v) {
+    return std::find(list.begin(), list.end(), v) != list.end();
+  };
+  std::vector<std::string> models = names(config.is_object() ? config.value("models", nlohmann::json()) : nlohmann::json());
+  if (models.empty()) models = names(m.models);
+  if (!models.empty() && !has(models, key.model)) return false;
+  const std::vector<std::string> variants =
+      names(config.is_object() ? config.value("variants", nlohmann::json()) : nlohmann::json());
+  if (variants.empty() ? !key.variant.empty() : !has(variants, key.variant)) return false;
+  const nlohmann::json grid = config.is_object() ? config.value("grid", nlohmann::json()) : nlohmann::json();
+  if (!grid.is_object() || !grid.contains("k") || !grid["k"].is_array()) return true;
+  const auto pairs = [&](const char* name) {
+    std::vector<core::KvPair> out;
+    for (const auto& text : string_list(grid.value(name, nlohmann::json())))
+      if (auto pair = core::KvPair::parse(text)) out.push_back(*pair);
+    return out;
+  };
+  const core::KvPair pair{key.type_k, key.type_v};
+  const auto listed = [&pair](const std::vector<core::KvPair>& list) {
+    return std::find(list.begin(), list.end(), pair) != list.end();
+  };
+  if (listed(pairs("include"))) return true;
+  if (grid.contains("reference") && grid["reference"].is_string() &&
+      core::KvPair::parse(grid["reference"].get<std::string>()) == pair)
+    return true;
+  const std::vector<std::string> k = string_list(grid["k"]);
+  std::vector<std::string> v = string_list(grid.value("v", nlohmann::json()));
+  if (v.empty()) v = k;  // "same-as-k"
+  if (!has(k, key.type_k) || !has(v, key.type_v)) return false;
+  if (grid.value("tied", false) && key.type_k != key.type_v) return false;
+  return !listed(pairs("exclude"));
+}
+
 /// Phase 3, records: each (cell, probe, item)'s records; a cell or probe only the records name is
-/// added (an unknown outcome; a probe with its metrics as the records hold them).
+/// added (an unknown outcome; a probe with its metrics as the records hold them), unless the cell is
+/// outside the config's grid: such a record is not counted, and its cell is listed in `outside`.
 SeenMap read_records(const std::vector<probe::Record>& records, std::vector<CellDef>& cells,
-                     std::vector<ProbeDef>& probes) {
+                     std::vector<ProbeDef>& probes, const sweep::Manifest& m, const nlohmann::json& config,
+                     std::vector<OutsideCell>& outside) {
   SeenMap seen;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
@@ -181,6 +226,12 @@ SeenMap read_records(const std::vector<probe::Record>& records, std::vector<Cell
     if (probe.empty()) continue;
     const core::CellKey& key = r.cell;
     auto cell = find_cell_in(cells, key.group(), key.type_k, key.type_v);
+    if (!cell && !in_config_grid(m, config, key)) {
+      auto known = std::find_if(outside.begin(), outside.end(), [&](const OutsideCell& o) { return o.cell == key; });
+      if (known == outside.end()) outside.push_back({key, 1});
+      else ++known->records;
+      continue;
+    }
     if (!cell) {
       CellDef def;
       def.set_key(key);
@@ -342,7 +393,7 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohm
   if (!probes) return std::unexpected(probes.error());
   d.m_probes = std::move(*probes);
   d.m_cells = read_cells(m);
-  const auto seen = read_records(d.m_records, d.m_cells, d.m_probes);
+  const auto seen = read_records(d.m_records, d.m_cells, d.m_probes, m, config, d.m_outside);
   pick_records(d.m_records, seen, d.m_items, d.m_counts);
   infer_binary(d.m_probes, d.m_items);
   order_groups(m, config, d.m_cells, d.m_models, d.m_variants, d.m_groups);

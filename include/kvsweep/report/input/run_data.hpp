@@ -89,6 +89,12 @@ struct Values {
   std::vector<double> values;
 };
 
+/// A cell only records name, outside the config's grid, and how many records name it.
+struct OutsideCell {
+  core::CellKey cell;
+  std::size_t records = 0;
+};
+
 class RunData {
  public:
   /// Reads RUN_DIR/manifest.json and RUN_DIR/records.jsonl (a torn last line is tolerated).
@@ -100,6 +106,9 @@ class RunData {
   const std::vector<probe::Record>& records() const { return m_records; }
   /// Whether records()[i] is the record that counts for its (cell, probe, item).
   bool counts(std::size_t record_index) const { return m_counts.at(record_index); }
+  /// Cells the records name that are outside the config's grid (a record appended by hand or by
+  /// another run): not reported as cells, their records never count; the caller warns.
+  const std::vector<OutsideCell>& outside_grid() const { return m_outside; }
 
   std::string name() const;
   const std::vector<ProbeDef>& probes() const { return m_probes; }
@@ -136,6 +145,7 @@ class RunData {
   sweep::Manifest m_manifest;
   std::vector<probe::Record> m_records;
   std::vector<bool> m_counts;
+  std::vector<OutsideCell> m_outside;
   std::vector<ProbeDef> m_probes;
   std::vector<CellDef> m_cells;
   std::vector<std::string> m_models;
