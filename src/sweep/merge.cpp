@@ -173,35 +173,57 @@ std::string server_build(const Manifest& manifest) {
   return out;
 }
 
-core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>& inputs,
-                                        const std::filesystem::path& output, bool allow_build_change) {
-  if (inputs.size() < 2) return core::fail(core::ErrorKind::invalid, "merge needs at least two run directories");
-  MergeSummary summary;
-  summary.runs = inputs.size();
-  auto manifests = read_manifests(inputs);
-  if (!manifests) return std::unexpected(manifests.error());
-  if (auto same = check_one_config(inputs, *manifests); !same) return std::unexpected(same.error());
-  if (auto same = check_one_build(inputs, *manifests, allow_build_change); !same) return std::unexpected(same.error());
-  const Superseded superseded(*manifests);
-  auto merged = merge_records(inputs, superseded, summary);
-  if (!merged) return std::unexpected(merged.error());
+namespace {
 
-  auto store = RunStore::create(output);
+/// Where a merge builds its output: a hidden sibling of it ("DIR/.NAME.merging"), renamed to it once
+/// the manifest is written, so a merge killed midway leaves `output` untouched and the same command
+/// runs again (removing what the killed one left).
+std::filesystem::path staging_dir(std::filesystem::path output) {
+  output = output.lexically_normal();
+  if (output.filename().empty()) output = output.parent_path();  // "m/"
+  return output.parent_path() / ("." + output.filename().string() + ".merging");
+}
+
+/// `output` must be new (or an empty directory); a staging directory left by a killed merge is
+/// removed, one a running merge holds is refused.
+core::Expected<void> prepare_output(const std::filesystem::path& output, const std::filesystem::path& staging) {
+  std::error_code ec;
+  if (std::filesystem::exists(output, ec) &&
+      !(std::filesystem::is_directory(output, ec) && std::filesystem::is_empty(output, ec)))
+    return core::fail(core::ErrorKind::invalid, output.string() + " already exists and is not an empty directory: "
+                                                    "a merge writes a new run directory; choose another -o (or "
+                                                    "remove " + output.string() + ")");
+  if (!std::filesystem::exists(staging, ec)) return {};
+  if (auto pid = RunStore::lock_holder(staging))
+    return core::fail(core::ErrorKind::invalid, "another merge into " + output.string() + " is running (kvsweep pid " +
+                                                    *pid + " holds " + staging.string() + ")");
+  std::filesystem::remove_all(staging, ec);  // what a merge killed midway left
+  if (ec) return core::fail(core::ErrorKind::io, "cannot remove " + staging.string() + " (left by a merge that did "
+                                                     "not finish): " + ec.message());
+  return {};
+}
+
+/// Writes the merged run into `dir` (the staging directory).
+core::Expected<void> write_merged(const std::vector<std::filesystem::path>& inputs,
+                                  const std::vector<Manifest>& manifests, const std::vector<nlohmann::json>& merged,
+                                  const Superseded& superseded, const std::filesystem::path& dir,
+                                  bool allow_build_change, MergeSummary& summary) {
+  auto store = RunStore::create(dir);
   if (!store) return std::unexpected(store.error());
-  for (const auto& r : *merged) {
+  for (const auto& r : merged) {
     if (auto a = store->append(r); !a) return std::unexpected(a.error());
   }
-  summary.records = merged->size();
+  summary.records = merged.size();
 
   // Manifest: the first one's provenance; cells joined; logs copied.
-  Manifest manifest = (*manifests)[0];
+  Manifest manifest = manifests[0];
   manifest.shard.reset();
   nlohmann::json cells = nlohmann::json::array();
   std::set<core::CellKey> cell_keys;
   bool complete = true;
   nlohmann::json from = nlohmann::json::array();
-  for (std::size_t i = 0; i < manifests->size(); ++i) {
-    const Manifest& m = (*manifests)[i];
+  for (std::size_t i = 0; i < manifests.size(); ++i) {
+    const Manifest& m = manifests[i];
     nlohmann::json shard;
     if (m.shard) shard = {{"index", m.shard->index}, {"count", m.shard->count}};
     from.push_back({{"dir", std::filesystem::absolute(inputs[i]).string()}, {"shard", shard}, {"status", m.status_text()}});
@@ -213,12 +235,12 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
     }
     std::error_code ec;
     for (const auto& f : std::filesystem::directory_iterator(inputs[i] / "logs", ec)) {
-      auto dest = output / "logs" / f.path().filename();
-      if (std::filesystem::exists(dest)) dest = output / "logs" / (f.path().stem().string() + "-" + std::to_string(i) + ".log");
+      auto dest = dir / "logs" / f.path().filename();
+      if (std::filesystem::exists(dest)) dest = dir / "logs" / (f.path().stem().string() + "-" + std::to_string(i) + ".log");
       std::filesystem::copy_file(f.path(), dest, ec);
     }
   }
-  summary.missing_shards = missing_shards(*manifests);
+  summary.missing_shards = missing_shards(manifests);
   complete = complete && summary.missing_shards.empty();
 
   summary.cells = cells.size();
@@ -228,6 +250,37 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
   manifest.status = complete ? "complete" : "partial";
   manifest.updated_at = core::iso8601(std::chrono::system_clock::now());
   if (auto w = store->write_manifest(to_json(manifest)); !w) return std::unexpected(w.error());
+  return {};
+}
+
+}  // namespace
+
+core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>& inputs,
+                                        const std::filesystem::path& output, bool allow_build_change) {
+  if (inputs.size() < 2) return core::fail(core::ErrorKind::invalid, "merge needs at least two run directories");
+  const std::filesystem::path staging = staging_dir(output);
+  if (auto ready = prepare_output(output, staging); !ready) return std::unexpected(ready.error());
+  MergeSummary summary;
+  summary.runs = inputs.size();
+  auto manifests = read_manifests(inputs);
+  if (!manifests) return std::unexpected(manifests.error());
+  if (auto same = check_one_config(inputs, *manifests); !same) return std::unexpected(same.error());
+  if (auto same = check_one_build(inputs, *manifests, allow_build_change); !same) return std::unexpected(same.error());
+  const Superseded superseded(*manifests);
+  auto merged = merge_records(inputs, superseded, summary);
+  if (!merged) return std::unexpected(merged.error());
+
+  auto written = write_merged(inputs, *manifests, *merged, superseded, staging, allow_build_change, summary);
+  std::error_code ec;
+  if (written) {
+    std::filesystem::rename(staging, output, ec);
+    if (ec) written = core::fail(core::ErrorKind::io, "cannot rename " + staging.string() + " to " + output.string() +
+                                                          ": " + ec.message());
+  }
+  if (!written) {
+    std::filesystem::remove_all(staging, ec);
+    return std::unexpected(written.error());
+  }
   return summary;
 }
 

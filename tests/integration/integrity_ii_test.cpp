@@ -1,7 +1,11 @@
 // Issue 41's defects that need the kvsweep process (one test each, named after the defect): the
 // server build as part of a run's identity (resume and merge), a resume without its manifest onto
 // another config's records, a new run inheriting a directory's old cells, and a server binary that
-// is a directory passing the dry run. All on the real llama-server and the tiny model.
+// is a directory passing the dry run, and a merge killed midway that could not run again. All on
+// the real llama-server and the tiny model.
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -23,6 +27,18 @@ nlohmann::json one_cell() {
   cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
   cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 4}, {"prompts", {"One", "Two"}}}};
   return cfg;
+}
+
+// Two cells (f16/f16, q8_0/f16) run as shards 0/2 and 1/2 into dir/s0 and dir/s1.
+void run_two_shards(const kt::TempDir& dir) {
+  auto cfg = one_cell();
+  cfg["grid"]["k"] = {"f16", "q8_0"};
+  const auto config = kt::write_config(dir, cfg);
+  for (int i = 0; i < 2; ++i) {
+    auto r = kt::run_kvsweep({"run", config.string(), "--shard", std::to_string(i) + "/2", "-o",
+                              (dir / ("s" + std::to_string(i))).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
 }
 
 void set_server_version(const std::filesystem::path& run, const std::string& version) {
@@ -54,14 +70,7 @@ TEST(IntegrityII, AResumeWithAnotherServerBuildIsRefusedUnlessAllowedAndThenReco
 
 TEST(IntegrityII, MergingShardsOfTwoServerBuildsIsRefusedUnlessAllowed) {
   kt::TempDir dir;
-  auto cfg = one_cell();
-  cfg["grid"]["k"] = {"f16", "q8_0"};
-  const auto config = kt::write_config(dir, cfg);
-  for (int i = 0; i < 2; ++i) {
-    auto r = kt::run_kvsweep({"run", config.string(), "--shard", std::to_string(i) + "/2", "-o",
-                              (dir / ("s" + std::to_string(i))).string()});
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-  }
+  ASSERT_NO_FATAL_FAILURE(run_two_shards(dir));
   set_server_version(dir / "s1", "0.0.1 (build 9, commit abcdef0)");
   auto r = kt::run_kvsweep({"merge", (dir / "s0").string(), (dir / "s1").string(), "-o", (dir / "m").string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -119,4 +128,33 @@ TEST(IntegrityII, AServerBinaryThatIsADirectoryFailsTheDryRun) {
   r = kt::run_kvsweep({"run", kt::write_config(dir, cfg, "b.json").string(), "--dry-run"});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("is not executable")) << r.output;
+}
+
+TEST(IntegrityII, AMergeKilledMidwayCanBeRunAgainWithTheSameCommand) {
+  kt::TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(run_two_shards(dir));
+  const std::vector<std::string> merge = {"merge", (dir / "s0").string(), (dir / "s1").string(), "-o",
+                                          (dir / "m").string()};
+  // Killed midway: files may grow to half of one shard's records, then SIGXFSZ (default action: the
+  // kernel kills the process) stops the merge inside its records.
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = std::filesystem::file_size(dir / "s0" / "records.jsonl") / 2;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  auto killed = kt::run_kvsweep(merge);  // the child inherits the limit
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ASSERT_EQ(killed.exit_code, 128 + SIGXFSZ) << killed.output;
+
+  // The same command again: a whole merged run.
+  auto again = kt::run_kvsweep(merge);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(kt::read_manifest(dir / "m")["status"], "complete");
+  EXPECT_EQ(kt::read_records(dir / "m").size(), 4u);  // two items of each of the two cells
+  EXPECT_FALSE(std::filesystem::exists(dir / ".m.merging"));
+  // A merge into a directory that holds something says what to do, naming no command merge lacks.
+  auto into_full = kt::run_kvsweep(merge);
+  EXPECT_EQ(into_full.exit_code, 2) << into_full.output;
+  EXPECT_THAT(into_full.output, HasSubstr("already exists and is not an empty directory")) << into_full.output;
+  EXPECT_THAT(into_full.output, ::testing::Not(HasSubstr("--resume"))) << into_full.output;
 }

@@ -23,8 +23,10 @@ struct MergeSummary {
   std::vector<std::string> missing_shards;  // "I/N" of shards not among the inputs (the run is then partial)
 };
 
-/// Joins `inputs` into a new run directory `output` (which must not hold records). Inputs of
-/// different server builds are refused unless `allow_build_change` (then recorded in the manifest).
+/// Joins `inputs` into a new run directory `output` (absent, or an empty directory). The run is
+/// built in a hidden sibling (".NAME.merging") and renamed to `output` once whole, so a merge killed
+/// midway leaves `output` as it was and the same command can run again. Inputs of different server
+/// builds are refused unless `allow_build_change` (then recorded in the manifest).
 core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>& inputs,
                                         const std::filesystem::path& output, bool allow_build_change = false);
 
