@@ -32,7 +32,8 @@ struct Exchange {
   std::string body;
   bool stopped = false;   // the caller's on_bytes said stop
   bool expired = false;   // the whole-request deadline passed
-  bool oversize = false;  // more bytes than the request's limit
+  bool oversize = false;  // more bytes than the request's limit, or more header lines than httplib's bound
+  bool endless_headers = false;  // the header lines passed CPPHTTPLIB_HEADER_MAX_COUNT
   double seconds = 0;
 };
 
@@ -79,6 +80,10 @@ struct Client::Impl {
     x.expired = watchdog.disarm();
     x.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (x.ok) x.status = res.status;
+    // httplib stops reading headers at its bound (a Read error) with those it read kept: an answer
+    // whose headers never end fails here, not at the deadline with all of them in memory.
+    if (!x.ok && x.error == httplib::Error::Read && res.headers.size() >= CPPHTTPLIB_HEADER_MAX_COUNT)
+      x.oversize = x.endless_headers = true;
     return x;
   }
 };
@@ -124,6 +129,11 @@ core::Error exchange_error(const Exchange& x, const std::string& what, std::chro
     return {core::ErrorKind::timeout,
             what + ": no complete answer within " + seconds_text(std::chrono::duration<double>(deadline).count()) +
                 " s (server.request_timeout_s bounds the whole request); stopped waiting",
+            0};
+  if (x.endless_headers)
+    return {core::ErrorKind::oversize,
+            what + ": the answer's header lines passed " + std::to_string(CPPHTTPLIB_HEADER_MAX_COUNT) +
+                ", more than any server sends; stopped reading",
             0};
   if (x.oversize)
     return {core::ErrorKind::oversize,

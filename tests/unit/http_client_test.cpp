@@ -1,6 +1,7 @@
 // http::Client against a minimal HTTP/1.1 server on a real 127.0.0.1 socket in this process: the
 // socket options only a socket shows (TCP_NODELAY, issue 21: without it each POST waited ~45 ms
-// for a delayed ACK), and LlamaApi's multi-prompt request. Plus the request trace's parsers.
+// for a delayed ACK), an answer whose headers never end (issue 41), and LlamaApi's multi-prompt
+// request. Plus the request trace's parsers.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -29,22 +30,26 @@ namespace {
 
 using nlohmann::json;
 
+/// A socket listening on 127.0.0.1 at a port the kernel picks (written to `port`).
+int listen_on_loopback(int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 4) != 0)
+    throw std::runtime_error("cannot listen on 127.0.0.1");
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
 /// An HTTP/1.1 server on 127.0.0.1 that answers every request, one connection at a time, with
 /// 200 and `body` (Content-Length, kept alive), and keeps the request bodies it received.
 class LocalServer {
  public:
-  explicit LocalServer(std::string body) : m_body(std::move(body)) {
-    m_listen = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (m_listen < 0 || ::bind(m_listen, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(m_listen, 4) != 0)
-      throw std::runtime_error("LocalServer: cannot listen on 127.0.0.1");
-    socklen_t len = sizeof addr;
-    ::getsockname(m_listen, reinterpret_cast<sockaddr*>(&addr), &len);
-    m_port = ntohs(addr.sin_port);
+  explicit LocalServer(std::string body) : m_body(std::move(body)), m_listen(listen_on_loopback(m_port)) {
     m_thread = std::thread([this] { serve(); });
   }
   ~LocalServer() {
@@ -100,12 +105,54 @@ class LocalServer {
   }
 
   std::string m_body;
-  int m_listen = -1;
   int m_port = 0;
+  int m_listen = -1;
   std::atomic<int> m_conn{-1};
   std::atomic<bool> m_stopping{false};
   std::mutex m_mutex;
   std::vector<std::string> m_bodies;
+  std::thread m_thread;
+};
+
+/// A hostile server on 127.0.0.1 (issue 41): to the first request it answers a status line, then
+/// header lines without end until the client goes, counting the bytes it got out.
+class EndlessHeaders {
+ public:
+  EndlessHeaders() : m_listen(listen_on_loopback(m_port)) { m_thread = std::thread([this] { serve(); }); }
+  ~EndlessHeaders() {
+    m_stopping = true;
+    ::shutdown(m_listen, SHUT_RDWR);  // wakes accept()
+    m_thread.join();
+    ::close(m_listen);
+  }
+  EndlessHeaders(const EndlessHeaders&) = delete;
+  EndlessHeaders& operator=(const EndlessHeaders&) = delete;
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
+  std::size_t sent() const { return m_sent; }
+
+ private:
+  void serve() {
+    const int c = ::accept(m_listen, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[4096];
+    (void)::recv(c, buf, sizeof buf, 0);  // the request: a GET's head fits one read
+    std::string lines;
+    for (int i = 0; i < 1000; ++i) lines += "X-Padding-" + std::to_string(i) + ": 0123456789abcdef0123456789abcdef\r\n";
+    std::string out = "HTTP/1.1 200 OK\r\n" + lines;
+    while (!m_stopping) {
+      const ssize_t n = ::send(c, out.data(), out.size(), MSG_NOSIGNAL);
+      if (n <= 0) break;  // the client closed the connection
+      m_sent += static_cast<std::size_t>(n);
+      out = lines;  // a partial send only cuts a line short; the next lines follow whole
+    }
+    ::close(c);
+  }
+
+  int m_port = 0;
+  int m_listen = -1;
+  std::atomic<bool> m_stopping{false};
+  std::atomic<std::size_t> m_sent{0};
   std::thread m_thread;
 };
 
@@ -153,6 +200,20 @@ TEST(HttpClient, StreamedRequestsGoOutOnASocketWithTcpNodelay) {
   });
   ASSERT_TRUE(got) << got.error().message;
   EXPECT_EQ(nodelay_while_streaming, 1);
+}
+
+// Issue 41: a server sending header lines without end grew kvsweep by 1.85 GB in 12 s, until the
+// request's deadline; the client now fails the request at the bound on an answer's header lines
+// (cpp-httplib's CPPHTTPLIB_HEADER_MAX_COUNT), an oversize answer, long before its deadline.
+TEST(IntegrityII, EndlessResponseHeadersFailTheRequestInsteadOfGrowing) {
+  EndlessHeaders server;
+  kvsweep::http::Client client(server.url(), {std::chrono::milliseconds(2000), std::chrono::milliseconds(3000)});
+  auto r = client.get("/health");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().kind, kvsweep::core::ErrorKind::oversize) << r.error().message;
+  EXPECT_THAT(r.error().message, HasSubstr("header lines")) << r.error().message;
+  // What the client let in before it stopped: ~100 lines, plus what the sockets' buffers held.
+  EXPECT_LT(server.sent(), 16u << 20) << r.error().message;
 }
 
 TEST(LlamaApi, CompleteEachSendsTheTokenPromptsInOneRequestAndKeepsTheirOrder) {
