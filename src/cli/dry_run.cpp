@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "kvsweep/report/analysis/plan_power.hpp"
 #include "kvsweep/report/analysis/plan_time.hpp"
 #include "kvsweep/sweep/previous_run.hpp"
+#include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::cli {
 
@@ -132,6 +134,38 @@ void print_launch(const config::Config& cfg, const sweep::Cell& cell, int n_ctx)
   std::printf("launch (%s, cell %s): %s\n", cfg.server.command.server.c_str(), cell.label().c_str(), line.c_str());
 }
 
+/// A resume's plan: the items of the planned cells the run has recorded ok (kept, not run again) and
+/// those left to run; what a grown config adds.
+void print_resume(const std::string& run_dir, const std::vector<sweep::Cell>& cells,
+                  const std::vector<std::unique_ptr<probe::Probe>>& probes, const sweep::RunOptions& ropts) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(run_dir, ec)) {
+    std::printf("resume %s: no such run directory (the run would fail to open it)\n", run_dir.c_str());
+    return;
+  }
+  auto records = sweep::RunStore::read_records(run_dir);
+  std::set<std::string> ok;
+  if (records)
+    for (const auto& r : *records)
+      if (r.value("status", "") == "ok" && r.contains("cell")) ok.insert(sweep::triple_key_of(r));
+  std::size_t planned = 0, kept = 0;
+  for (const auto& cell : cells)
+    for (const auto& p : probes) {
+      if (!ropts.filter.matches_probe(p->name())) continue;
+      for (const auto& item : p->items()) {
+        ++planned;
+        if (ok.contains(sweep::triple_key(cell.key(), p->name(), item.key))) ++kept;
+      }
+    }
+  std::printf("resume %s: %zu of these %zu items are recorded ok and kept; %zu to run\n", run_dir.c_str(), kept,
+              planned, planned - kept);
+  if (!ropts.grown.is_object()) return;
+  std::printf("the config grows the run (config hash %s → %s):\n", ropts.grown.value("from_config_hash", "").c_str(),
+              ropts.grown.value("to_config_hash", "").c_str());
+  for (const auto& a : ropts.grown.value("added", nlohmann::json::array()))
+    std::printf("  + %s\n", a.get<std::string>().c_str());
+}
+
 }  // namespace
 
 std::filesystem::path runs_directory(const config::Config& cfg) {
@@ -140,7 +174,7 @@ std::filesystem::path runs_directory(const config::Config& cfg) {
 }
 
 int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                  const sweep::RunOptions& ropts, server::Backend& backend) {
+                  const sweep::RunOptions& ropts, server::Backend& backend, const std::string& resumed_dir) {
   auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
   sweep::select_cells(cells, ropts.filter);
   std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
@@ -186,6 +220,7 @@ int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<p
       std::printf("\n");
     }
   }
+  if (!resumed_dir.empty()) print_resume(resumed_dir, cells, probes, ropts);
   return core::exit_code::ok;
 }
 

@@ -284,23 +284,32 @@ void resolve_variant_binaries(const config::Config& cfg, sweep::RunOptions& ropt
   }
 }
 
-/// The run's store: a new run directory, or the resumed one checked against its manifest (the config's
-/// hash, the models' hashes into `ropts`, the probes' input files); a torn last record is cut off with a warning.
-sweep::RunStore open_store(const RunTarget& target, const config::Config& cfg,
-                           const std::vector<std::unique_ptr<probe::Probe>>& probes, sweep::RunOptions& ropts) {
-  auto store = target.resume ? sweep::RunStore::open(target.run_dir) : sweep::RunStore::create(target.run_dir);
-  if (!store) throw core::FatalError(store.error().message);
-  if (!target.resume) return std::move(*store);
+/// A resume's checks, before the dry run (which shows their outcome) and the run: the config is the
+/// run's or only grows it (else refused, naming the change; a run without a manifest: its records must
+/// fit the config), and the models and input files are those the run started with (their hashes into `ropts`).
+void check_resume(const RunTarget& target, const config::Config& cfg,
+                  const std::vector<std::unique_ptr<probe::Probe>>& probes, sweep::RunOptions& ropts, bool announce) {
+  if (!target.resume) return;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(target.run_dir, ec)) return;  // opening the store says so
   if (target.previous) {
-    std::string old_hash = target.previous->value("config_hash", "");
-    if (!old_hash.empty() && old_hash != config::config_hash(cfg))
-      throw core::FatalError("--resume " + target.run_dir + ": the config changed since the run started (hash " +
-                             old_hash + " → " + config::config_hash(cfg) + "); start a new run instead");
+    ropts.grown = check_growth(cfg, probes, *target.previous, target.run_dir);
+    if (announce && ropts.grown.is_object())
+      std::fprintf(stderr, "kvsweep: the run grows (config hash %s → %s): its records are kept, only what is new runs\n",
+                   ropts.grown.value("from_config_hash", "").c_str(), ropts.grown.value("to_config_hash", "").c_str());
+  } else {
+    check_records_fit(cfg, probes, target.run_dir);
   }
-  if (!target.previous) check_records_fit(cfg, probes, target.run_dir);
   ropts.models = checked_models(cfg, target.previous, target.run_dir);
   check_inputs(probes, target.previous, target.run_dir);
-  if (store->repaired_bytes() > 0)
+}
+
+/// The run's store: a new run directory, or the resumed one (checked before by check_resume); a torn
+/// last record is cut off with a warning.
+sweep::RunStore open_store(const RunTarget& target) {
+  auto store = target.resume ? sweep::RunStore::open(target.run_dir) : sweep::RunStore::create(target.run_dir);
+  if (!store) throw core::FatalError(store.error().message);
+  if (target.resume && store->repaired_bytes() > 0)
     spdlog::warn("records.jsonl ended in a torn line ({} bytes); cut it off, the item will run again",
                  store->repaired_bytes());
   return std::move(*store);
@@ -411,16 +420,19 @@ int run_command(const RunOpts& o) {
     }
   }
 
+  // The dry run shows a growth in its plan; the run says it once (not under -q).
+  check_resume(target, cfg, probes, ropts, !o.dry_run && spdlog::get_level() < spdlog::level::warn);
+
   // The dry run after the checks: a missing model, binary or server fails it as it would fail the run.
   // Tags missing from Ollama's store are named with the `ollama pull` that fetches each (the run
   // would record their cells load_failed); the plan itself still prints.
   if (o.dry_run) {
     print_ollama_models(cfg, *backend);
-    return print_dry_run(cfg, probes, ropts, *backend);
+    return print_dry_run(cfg, probes, ropts, *backend, target.resume ? target.run_dir : "");
   }
 
   if (target.run_dir.empty()) target.run_dir = default_run_dir(cfg);
-  sweep::RunStore store = open_store(target, cfg, probes, ropts);
+  sweep::RunStore store = open_store(target);
   const std::string& run_dir = target.run_dir;
   if (spdlog::get_level() < spdlog::level::warn) std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
 

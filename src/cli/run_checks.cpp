@@ -4,10 +4,13 @@
 #include <map>
 #include <set>
 
+#include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/sweep/growth.hpp"
 #include "kvsweep/sweep/input_hashes.hpp"
 #include "kvsweep/sweep/plan.hpp"
 #include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/runner.hpp"
 
 namespace kvsweep::cli {
 
@@ -51,31 +54,92 @@ void check_inputs(const std::vector<std::unique_ptr<probe::Probe>>& probes, cons
                          "-o NEW_DIR (or restore the file)");
 }
 
-void check_records_fit(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                       const std::string& run_dir) {
+namespace {
+
+/// What this config asks: its grid's cells and each probe's items with their specs.
+struct Asked {
+  std::set<core::CellKey> cells;
+  std::map<std::string, std::map<std::string, nlohmann::json>> items;  // probe -> item key -> its spec
+};
+
+Asked asked_by(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes) {
+  Asked a;
+  for (const auto& c : sweep::grid_cells(config)) a.cells.insert(static_cast<const core::CellKey&>(c));
+  for (const auto& p : probes)
+    for (const auto& item : p->items()) a.items[p->name()][item.key] = item.spec;
+  return a;
+}
+
+/// Why `r` could not have been written by the config that asks `a`; "" when it could.
+std::string misfit(const nlohmann::json& r, const Asked& a) {
+  const core::CellKey cell = core::CellKey::from_json(r.value("cell", nlohmann::json::object()));
+  const std::string probe = r.value("probe", "");
+  const std::string item = r.value("item", "");
+  if (!a.cells.contains(cell)) return "cell " + cell.label() + " is not in this config's grid";
+  const auto p = a.items.find(probe);
+  if (p == a.items.end()) return "probe '" + probe + "' is not in this config";
+  const auto i = p->second.find(item);
+  if (i == p->second.end()) return "item " + probe + "/" + item + " is not one of this config's";
+  // The item's spec (its prompt, function, seed…) as the record stored it: same key, other content.
+  if (r.contains("spec") && r["spec"] != i->second)
+    return "item " + probe + "/" + item + " asks something else in this config (its spec differs)";
+  return "";
+}
+
+/// The run's records; a FatalError when they cannot be read.
+std::vector<nlohmann::json> records_of(const std::string& run_dir) {
   auto records = sweep::RunStore::read_records(run_dir);
   if (!records) throw core::FatalError("--resume " + run_dir + ": " + records.error().message);
-  std::set<core::CellKey> cells;
-  for (const auto& c : sweep::grid_cells(config)) cells.insert(static_cast<const core::CellKey&>(c));
-  std::map<std::string, std::map<std::string, nlohmann::json>> items;  // probe -> item key -> its spec
-  for (const auto& p : probes)
-    for (const auto& item : p->items()) items[p->name()][item.key] = item.spec;
-  for (const auto& r : *records) {
-    const core::CellKey cell = core::CellKey::from_json(r.value("cell", nlohmann::json::object()));
-    const std::string probe = r.value("probe", "");
-    const std::string item = r.value("item", "");
-    std::string why;
-    if (!cells.contains(cell)) why = "cell " + cell.label() + " is not in this config's grid";
-    else if (!items.contains(probe)) why = "probe '" + probe + "' is not in this config";
-    else if (!items[probe].contains(item)) why = "item " + probe + "/" + item + " is not one of this config's";
-    // The item's spec (its prompt, function, seed…) as the record stored it: same key, other content.
-    else if (r.contains("spec") && r["spec"] != items[probe][item])
-      why = "item " + probe + "/" + item + " asks something else in this config (its spec differs)";
-    if (!why.empty())
+  return std::move(*records);
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += "\n  " + l;
+  return out;
+}
+
+}  // namespace
+
+void check_records_fit(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                       const std::string& run_dir) {
+  const Asked asked = asked_by(config, probes);
+  for (const auto& r : records_of(run_dir)) {
+    if (const std::string why = misfit(r, asked); !why.empty())
       throw core::FatalError("--resume " + run_dir + ": the run has no manifest, and its records.jsonl was not written "
                              "with " + config.file.string() + " (" + why + "); resume it with the config it was made "
                              "with, or start a new run with -o NEW_DIR");
   }
+}
+
+nlohmann::json check_growth(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                            const nlohmann::json& previous, const std::string& run_dir) {
+  const std::string before_hash = previous.value("config_hash", "");
+  const std::string now_hash = config::config_hash(config);
+  if (before_hash.empty() || before_hash == now_hash) return nullptr;
+  const std::string refused = "--resume " + run_dir + ": the config changed since the run started (hash " + before_hash +
+                              " → " + now_hash + ")";
+  const std::string instead = "\na resumed run may only grow (more items, cells, models, variants or probes; "
+                              "README \"Growing a run\"): restore the config, or start a new run with -o NEW_DIR";
+  if (!previous.contains("config") || !previous["config"].is_object())
+    throw core::FatalError(refused + ", and its manifest does not record the config it ran, so what changed cannot "
+                           "be told; start a new run with -o NEW_DIR");
+  const sweep::Growth growth = sweep::compare_for_growth(previous["config"], sweep::record_form(config));
+  if (!growth.changed.empty())
+    throw core::FatalError(refused + ", in ways that are not growth:" + joined(growth.changed) + instead);
+  // Items of one run share one context: a longer new item that raises it would make the cells differ.
+  const int n_ctx = sweep::planned_context_size(config, probes);
+  if (const auto was = previous.find("n_ctx"); was != previous.end() && was->is_number_integer() && *was != n_ctx)
+    throw core::FatalError(refused + ": its cells ran with a context of " + std::to_string(was->get<int>()) +
+                           " tokens, the grown config needs " + std::to_string(n_ctx) +
+                           " (set server.ctx to the run's, or start a new run with -o NEW_DIR)");
+  const Asked asked = asked_by(config, probes);
+  for (const auto& r : records_of(run_dir)) {
+    if (const std::string why = misfit(r, asked); !why.empty())
+      throw core::FatalError(refused + ": a record of the run would not be kept: " + why + instead);
+  }
+  return {{"from_config_hash", before_hash}, {"to_config_hash", now_hash}, {"added", growth.added},
+          {"at", core::iso8601(std::chrono::system_clock::now())}};
 }
 
 }  // namespace kvsweep::cli

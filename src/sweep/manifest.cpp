@@ -61,6 +61,10 @@ std::optional<Manifest> Manifest::from_json(const json& j) {
   take_json(rest, "kvsweep", m.kvsweep);
   take_json(rest, "server", m.server);
   take_text(rest, "build_changed_from", m.build_changed_from);
+  if (const auto it = rest.find("grown"); it != rest.end() && it->is_array()) {
+    m.grown = std::move(*it);
+    rest.erase(it);
+  }
   take_json(rest, "variant_servers", m.variant_servers);
   take_json(rest, "host", m.host);
   take_text(rest, "started_at", m.started_at);
@@ -98,6 +102,7 @@ json to_json(const Manifest& m) {
   put_json(j, "kvsweep", m.kvsweep);
   put_json(j, "server", m.server);
   put(j, "build_changed_from", m.build_changed_from);
+  put_json(j, "grown", m.grown);
   put_json(j, "variant_servers", m.variant_servers);
   put_json(j, "host", m.host);
   put(j, "started_at", m.started_at);

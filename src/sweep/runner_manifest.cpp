@@ -11,6 +11,7 @@
 #include "kvsweep/core/version.hpp"
 #include "kvsweep/sweep/attention_paths.hpp"
 #include "kvsweep/sweep/cell_journal.hpp"
+#include "kvsweep/sweep/growth.hpp"
 #include "kvsweep/sweep/model_hashes.hpp"
 
 namespace kvsweep::sweep {
@@ -60,16 +61,17 @@ void Runner::open_manifest() {
   m_manifest.schema_version = kSchemaVersion;
   m_manifest.kind = Manifest::kKind;
   m_manifest.name = m_config.name;
-  m_manifest.config = config::to_json(m_config);
-  // Like the slot environments: values of secret-looking names (…KEY…, …TOKEN…) never reach the run directory.
-  m_manifest.config["server"]["env"] = config::env_for_record(m_config.server.env);
-  for (std::size_t i = 0; i < m_config.variants.size(); ++i)
-    m_manifest.config["variants"][i]["env"] = config::env_for_record(m_config.variants[i].env);
+  m_manifest.config = record_form(m_config);
   m_manifest.config_file = std::filesystem::absolute(m_config.file).string();
   m_manifest.config_hash = config::config_hash(m_config);
   m_manifest.kvsweep = {{"version", core::version()}, {"git_sha", core::git_sha()}};
   m_manifest.server = m_backend.describe();
   if (!m_options.build_changed_from.empty()) m_manifest.build_changed_from = m_options.build_changed_from;
+  // A run that grew (a resume whose config only adds): each growth once, with the hashes it went between.
+  if (m_options.grown.is_object()) {
+    if (!m_manifest.grown.is_array()) m_manifest.grown = nlohmann::json::array();
+    if (m_manifest.grown.empty() || m_manifest.grown.back() != m_options.grown) m_manifest.grown.push_back(m_options.grown);
+  }
   // A variant with its own binary: that build's provenance beside the server's.
   for (const auto& [name, binary] : m_options.variant_binaries)
     m_manifest.variant_servers[name] = m_backend.describe_binary(binary);

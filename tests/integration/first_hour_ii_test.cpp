@@ -184,3 +184,76 @@ TEST(FirstHourII, OnlyKeepsTheReferenceAndAGateOnTheSmallerRunFailsClosed) {
     EXPECT_EQ(kt::run_kvsweep({"compare", fewer.string(), "--baseline", full.string(), "--allow-missing"}).exit_code, 0);
   }
 }
+
+TEST(FirstHourII, ARunGrowsKeepingItsRecordsByteForByteAndRunsOnlyWhatIsNew) {
+  kt::TempDir dir;
+  json cfg = three_cells();
+  cfg["grid"]["k"] = {"f16", "q8_0"};
+  cfg["probes"][0]["prompts"] = {"The capital of France is", "Water boils at"};
+  const path run = dir / "run";
+  auto first = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string before = kt::read_text(run / "records.jsonl");
+  ASSERT_EQ(kt::read_records(run).size(), 4u);
+  const std::string hash_before = kt::read_manifest(run)["config_hash"];
+
+  json grown = cfg;
+  grown["grid"]["k"].push_back("q4_0");
+  grown["probes"][0]["prompts"].push_back("The opposite of hot is");
+  const path grown_config = kt::write_config(dir, grown, "grown.json");
+  {
+    SCOPED_TRACE("--dry-run --resume shows what is kept and what would run, and what the config adds");
+    auto plan = kt::run_kvsweep({"run", grown_config.string(), "--resume", run.string(), "--dry-run"});
+    ASSERT_EQ(plan.exit_code, 0) << plan.output;
+    EXPECT_THAT(plan.output, HasSubstr("4 of these 9 items are recorded ok and kept; 5 to run")) << plan.output;
+    EXPECT_THAT(plan.output, HasSubstr("+ grid.k: 1 more (2 → 3)")) << plan.output;
+    EXPECT_THAT(plan.output, HasSubstr("+ probes[complete].prompts: 1 more (2 → 3)")) << plan.output;
+    EXPECT_EQ(kt::read_text(run / "records.jsonl"), before);
+  }
+  {
+    SCOPED_TRACE("the resume keeps the four records as they were and runs the five new items");
+    auto r = kt::run_kvsweep({"run", grown_config.string(), "--resume", run.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("the run grows (config hash " + hash_before)) << r.output;
+    const std::string after = kt::read_text(run / "records.jsonl");
+    ASSERT_GE(after.size(), before.size());
+    EXPECT_EQ(after.substr(0, before.size()), before);
+    const auto records = kt::read_records(run);
+    ASSERT_EQ(records.size(), 9u);
+    std::set<std::string> triples;
+    for (std::size_t i = 4; i < records.size(); ++i) {
+      EXPECT_EQ(records[i]["status"], "ok") << records[i].dump();
+      EXPECT_TRUE(pair_of(records[i]["cell"]) == "q4_0/f16" || records[i]["item"] == "p2") << records[i].dump();
+    }
+    for (const auto& rec : records) triples.insert(pair_of(rec["cell"]) + " " + rec["item"].get<std::string>());
+    EXPECT_EQ(triples.size(), 9u);
+    const json manifest = kt::read_manifest(run);
+    ASSERT_EQ(manifest["grown"].size(), 1u) << manifest.dump(2);
+    EXPECT_EQ(manifest["config_hash"], manifest["grown"][0]["to_config_hash"]);
+    EXPECT_EQ(manifest["grown"][0]["from_config_hash"], hash_before);
+    EXPECT_EQ(manifest["grown"][0]["added"].size(), 2u) << manifest["grown"].dump();
+    EXPECT_EQ(cells_of(run), (std::set<std::string>{"f16/f16", "q8_0/f16", "q4_0/f16"}));
+  }
+  {
+    SCOPED_TRACE("a change that is not growth is refused naming it, in the dry run too; nothing is written");
+    const std::string now = kt::read_text(run / "records.jsonl");
+    json changed = grown;
+    changed["probes"][0]["max_tokens"] = 32;
+    const path changed_config = kt::write_config(dir, changed, "changed.json");
+    for (const bool dry : {true, false}) {
+      std::vector<std::string> args{"run", changed_config.string(), "--resume", run.string()};
+      if (dry) args.push_back("--dry-run");
+      auto r = kt::run_kvsweep(args);
+      EXPECT_EQ(r.exit_code, 2) << r.output;
+      EXPECT_THAT(r.output, HasSubstr("the config changed since the run started")) << r.output;
+      EXPECT_THAT(r.output, HasSubstr("probes[complete].max_tokens: 16 → 32")) << r.output;
+      EXPECT_THAT(r.output, Not(HasSubstr("items are recorded ok and kept"))) << r.output;
+    }
+    json reordered = grown;
+    reordered["probes"][0]["prompts"] = {"Water boils at", "The capital of France is", "The opposite of hot is"};
+    auto r = kt::run_kvsweep({"run", kt::write_config(dir, reordered, "reordered.json").string(), "--resume", run.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("asks something else in this config (its spec differs)")) << r.output;
+    EXPECT_EQ(kt::read_text(run / "records.jsonl"), now);
+  }
+}

@@ -22,7 +22,9 @@ std::filesystem::path runs_directory(const config::Config& config);
 /// with -c 512 for the count, then stopped; external: the attached server) and asks /tokenize; an
 /// Ollama backend has no tokenize endpoint, so the count is left out. The time is estimated per model
 /// from the complete run under runs_directory() that ran the same model file last. Returns the exit code.
+/// With `resumed_dir` (--dry-run --resume DIR, its checks passed): what the run keeps of its records
+/// and what it would run, and what the config adds when it grows the run (options.grown).
 int print_dry_run(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                  const sweep::RunOptions& options, server::Backend& backend);
+                  const sweep::RunOptions& options, server::Backend& backend, const std::string& resumed_dir = "");
 
 }  // namespace kvsweep::cli

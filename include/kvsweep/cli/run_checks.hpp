@@ -35,4 +35,12 @@ void check_inputs(const std::vector<std::unique_ptr<probe::Probe>>& probes, cons
 void check_records_fit(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
                        const std::string& run_dir);
 
+/// For a resume whose config hash is not the run's (`previous`, its manifest): the config may only
+/// grow it (sweep/growth: more items, cells, models, variants, probes) with every record of the run
+/// still asked, spec for spec, and the same context size. Returns what the manifest records of the
+/// growth ({from_config_hash, to_config_hash, added, at}); null when the hash is the run's. Throws
+/// FatalError listing each change that is not growth, or the record that would not be kept.
+nlohmann::json check_growth(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                            const nlohmann::json& previous, const std::string& run_dir);
+
 }  // namespace kvsweep::cli

@@ -28,6 +28,7 @@ struct Manifest {
   nlohmann::json kvsweep;           // {version, git_sha} of the kvsweep that ran it
   nlohmann::json server;            // the backend's describe(): backend, binary, version, built_with, …
   std::optional<std::string> build_changed_from;  // a resume on another build: the build it started with
+  nlohmann::json grown;             // resumes whose config added to the run's: [{from_config_hash, to_config_hash, added, at}]
   nlohmann::json variant_servers;   // variant name → its own binary's describe()
   nlohmann::json host;              // core::host_info()
   std::optional<std::string> started_at, updated_at, finished_at;  // ISO 8601, UTC

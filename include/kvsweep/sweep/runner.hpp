@@ -103,6 +103,9 @@ struct RunOptions {
   /// A resume allowed to continue with another server build (--allow-build-change): the build the run
   /// started with, kept in the manifest as "build_changed_from" beside the new "server".
   std::string build_changed_from;
+  /// A resume whose config added to the run's (cli's check_growth): {from_config_hash, to_config_hash,
+  /// added, at}, appended to the manifest's "grown"; null otherwise.
+  nlohmann::json grown;
 };
 
 class Runner {
