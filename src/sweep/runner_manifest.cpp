@@ -40,6 +40,7 @@ nlohmann::json cell_result_json(const CellResult& r) {
     j["started_at"] = r.started_at;
     j["finished_at"] = r.finished_at;
   }
+  if (r.load_avg >= 0) j["load_avg"] = r.load_avg;
   if (!r.lifecycle.empty()) j["lifecycle"] = r.lifecycle;
   if (r.slot >= 0) {
     j["slot"] = r.slot;

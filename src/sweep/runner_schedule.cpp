@@ -2,6 +2,8 @@
 
 #include "kvsweep/sweep/runner.hpp"
 
+#include <cstdlib>
+
 #include <condition_variable>
 #include <exception>
 #include <set>
@@ -73,6 +75,8 @@ CellResult Runner::run_timed(const Cell& cell, std::size_t index, std::size_t co
   r.wall_s = core::seconds_between(c0, std::chrono::steady_clock::now());
   r.started_at = core::iso8601_ms(w0);
   r.finished_at = core::iso8601_ms(std::chrono::system_clock::now());
+  // How busy the host was: a speed measured on a loaded host is a weak number (the report says so).
+  if (double load[1]; ::getloadavg(load, 1) == 1) r.load_avg = load[0];
   if (slot >= 0) {
     r.slot = slot;
     r.slot_env = config::expand_slot_env(m_options.slot_env, slot);

@@ -315,6 +315,43 @@ TEST(Cost, BytesPerTokenMemoryAndSpeedRelativeToTheReference) {
       << cost_markdown(data, costs);
 }
 
+TEST(Cost, SpeedRatiosFromFewItemsOrALoadedHostCarryTheirCaveat) {
+  const RunData plenty = literal_run();
+  const CostTable calm = cell_costs(plenty);
+  EXPECT_EQ(calm.find(*plenty.find_cell("m", "q8_0", "q8_0"))->speed_caveat, "");
+  EXPECT_THAT(cost_markdown(plenty, calm), Not(HasSubstr("to take lightly")));
+
+  // Two items a cell, and the q4_0 cell ended with the load at 6.2 on a 2-core host.
+  json manifest = {{"name", "few"},
+                   {"n_ctx", 4096},
+                   {"host", {{"cores", 2}}},
+                   {"probes", {{{"name", "complete"}, {"kind", "complete"},
+                                {"metrics", {{{"name", "match_reference"}, {"direction", "higher"}, {"kind", "binary"},
+                                              {"role", "quality"}}}}}}},
+                   {"cells", {cell("f16", "f16", 2, 2), cell("q8_0", "f16", 1.0625, 2), cell("q4_0", "f16", 0.5625, 2)}},
+                   {"config", {{"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}}}}}};
+  manifest["cells"][2]["load_avg"] = 6.2;
+  manifest["cells"][1]["load_avg"] = 0.4;
+  std::vector<json> records;
+  for (int i = 0; i < 2; ++i)
+    for (const std::string k : {"f16", "q8_0", "q4_0"})
+      records.push_back(record(k, "f16", "complete", i, {{"match_reference", 1}}));
+  auto few = RunData::from(std::move(manifest), std::move(records));
+  ASSERT_TRUE(few.has_value());
+  const CostTable costs = cell_costs(*few);
+  EXPECT_EQ(costs.find(*few->reference("m"))->speed_caveat, "");
+  EXPECT_EQ(costs.find(*few->find_cell("m", "q8_0", "f16"))->speed_caveat, "from 2 items");
+  EXPECT_EQ(costs.find(*few->find_cell("m", "q4_0", "f16"))->speed_caveat,
+            "from 2 items; host loaded (load 6.2 on 2 cores)");
+  EXPECT_THAT(cost_markdown(*few, costs), HasSubstr("Prefill and decode × to take lightly"));
+  EXPECT_THAT(cost_markdown(*few, costs), HasSubstr("m q4_0/f16: from 2 items; host loaded (load 6.2 on 2 cores)"));
+  for (const auto& c : cost_json(*few, costs)["cells"])
+    EXPECT_EQ(c.value("speed_caveat", ""), c["id"] == "m-q4_0-f16"   ? "from 2 items; host loaded (load 6.2 on 2 cores)"
+                                           : c["id"] == "m-q8_0-f16" ? "from 2 items"
+                                                                     : "")
+        << c.dump();
+}
+
 /// A recall-shaped cell: one long prefill of the corpus, then short follow-ups served from the prefix cache.
 RunData prefill_run(int items, bool with_speed) {
   json manifest = {{"name", "p"},

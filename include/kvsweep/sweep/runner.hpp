@@ -46,6 +46,7 @@ struct CellResult {
   server::EffectiveKv effective;
   std::string started_at;   // wall clock, ms precision (cells of a parallel run overlap)
   std::string finished_at;
+  double load_avg = -1;     // the host's 1-minute load average as the cell ended; -1 when unknown
   int slot = -1;            // the slot the server ran in; -1 when no slot was used (serial, no slot env)
   std::vector<std::pair<std::string, std::string>> slot_env;  // the slot's environment as the server got it
   std::optional<ContextShortfall> shortfall;  // a probe's prompt did not fit the cell's context

@@ -189,6 +189,40 @@ const CellCost* CostTable::find(std::size_t cell) const {
   return nullptr;
 }
 
+namespace {
+
+/// "from 2 items" when a counted rate of `c` or `ref` rests on fewer than kMinItemsForRatio items.
+std::string few_items(const CellCost& c, const CellCost& ref) {
+  std::size_t fewest = kMinItemsForRatio;
+  for (const Rate* r : {&c.prompt, &c.decode, &ref.prompt, &ref.decode})
+    if (r->n > 0) fewest = std::min(fewest, r->n);
+  if (fewest >= kMinItemsForRatio) return "";
+  return "from " + std::to_string(fewest) + (fewest == 1 ? " item" : " items");
+}
+
+/// "host loaded (load 6.2 on 2 cores)" when the cell or its reference ended with the load above the cores.
+std::string loaded(const RunData& data, const CellCost& c, const CellCost& ref) {
+  const double cores = num(data.manifest().host, "cores");
+  if (!(cores > 0)) return "";
+  double worst = -1;
+  for (const CellCost* side : {&c, &ref}) {
+    const double load = num(manifest_cell(data, data.cells()[side->cell]), "load_avg");
+    if (std::isfinite(load)) worst = std::max(worst, load);
+  }
+  if (!(worst > cores)) return "";
+  return "host loaded (load " + fixed(worst, 1) + " on " + fixed(cores, 0) + " cores)";
+}
+
+std::string speed_caveat(const RunData& data, const CellCost& c, const CellCost& ref) {
+  if (&c == &ref || !(std::isfinite(c.prompt_x) || std::isfinite(c.decode_x))) return "";
+  std::string out = few_items(c, ref);
+  const std::string load = loaded(data, c, ref);
+  if (!load.empty()) out += (out.empty() ? "" : "; ") + load;
+  return out;
+}
+
+}  // namespace
+
 CostTable cell_costs(const RunData& data, std::optional<int> context, const SummaryOptions& options) {
   CostTable table;
   const int run_ctx = data.manifest().n_ctx.value_or(0);
@@ -259,6 +293,7 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
     }
     c.pp_x_worst = std::isfinite(pp_worst) ? pp_worst : c.prompt_x;
     c.tg_x_worst = std::isfinite(tg_worst) ? tg_worst : c.decode_x;
+    if (r) c.speed_caveat = speed_caveat(data, c, *r);
   }
   return table;
 }
@@ -281,6 +316,12 @@ void cost_section(Document& doc, const RunData& data, const CostTable& costs) {
     t.rows.push_back(std::move(row));
   }
   doc.table(std::move(t));
+  std::string weak;
+  for (const auto& c : costs.cells)
+    if (!c.speed_caveat.empty()) weak += (weak.empty() ? "" : "; ") + data.cells()[c.cell].group() + " " + data.cells()[c.cell].types() + ": " + c.speed_caveat;
+  if (!weak.empty())
+    doc.paragraph("Prefill and decode × to take lightly (fewer than " + std::to_string(kMinItemsForRatio) +
+                  " items, or a host busier than its cores, move them by more than a K/V type does): " + weak + ".");
   path_memory_section(doc, data, costs);
 }
 
@@ -323,6 +364,7 @@ nlohmann::ordered_json cost_json(const RunData& data, const CostTable& costs) {
                      {"decode_tps", rate(c.decode)},
                      {"decode_x", c.decode_x},
                      {"bench", bench(c.bench)}});
+    if (!c.speed_caveat.empty()) cells.back()["speed_caveat"] = c.speed_caveat;
     add_path_memory_json(data, costs, c, cells.back());
   }
   return ojson{{"context", costs.context}, {"cells", std::move(cells)}};

@@ -77,13 +77,16 @@ std::string speed_sentence(const CellCost& cost) {
          ", decode " +
          (cost.decode.n ? tok_s(cost.decode.tok_s, cost.decode_x)
                         : "— (no answer of " + fixed(kMinDecodeTokens, 0) + "+ tokens)");
+  if (!cost.speed_caveat.empty()) out += " (" + cost.speed_caveat + ": ratios to take lightly)";
   return out;
 }
 
 std::string speed_x(const CellCost* cost) {
   if (cost == nullptr) return "—";
   const auto x = [](double v) { return std::isfinite(v) ? fixed(v, 2) + "×" : "—"; };
-  return x(cost->pp_x_worst) + " / " + x(cost->tg_x_worst);
+  // pp/tg from llama-bench stand on their repetitions; the server's prefill/decode may be weak.
+  const bool weak = !cost->speed_caveat.empty() && cost->bench.empty();
+  return x(cost->pp_x_worst) + " / " + x(cost->tg_x_worst) + (weak ? " (" + cost->speed_caveat + ")" : "");
 }
 
 std::string method_text(const Recommendation& rec) {

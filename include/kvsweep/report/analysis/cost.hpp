@@ -24,6 +24,8 @@ inline constexpr double kMinPrefillTokens = 256;
 inline constexpr double kMinDecodeTokens = 8;
 /// A bound needs at least this many items (a bootstrap of one or two values says nothing).
 inline constexpr std::size_t kMinItemsForBound = 3;
+/// A speed ratio from fewer items (of the cell or its reference) carries a caveat.
+inline constexpr std::size_t kMinItemsForRatio = 3;
 
 /// Tokens per second over a cell's items as the field measures it: Σ tokens ÷ Σ ms over the items
 /// whose requests were large enough (kMinPrefillTokens, kMinDecodeTokens per request), with the
@@ -69,6 +71,10 @@ struct CellCost {
   /// The worst of the cell's pp (tg) ratios to the reference: llama-bench's over its depths when the
   /// run has them, else the prefill (decode) ratio above. NaN when unknown. What --max-slowdown reads.
   double pp_x_worst = 0.0, tg_x_worst = 0.0;
+  /// Why the prefill/decode ratios are weak, "" when they are not: a rate of the cell or its reference
+  /// from fewer than kMinItemsForRatio items, or measured while the host's load average (the manifest's
+  /// per-cell load_avg) was above its cores.
+  std::string speed_caveat;
 };
 
 struct CostTable {
