@@ -88,14 +88,18 @@ void print_corpus(const probe::RecallProbe& recall, const config::Config& cfg, s
 }
 
 /// Per gated metric: can the items settle its verdict at its default margin?
-void print_power(const probe::Probe& p, std::size_t items) {
+/// `gate`: the probe's config "gate" (null: every quality metric gates).
+void print_power(const probe::Probe& p, std::size_t items, const nlohmann::json& gate) {
   bool first = true;
   for (const auto& m : p.metrics()) {
     if (!m.is_quality()) continue;
+    if (gate.is_array() && std::find(gate.begin(), gate.end(), m.name) == gate.end()) continue;
     if (first) std::printf("    verdicts with %zu items per cell (non-inferiority at the default margin, alpha 0.05):\n", items);
     first = false;
     const probe::Margin margin = probe::default_margin(m, p.calibration(), {});
-    std::printf("      %s\n", report::settle_line(report::settle_outlook(m, margin.value, items)).c_str());
+    report::SettleOutlook outlook = report::settle_outlook(m, margin.value, items);
+    outlook.items_max = p.items_max();
+    std::printf("      %s\n", report::settle_line(outlook).c_str());
   }
 }
 
@@ -192,7 +196,8 @@ int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<p
   std::printf("probes:\n");
   std::size_t per_cell = 0;
   std::vector<sweep::PlannedProbe> planned;
-  for (const auto& p : probes) {
+  for (std::size_t index = 0; index < probes.size(); ++index) {
+    const auto& p = probes[index];
     if (!ropts.filter.matches_probe(p->name())) continue;
     auto items = p->items();
     per_cell += items.size();
@@ -201,7 +206,8 @@ int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<p
     for (std::size_t i = 0; i < items.size() && i < 8; ++i) std::printf(" %s", items[i].key.c_str());
     std::printf("%s\n", items.size() > 8 ? " …" : "");
     if (const auto* recall = dynamic_cast<const probe::RecallProbe*>(p.get())) print_corpus(*recall, cfg, backend, n_ctx);
-    print_power(*p, items.size());
+    const nlohmann::json& pc = index < cfg.probes.size() ? cfg.probes[index] : nlohmann::json();
+    print_power(*p, items.size(), pc.is_object() ? pc.value("gate", nlohmann::json()) : nlohmann::json());
   }
   std::printf("total: %zu items\n", per_cell * cells.size());
   if (cfg.sweep.adaptive.enabled) {

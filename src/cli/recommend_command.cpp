@@ -17,6 +17,7 @@ namespace {
 struct RecommendOpts {
   std::string run_dir;
   std::vector<std::string> margins;
+  std::vector<std::string> gate;
   int context = 0;
   double vram_gib = 0;
   double alpha = 0.05;
@@ -57,6 +58,10 @@ int recommend_command(const RecommendOpts& o) {
     report::check_metric_name("--margin", spec, margin.first, declared, o.run_dir, report::AcceptedRoles::quality_only);
     options.margins.insert(margin);
   }
+  for (const auto& g : o.gate) {
+    report::check_metric_name("--gate", g, g, declared, o.run_dir, report::AcceptedRoles::quality_only);
+    options.gate.insert(g);
+  }
   const report::Recommendation rec = report::recommend(*data, options);
   if (o.format == "json") {
     std::cout << report::recommend_json(*data, rec).dump(2) << "\n";
@@ -80,6 +85,11 @@ void register_recommend(CLI::App& app, Commands& commands) {
   sub->add_option("--margin", o->margins,
                   "METRIC=V or PROBE.METRIC=V: how much worse than the reference a cell may be, in the metric's "
                   "units (defaults: 0.05 for 0/1 rates, 5% of a count's range, 0.02 for continuous metrics)");
+  sub->add_option("--gate", o->gate,
+                  "METRIC or PROBE.METRIC (repeatable): only these metrics decide the verdicts; the others are shown, "
+                  "not gated (default: each probe's config \"gate\", else every quality metric). E.g. --gate "
+                  "recall.primary_matched leaves out recall.passed, which is derived from it")
+      ->allow_extra_args(false);
   sub->add_option("--context", o->context, "Show KV memory at this many tokens of context (default: the run's -c)")
       ->check(finite_number())->check(CLI::PositiveNumber);
   sub->add_option("--vram", o->vram_gib,

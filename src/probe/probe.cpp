@@ -10,6 +10,7 @@ nlohmann::json manifest_entry(const Probe& probe) {
                           {"items", probe.items().size()},
                           {"deterministic", probe.deterministic()},
                           {"metrics", std::move(metrics)}};
+  if (const auto most = probe.items_max()) entry["items_max"] = *most;
   if (const auto c = probe.calibration()) entry["calibration"] = {{"metric", c->metric}, {"lo", c->lo}, {"hi", c->hi}};
   // Only when it read a file: manifests of probes without one stay as they were.
   for (const auto& file : probe.inputs()) entry["inputs"].push_back(to_json(file));

@@ -30,6 +30,30 @@ const std::vector<Entry>& registry() {
   };
   return entries;
 }
+/// A probe's "gate": the quality metrics that decide its verdicts (the report's; every quality metric
+/// when absent). Each must be one of the probe's quality metrics, named once.
+void check_gate(const nlohmann::json& gate, const Probe& probe, const config::Site& site) {
+  std::vector<std::string> quality;
+  for (const auto& m : probe.metrics())
+    if (m.is_quality()) quality.push_back(m.name);
+  if (!gate.is_array() || gate.empty())
+    site.fail("expected a non-empty array of the probe's quality metrics (" + [&] {
+      std::string list;
+      for (const auto& q : quality) list += (list.empty() ? "" : ", ") + q;
+      return list;
+    }() + ")");
+  std::vector<std::string> seen;
+  for (std::size_t i = 0; i < gate.size(); ++i) {
+    if (!gate[i].is_string()) site.index(i).fail("expected a metric name (a string)");
+    const std::string name = gate[i].get<std::string>();
+    if (std::find(quality.begin(), quality.end(), name) == quality.end())
+      site.index(i).fail("'" + name + "' is not a quality metric of " + probe.kind() +
+                         config::did_you_mean_or_list(name, quality));
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) site.index(i).fail("'" + name + "' is named twice");
+    seen.push_back(name);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> probe_kinds() {
@@ -47,8 +71,15 @@ std::unique_ptr<Probe> make_probe(const nlohmann::json& cfg, const ConfigSite& s
     for (const auto& x : probe_kinds()) k += (k.empty() ? "" : ", ") + x;
     return k;
   }());
-  for (const auto& e : registry())
-    if (kind == e.kind) return e.make(cfg, site);
+  for (const auto& e : registry()) {
+    if (kind != e.kind) continue;
+    if (!cfg.contains("gate")) return e.make(cfg, site);
+    nlohmann::json rest = cfg;
+    rest.erase("gate");
+    auto made = e.make(rest, site);
+    check_gate(cfg["gate"], *made, s.child("gate"));
+    return made;
+  }
   std::string msg = "unknown probe kind '" + kind + "'";
   msg += config::did_you_mean(kind, probe_kinds());
   std::string k;

@@ -118,7 +118,12 @@ void compare_probe(Growth& g, const json& before_raw, const json& now_raw) {
     return;
   }
   const auto& items = item_keys(before.value("kind", ""));
-  const std::set<std::string> skip(items.begin(), items.end());
+  std::set<std::string> skip(items.begin(), items.end());
+  // Which metrics gate decides verdicts in the report, never what an item answers.
+  skip.insert("gate");
+  if (before.value("gate", json()) != now.value("gate", json()))
+    g.added.push_back(path + ".gate: " + shown(before.value("gate", json())) + " → " + shown(now.value("gate", json())) +
+                      " (what gates the verdicts; the answers stand)");
   for (const auto& k : items) {
     const json b = before.value(k, json()), n = now.value(k, json());
     if (b.is_number() || n.is_number()) {

@@ -1,5 +1,6 @@
 // The `complete` probe against a fake server (no network): what it declares and what it emits.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/complete.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
@@ -92,4 +94,30 @@ TEST(MetricSpec, RoundTripsThroughJsonAndNamesWhatIsWrong) {
 }
 
 }  // namespace
+}  // namespace kvsweep::probe
+
+namespace kvsweep::probe {
+
+TEST(ProbeGate, AGateNamesQualityMetricsOfTheProbeOnceAndIsCheckedWhereItIsRead) {
+  const ConfigSite site{"t.json", "probes[0]", "/nonexistent"};
+  const auto with_gate = [](nlohmann::json gate) {
+    return nlohmann::json{{"kind", "complete"}, {"prompts", {"Once upon a time"}}, {"gate", std::move(gate)}};
+  };
+  // A valid gate is taken off the config the kind reads (its own keys are checked as before).
+  EXPECT_EQ(make_probe(with_gate({"match_reference"}), site)->kind(), "complete");
+  const auto message = [&](nlohmann::json gate) {
+    try {
+      make_probe(with_gate(std::move(gate)), site);
+    } catch (const core::FatalError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(message({"match_referenc"}), ::testing::HasSubstr("t.json: probes[0].gate[0]: 'match_referenc' is not a "
+                                                                "quality metric of complete (did you mean 'match_reference'?)"));
+  EXPECT_THAT(message({"match_reference", "match_reference"}), ::testing::HasSubstr("probes[0].gate[1]: 'match_reference' is named twice"));
+  EXPECT_THAT(message(nlohmann::json::array()), ::testing::HasSubstr("probes[0].gate: expected a non-empty array"));
+  EXPECT_THAT(message("match_reference"), ::testing::HasSubstr("probes[0].gate: expected a non-empty array"));
+}
+
 }  // namespace kvsweep::probe

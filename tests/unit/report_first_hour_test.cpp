@@ -109,7 +109,8 @@ json cell(const std::string& k, double k_mib) {
 
 /// K f16 (reference), q8_0, q4_0, V f16; 4 recall items. `q8_lines`, `q4_lines`: those cells'
 /// primary_matched per item (the reference's: 20, 17, 12, 20).
-RunData recall_run(const std::vector<int>& q8_lines, const std::vector<int>& q4_lines) {
+RunData recall_run(const std::vector<int>& q8_lines, const std::vector<int>& q4_lines,
+                   std::optional<std::size_t> items_max = std::nullopt, json gate = nullptr) {
   json manifest = {
       {"name", "newcomer"},
       {"n_ctx", 4096},
@@ -119,6 +120,8 @@ RunData recall_run(const std::vector<int>& q8_lines, const std::vector<int>& q4_
                       {{"name", "passed"}, {"direction", "higher"}, {"kind", "binary"}, {"role", "quality"}}}}}}},
       {"cells", {cell("f16", 2), cell("q8_0", 1.0625), cell("q4_0", 0.5625)}},
       {"config", {{"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}}}}}};
+  if (items_max) manifest["probes"][0]["items_max"] = *items_max;
+  if (!gate.is_null()) manifest["config"]["probes"] = {{{"name", "recall"}, {"kind", "recall"}, {"gate", gate}}};
   const std::vector<int> lines{20, 17, 12, 20};
   std::vector<json> records;
   for (const std::string k : {"f16", "q8_0", "q4_0"}) {
@@ -165,6 +168,63 @@ TEST(RecommendHeadline, IdenticalAnswersOnFourItemsAreSeenAsNoDifferenceNotProof
   EXPECT_THAT(recommend_markdown(data, rec), HasSubstr("**No difference seen, not enough items to prove it**"));
   EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["verdict"], w.verdict);
   EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["sentence"], w.sentence);
+}
+
+TEST(RecommendHeadline, AWiderMarginSaysWhatItPromisesAndARecommendationAtOneSaysSo) {
+  const RunData data = recall_run({20, 17, 12, 20}, {20, 17, 12, 20});
+  const std::string sentence = explain(recommend_headline(recommend(data).models[0]), data).sentence;
+  EXPECT_THAT(sentence, HasSubstr("Run more items. A wider margin would settle it now, promising less: --margin "
+                                  "recall.passed=0.41 (a cell up to 41 points of pass rate below f16/f16 passes)."))
+      << sentence;
+  RecommendOptions wider;
+  wider.margins["recall.passed"] = 0.41;
+  const HeadlineWords w = explain(recommend_headline(recommend(data, wider).models[0]), data);
+  EXPECT_EQ(w.verdict, "Recommended: -ctk q4_0 -ctv f16");
+  EXPECT_THAT(w.sentence, HasSubstr("at margins you set (a wider margin is a weaker promise): recall.passed 0.41: a "
+                                    "cell up to 41 points of pass rate below f16/f16 passes"))
+      << w.sentence;
+  // At the default margins a recommendation says nothing of margins.
+  const RunData agreeing = recall_run({20, 17, 12, 20}, {20, 17, 12, 20}, std::nullopt, json{"primary_matched"});
+  EXPECT_THAT(explain(recommend_headline(recommend(agreeing).models[0]), agreeing).sentence,
+              Not(HasSubstr("margins you set")));
+}
+
+TEST(RecommendHeadline, MoreItemsThanTheCorpusHoldsAreNeverAdvised) {
+  const RunData data = recall_run({20, 17, 12, 20}, {20, 17, 12, 20}, 18);
+  const std::string sentence = explain(recommend_headline(recommend(data).models[0]), data).sentence;
+  EXPECT_THAT(sentence, HasSubstr("recall.passed ~52 items at margin 0.05, more than the 18 functions its corpus holds"))
+      << sentence;
+  EXPECT_THAT(sentence, HasSubstr("More items cannot settle it with this corpus: give it more functions")) << sentence;
+  EXPECT_THAT(sentence, Not(HasSubstr("Run more items"))) << sentence;
+  // A corpus that can give them: the advice stands.
+  const RunData big = recall_run({20, 17, 12, 20}, {20, 17, 12, 20}, 60);
+  EXPECT_THAT(explain(recommend_headline(recommend(big).models[0]), big).sentence, HasSubstr("Run more items"));
+  // The plan says the same before the run.
+  const auto spec = probe::quality("passed", Direction::higher_better, MetricKind::binary);
+  SettleOutlook o = settle_outlook(spec, 0.05, 4);
+  o.items_max = 18;
+  EXPECT_THAT(settle_line(o), HasSubstr("more than the 18 functions its corpus holds, so more items cannot settle it"))
+      << settle_line(o);
+  EXPECT_THAT(settle_line(o), HasSubstr("promising less: a cell up to 41 points of pass rate below the reference"))
+      << settle_line(o);
+}
+
+TEST(RecommendHeadline, TheUserChoosesWhichMetricsGateByConfigOrGate) {
+  // Identical line counts: primary_matched (a count) settles on 4 items; its derived pass rate cannot.
+  const RunData both = recall_run({20, 17, 12, 20}, {20, 17, 12, 20});
+  EXPECT_FALSE(recommend(both).models[0].recommended.has_value());
+  RecommendOptions gate;
+  gate.gate = {"recall.primary_matched"};
+  const Recommendation by_flag = recommend(both, gate);
+  ASSERT_TRUE(by_flag.models[0].recommended.has_value());
+  EXPECT_EQ(explain(recommend_headline(by_flag.models[0]), both).sentence,
+            "non-inferior to f16/f16 on all 1 gated metrics.");
+  EXPECT_THAT(recommend_markdown(both, by_flag), HasSubstr("Gated (--gate): recall.primary_matched"));
+  for (const auto& cv : by_flag.models[0].cells)
+    for (const auto& v : cv.metrics) EXPECT_EQ(v.metric, "primary_matched");
+  // The probe's config "gate" does the same for every reader of the run (the summary, report.md).
+  const RunData by_config = recall_run({20, 17, 12, 20}, {20, 17, 12, 20}, std::nullopt, json{"primary_matched"});
+  EXPECT_TRUE(recommend(by_config).models[0].recommended.has_value());
 }
 
 TEST(RecommendHeadline, AWorseCellIsNotNamed) {

@@ -107,6 +107,10 @@ class Probe {
   /// The files the probe's config names and it read (prompts, texts, corpus files), each with the
   /// sha256 of what was read: part of the run's identity (the manifest's `probes[].inputs`).
   virtual std::vector<InputFile> inputs() const { return {}; }
+  /// The most items the probe can give as configured, when its inputs bound it (recall: the corpus's
+  /// functions); nullopt when a config can always list more (prompts, seeds, lengths). Advice to run
+  /// more items is only given up to it (the manifest's `probes[].items_max`).
+  virtual std::optional<std::size_t> items_max() const { return std::nullopt; }
 };
 
 /// Where a probe's config came from, for error messages: "<file>: probes[2].<key>".

@@ -122,6 +122,7 @@ class RecallProbe final : public Probe {
   std::vector<Item> items() const override;
   /// corpus.files as expanded, each hashed as the corpus was read (random bodies: none).
   std::vector<InputFile> inputs() const override { return m_inputs; }
+  std::optional<std::size_t> items_max() const override { return m_corpus.targets.size(); }
   /// corpus bytes / 3 (bytes × 3/4 for random bodies, which tokenize at ~1.5 bytes a token)
   /// + the largest answer budget (estimated the same way; max_tokens when not bounded)
   /// + 256 for the question and the chat template.

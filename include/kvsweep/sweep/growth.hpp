@@ -10,7 +10,7 @@
 /// - grid: k, v and include may gain entries, exclude may lose some; tied, reference, order and seed unchanged;
 /// - probes (by name): every earlier one keeps its kind and settings; only its item lists grow —
 ///   a list (prompts, texts, seeds, lengths, depths) keeps every earlier entry, a count
-///   (sample_size) does not fall; new probes may be added;
+///   (sample_size) does not fall; its "gate" (which metrics decide verdicts) may change; new probes may be added;
 /// - everything else (server, embedder, name) unchanged.
 
 #include <string>

@@ -8,7 +8,7 @@
 namespace kvsweep::report {
 
 SettleOutlook settle_outlook(const probe::MetricSpec& metric, double margin, std::size_t items, double alpha) {
-  SettleOutlook o{metric.name, metric.kind, margin, items, false, std::nullopt, 0.0};
+  SettleOutlook o{metric.name, metric.kind, margin, items, false, std::nullopt, 0.0, std::nullopt};
   if (metric.kind != probe::MetricKind::binary) {
     o.settles = items >= 2;
     if (!o.settles) o.items_needed = 2;
@@ -38,8 +38,13 @@ std::string settle_line(const SettleOutlook& o) {
   std::string line = head + (o.items_needed ? "needs ~" + std::to_string(*o.items_needed) + " items"
                                             : std::string("no number of items is enough")) +
                      " even if every item agrees; " + have + " — it will stay unknown";
+  if (o.items_needed && o.items_max && *o.items_needed > *o.items_max)
+    line += "; more than the " + std::to_string(*o.items_max) + " functions its corpus holds, so more items cannot "
+            "settle it: give the corpus more functions, or gate on another metric (the probe's \"gate\")";
   if (o.margin_settling > 0.0 && o.items > 0)
-    line += " (a margin of " + shortest(o.margin_settling) + " would settle it: recommend --margin " + o.metric + "=" +
+    line += " (a margin of " + shortest(o.margin_settling) + " would settle it, promising less: a cell up to " +
+            shortest(std::round(o.margin_settling * 1000.0) / 10.0) +
+            " points of pass rate below the reference would pass; recommend --margin " + o.metric + "=" +
             shortest(o.margin_settling) + ")";
   return line;
 }

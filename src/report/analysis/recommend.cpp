@@ -28,6 +28,16 @@ Margin margin_for(const ProbeDef& probe, const probe::MetricSpec& metric, const 
   return default_margin(probe, metric, reference);
 }
 
+/// Whether `metric` decides verdicts: --gate when given (PROBE.METRIC or METRIC), else the probe's
+/// config "gate", else every quality metric.
+bool gates(const ProbeDef& probe, const probe::MetricSpec& metric, const RecommendOptions& options) {
+  if (!metric.is_quality()) return false;
+  if (!options.gate.empty())
+    return options.gate.contains(probe.name + "." + metric.name) || options.gate.contains(metric.name);
+  if (!probe.gate.empty()) return std::find(probe.gate.begin(), probe.gate.end(), metric.name) != probe.gate.end();
+  return true;
+}
+
 /// Whether the cell started and answered anything: failed cells are not candidates.
 bool has_items(const RunData& data, std::size_t cell) {
   for (const auto& p : data.probes()) {
@@ -256,7 +266,7 @@ void probe_verdicts(const RunData& data, std::size_t ref, std::size_t cell, cons
                     const RecommendOptions& options, CellVerdict& cv, double& score) {
   const AdaptiveRun adaptive = adaptive_run(data, cell, probe.name);
   for (const auto& metric : probe.metrics) {
-    if (!metric.is_quality()) continue;
+    if (!gates(probe, metric, options)) continue;
     const Values reference = data.values(ref, probe.name, metric.name);
     if (reference.values.empty()) continue;
     const Margin margin = margin_for(probe, metric, reference, options);
@@ -265,6 +275,7 @@ void probe_verdicts(const RunData& data, std::size_t ref, std::size_t cell, cons
                           : metric_verdict(metric, data.values(cell, probe.name, metric.name), reference, margin,
                                            options.alpha);
     v.probe = probe.name;
+    v.items_max = probe.items_max;
     switch (v.result.verdict) {
       case stats::Verdict::non_inferior: ++cv.non_inferior; break;
       case stats::Verdict::inferior: ++cv.inferior; break;
@@ -368,6 +379,7 @@ ModelRecommendation recommend_model(const RunData& data, const std::string& mode
 Recommendation recommend(const RunData& data, const RecommendOptions& options) {
   Recommendation rec;
   rec.alpha = options.alpha;
+  rec.gate = options.gate;
   rec.vram_gib = options.vram_gib;
   rec.max_slowdown = options.max_slowdown;
   rec.costs = cell_costs(data, options.context, options.summary);

@@ -59,7 +59,8 @@ void not_proven(const CellVerdict& cv, RecommendHeadline& h) {
   for (const auto& v : cv.metrics) {
     h.items = std::max(h.items, v.result.n);
     if (v.result.verdict != stats::Verdict::unknown) continue;
-    h.unsettled.push_back({v.probe + "." + v.metric, v.result.items_needed, v.margin.value, settling_margin(v.result)});
+    h.unsettled.push_back({v.probe + "." + v.metric, v.result.items_needed, v.margin.value, settling_margin(v.result),
+                           v.kind, v.items_max});
   }
 }
 
@@ -71,7 +72,7 @@ void difference_seen(const CellVerdict& cv, RecommendHeadline& h) {
     const bool unknown = v.result.verdict == stats::Verdict::unknown;
     const double change = v.higher_is_better ? v.result.estimate : -v.result.estimate;
     h.below.push_back({v.probe + "." + v.metric, change, v.result.n, v.result.verdict, v.margin.value,
-                       unknown ? v.result.items_needed : std::nullopt});
+                       unknown ? v.result.items_needed : std::nullopt, v.items_max});
   }
 }
 
@@ -84,8 +85,13 @@ RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
   if (mr.recommended) {
     h.kind = RecommendHeadline::Kind::recommended;
     h.cell = mr.recommended;
-    for (const auto& cv : mr.cells)
-      if (cv.cell == *mr.recommended) h.gated = cv.metrics.size();
+    for (const auto& cv : mr.cells) {
+      if (cv.cell != *mr.recommended) continue;
+      h.gated = cv.metrics.size();
+      for (const auto& v : cv.metrics)
+        if (v.margin.basis.starts_with("--margin"))
+          h.set_margins.push_back({v.probe + "." + v.metric, v.kind, v.margin.value});
+    }
     return h;
   }
   if (const CellVerdict* cheapest = cheapest_of(mr, nothing_worse_seen)) {
@@ -111,20 +117,44 @@ std::string missed(std::size_t n) {
   return cells(n) + (n == 1 ? " missed a probe" : " missed probes") + " the reference answered";
 }
 
+/// Whether `needed` items are more than the probe can give.
+bool beyond(std::optional<std::size_t> needed, std::optional<std::size_t> most) { return needed && most && *needed > *most; }
+
+std::string beyond_text(std::size_t most) {
+  return ", more than the " + std::to_string(most) + " functions its corpus holds";
+}
+
+/// What a margin promises, in the metric's units: "a cell up to 41 points of pass rate below f16/f16 passes".
+std::string promise(probe::MetricKind kind, double margin, const std::string& ref) {
+  if (kind == probe::MetricKind::binary)
+    return "a cell up to " + shortest(std::round(margin * 1000.0) / 10.0) + " points of pass rate below " + ref + " passes";
+  return "a cell whose mean is up to " + shortest(margin) + " below " + ref + "'s passes";
+}
+
 HeadlineWords not_proven_words(const RecommendHeadline& h, const RunData& data, const CellDef& ref) {
   std::string needs, margins;
+  bool more_helps = false;
   for (const auto& u : h.unsettled) {
     needs += (needs.empty() ? "" : "; ") + u.metric + " " +
              (u.items_needed ? "~" + std::to_string(*u.items_needed) + " items" : std::string("more items")) +
-             " at margin " + shortest(u.margin);
-    if (u.settling_margin > 0) margins += " --margin " + u.metric + "=" + shortest(u.settling_margin);
+             " at margin " + shortest(u.margin) + (beyond(u.items_needed, u.items_max) ? beyond_text(*u.items_max) : "");
+    more_helps = more_helps || !beyond(u.items_needed, u.items_max);
+    if (u.settling_margin > 0)
+      margins += std::string(margins.empty() ? "" : "; ") + "--margin " + u.metric + "=" + shortest(u.settling_margin) +
+                 " (" + promise(u.kind, u.settling_margin, ref.types()) + ")";
   }
+  const std::string advice =
+      more_helps ? " Run more items."
+                 : " More items cannot settle it with this corpus: give it more functions (more files, or a larger "
+                   "-c where the context limits it), or gate on a metric that settles with fewer (recommend --gate, "
+                   "or the probe's \"gate\").";
   return {h.no_difference ? "No difference seen, not enough items to prove it"
                           : "Nothing worse seen, not enough items to prove it",
           flag(data.cells()[*h.cell]) + " (the cheapest such cell) answered " +
               (h.no_difference ? "like " : "no worse than ") + ref.types() + " on every gated metric over " +
-              std::to_string(h.items) + " items, but non-inferiority is not proven: " + needs + ". Run more items" +
-              (margins.empty() ? std::string(".") : ", or accept a wider margin now:" + margins + ".") +
+              std::to_string(h.items) + " items, but non-inferiority is not proven: " + needs + "." + advice +
+              (margins.empty() ? std::string()
+                               : " A wider margin would settle it now, promising less: " + margins + ".") +
               " Until then keep " + flag(ref) + "."};
 }
 
@@ -133,7 +163,8 @@ std::string below_text(const RecommendHeadline::Below& b) {
   const std::string change = signed_fixed(b.change, 2, "by an unmeasured amount");
   const std::string why = b.verdict == stats::Verdict::non_inferior ? "; within its margin " + shortest(b.margin) + ", proven"
                           : b.items_needed ? "; ~" + std::to_string(*b.items_needed) + " items would settle it at margin " +
-                                                 shortest(b.margin)
+                                                 shortest(b.margin) +
+                                                 (beyond(b.items_needed, b.items_max) ? beyond_text(*b.items_max) : "")
                                            : "; margin " + shortest(b.margin);
   return b.metric + " " + change + " (mean of " + std::to_string(b.items) + " paired items" + why + ")";
 }
@@ -178,9 +209,15 @@ HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
   if (h.kind == RecommendHeadline::Kind::no_reference || !h.reference) return {"No reference cell", "nothing to compare against."};
   const CellDef& ref = data.cells()[*h.reference];
   switch (h.kind) {
-    case RecommendHeadline::Kind::recommended:
+    case RecommendHeadline::Kind::recommended: {
+      std::string set;
+      for (const auto& m : h.set_margins)
+        set += std::string(set.empty() ? "" : "; ") + m.metric + " " + shortest(m.margin) + ": " +
+               promise(m.kind, m.margin, ref.types());
       return {"Recommended: " + flag(data.cells()[*h.cell]),
-              "non-inferior to " + ref.types() + " on all " + std::to_string(h.gated) + " gated metrics."};
+              "non-inferior to " + ref.types() + " on all " + std::to_string(h.gated) + " gated metrics" +
+                  (set.empty() ? std::string(".") : ", at margins you set (a wider margin is a weaker promise): " + set + ".")};
+    }
     case RecommendHeadline::Kind::not_proven: return not_proven_words(h, data, ref);
     case RecommendHeadline::Kind::difference_seen: return difference_words(h, data, ref);
     case RecommendHeadline::Kind::inferior: return inferior_words(h, ref);

@@ -116,6 +116,10 @@ core::Expected<std::vector<ProbeDef>> read_probes(const sweep::Manifest& m, cons
       }
     }
     def.deterministic = infer_deterministic(def.kind, p, def.config);
+    if (p.contains("items_max") && p["items_max"].is_number_unsigned()) def.items_max = p["items_max"].get<std::size_t>();
+    if (def.config.is_object() && def.config.contains("gate") && def.config["gate"].is_array())
+      for (const auto& g : def.config["gate"])
+        if (g.is_string()) def.gate.push_back(g.get<std::string>());
     probes.push_back(std::move(def));
   }
   return probes;

@@ -97,8 +97,15 @@ std::string method_text(const Recommendation& rec) {
       "one-sided upper bound is below −margin; unknown otherwise. Bounds: Newcombe's hybrid score interval "
       "for paired 0/1 metrics (Newcombe 1998, method 10), the paired t bound for counts and continuous "
       "metrics (Student 1908). Default margins: 0.05 for 0/1 rates, 5% of a count's range (its declared "
-      "range, else the reference's largest value), 0.02 for continuous metrics; --margin METRIC=V overrides. "
-      "Every quality metric is gated.";
+      "range, else the reference's largest value), 0.02 for continuous metrics; --margin METRIC=V overrides. " +
+      (rec.gate.empty() ? std::string("Every quality metric is gated, unless a probe's config names its own (\"gate\")"
+                                      "; a derived metric (recall's passed: primary_matched ≥ pass_lines) is gated beside "
+                                      "the one it summarises unless left out that way or by --gate.")
+                        : "Gated (--gate): " + [&] {
+                            std::string list;
+                            for (const auto& g : rec.gate) list += (list.empty() ? "" : ", ") + g;
+                            return list;
+                          }() + "; the other metrics are shown, not gated.");
   if (rec.max_slowdown) {
     out += " --max-slowdown " + fixed(*rec.max_slowdown, 2) + ": a cell whose pp or tg (llama-bench's at its worst "
            "depth when the run has the speed probe, else the server's prefill and decode) is below " +

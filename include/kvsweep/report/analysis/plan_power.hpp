@@ -21,6 +21,8 @@ struct SettleOutlook {
   /// The smallest margin at which `items` agreeing items are proof (binary: z²/(n + z²), the Newcombe
   /// bound of an all-concordant table, rounded up to 2 decimals); 0 for the other kinds.
   double margin_settling = 0.0;
+  /// The most items the probe can give (a recall corpus's functions); nullopt: a config can list more.
+  std::optional<std::size_t> items_max;
 };
 
 /// The best case for `items` paired items: a binary metric is bounded by Newcombe's interval of a table

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct RecommendOptions {
   /// Margins the user set: "probe.metric" or "metric" → margin in the metric's units (oriented:
   /// how much worse than the reference the cell may be).
   std::map<std::string, double> margins;
+  /// --gate: the metrics that decide verdicts ("probe.metric" or "metric"); empty: each probe's config
+  /// "gate", else every quality metric.
+  std::set<std::string> gate;
   double alpha = 0.05;           // each bound is one-sided 1 − alpha
   std::optional<int> context;    // memory is shown at this context (default: the run's n_ctx)
   /// --vram GiB: only a cell whose model + KV (at `context`) + compute buffers fit is recommended, on
@@ -49,6 +53,8 @@ struct MetricVerdict {
   Margin margin;
   std::string bound;  // "Newcombe hybrid score (paired)" or "paired t"; the anytime-valid test for adaptive cells
   stats::NonInferiority result;
+  /// The most items the probe could give (ProbeDef::items_max): advice for more stops there.
+  std::optional<std::size_t> items_max;
   /// Adaptive sweeps: the cell stopped before its last item (items recorded skipped/settled), so the
   /// verdict is the sequential test's (stats/sequential), on its items in the order they ran.
   struct Adaptive {
@@ -119,6 +125,7 @@ struct ModelRecommendation {
 
 struct Recommendation {
   double alpha = 0.05;
+  std::set<std::string> gate;  // --gate, as given (empty: each probe's config "gate", else every quality metric)
   std::optional<double> vram_gib;
   std::optional<double> max_slowdown;
   CostTable costs;

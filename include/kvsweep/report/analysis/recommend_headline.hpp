@@ -47,6 +47,7 @@ struct RecommendHeadline {
     stats::Verdict verdict = stats::Verdict::unknown;  // unknown, or non_inferior (within the margin)
     double margin = 0.0;
     std::optional<std::size_t> items_needed;  // unknown: the items that would settle it, when computed
+    std::optional<std::size_t> items_max;     // the most items its probe can give (a corpus's functions)
   };
   std::vector<Below> below;
   /// not_proven: a gated metric of the cell whose verdict is unknown.
@@ -55,8 +56,18 @@ struct RecommendHeadline {
     std::optional<std::size_t> items_needed;  // for a proof at `margin`, when computed
     double margin = 0.0;
     double settling_margin = 0.0;  // the margin at which the bound clears now; 0: none
+    probe::MetricKind kind = probe::MetricKind::continuous;  // for the margin's promise in its units
+    std::optional<std::size_t> items_max;  // the most items its probe can give (a corpus's functions)
   };
   std::vector<Unsettled> unsettled;
+  /// recommended: the margins the user set (--margin) that the verdicts rest on, each worded with what
+  /// it promises; a recommendation at a margin the user widened says so.
+  struct SetMargin {
+    std::string metric;  // "probe.metric"
+    probe::MetricKind kind = probe::MetricKind::continuous;
+    double margin = 0.0;
+  };
+  std::vector<SetMargin> set_margins;
 };
 
 /// A headline in words: the verdict ("Recommended: -ctk q8_0 -ctv f16", "No difference seen, not

@@ -39,6 +39,11 @@ struct ProbeDef {
   std::string calibration_metric;
   double calibration_lo = 0;
   double calibration_hi = 1;
+  /// The most items the probe could give as configured (recall: its corpus's functions); nullopt when
+  /// a config can list more (the manifest's probes[].items_max).
+  std::optional<std::size_t> items_max;
+  /// The config's "gate": the quality metrics that decide verdicts; empty: every quality metric.
+  std::vector<std::string> gate;
 };
 
 /// One device's buffers as the cell's server logged them, in MiB at the cell's -c (the manifest's
