@@ -163,6 +163,9 @@ int compare_command(const CompareOpts& o) {
   check_tolerance_names(o.tolerances, *current, *baseline, o.run_dir);
   auto comparison = report::compare_summaries(*current, *baseline, options);
   if (!comparison) throw core::FatalError(comparison.error().message);
+  // Both manifests at hand (run directories, or a baseline's RUN_DIR/report/summary.json): what changed.
+  if (auto now = report::load_manifest(o.run_dir), before = report::load_manifest(o.baseline); now && before)
+    comparison->changes = report::manifest_changes(*before, *now);
   for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
   std::cout << (o.format == "json" ? report::write_compare_json(*comparison)
                                    : report::write_compare_table(*comparison, o.all ? report::CheckRows::all

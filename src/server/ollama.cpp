@@ -12,6 +12,7 @@
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/core/read_file.hpp"
 #include "kvsweep/process/child.hpp"
+#include "kvsweep/server/server_env.hpp"
 #include "kvsweep/server/token_logprobs.hpp"
 
 extern char** environ;
@@ -25,8 +26,6 @@ constexpr double kNsPerMs = 1e6;
 // The variables kvsweep owns per cell; the config refuses them in server.env.
 constexpr const char* kOwnedEnv[] = {"OLLAMA_HOST", "OLLAMA_KV_CACHE_TYPE", "OLLAMA_FLASH_ATTENTION", "OLLAMA_NUM_PARALLEL",
                                      "OLLAMA_CONTEXT_LENGTH"};
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 double ns_to_ms(const nlohmann::json& body, const char* key) {
   const auto it = body.find(key);
@@ -272,7 +271,7 @@ OllamaEnv ollama_launch_env(const CellSpec& spec, int port, const std::vector<st
   if (!user_set("OLLAMA_MODELS") && ollama_import_for(spec.model_path))
     env.set.emplace_back("OLLAMA_MODELS", ollama_import_store().string());
   for (const auto& name : inherited) {
-    if (!starts_with(name, "OLLAMA_") && !starts_with(name, "LLAMA_ARG_")) continue;
+    if (!ollama_drops_inherited(name)) continue;
     bool kept = false;
     for (const auto& [k, v] : env.set) kept = kept || k == name;
     if (!kept) env.unset.push_back(name);

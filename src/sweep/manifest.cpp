@@ -1,5 +1,7 @@
 #include "kvsweep/sweep/manifest.hpp"
 
+#include <algorithm>
+
 namespace kvsweep::sweep {
 
 namespace {
@@ -29,6 +31,11 @@ void take_json(json& rest, const char* key, json& out) {
   if (it == rest.end() || it->is_null()) return;
   out = std::move(*it);
   rest.erase(it);
+}
+
+/// An object of strings, as the runner writes `server_env`.
+bool is_string_map(const json& v) {
+  return v.is_object() && std::ranges::all_of(v, [](const json& e) { return e.is_string(); });
 }
 
 /// {"index": I, "count": N} exactly, as the runner writes it.
@@ -67,6 +74,7 @@ std::optional<Manifest> Manifest::from_json(const json& j) {
   }
   take_json(rest, "variant_servers", m.variant_servers);
   take_json(rest, "host", m.host);
+  take(rest, "server_env", m.server_env, is_string_map);
   take_text(rest, "started_at", m.started_at);
   take_text(rest, "updated_at", m.updated_at);
   take_text(rest, "finished_at", m.finished_at);
@@ -105,6 +113,7 @@ json to_json(const Manifest& m) {
   put_json(j, "grown", m.grown);
   put_json(j, "variant_servers", m.variant_servers);
   put_json(j, "host", m.host);
+  put(j, "server_env", m.server_env);
   put(j, "started_at", m.started_at);
   put(j, "updated_at", m.updated_at);
   put(j, "finished_at", m.finished_at);

@@ -9,10 +9,13 @@
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/core/version.hpp"
+#include "kvsweep/server/server_env.hpp"
 #include "kvsweep/sweep/attention_paths.hpp"
 #include "kvsweep/sweep/cell_journal.hpp"
 #include "kvsweep/sweep/growth.hpp"
 #include "kvsweep/sweep/model_hashes.hpp"
+
+extern char** environ;
 
 namespace kvsweep::sweep {
 
@@ -77,6 +80,13 @@ void Runner::open_manifest() {
   for (const auto& [name, binary] : m_options.variant_binaries)
     m_manifest.variant_servers[name] = m_backend.describe_binary(binary);
   m_manifest.host = core::host_info();
+  // What the servers read from their environment, inherited or configured: a variable set in the shell
+  // (LLAMA_ATTN_ROT_DISABLE=1) changes a cell as much as an argument does, and compare names it.
+  if (m_config.server.backend != "external") {
+    const auto launched =
+        server::launched_server_env(server::inherited_server_env(environ, m_config.server.backend), m_config.server.env);
+    m_manifest.server_env = config::env_for_record(launched).get<std::map<std::string, std::string>>();
+  }
   if (!m_manifest.started_at) m_manifest.started_at = core::iso8601(std::chrono::system_clock::now());
   m_manifest.n_ctx = context_size();
   if (m_options.shard) m_manifest.shard = *m_options.shard;

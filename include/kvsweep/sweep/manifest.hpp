@@ -4,6 +4,7 @@
 /// the dry run's time estimate and the report read it back; `Manifest::from_json` and `to_json` are its
 /// one JSON mapping (ARCHITECTURE.md, "The manifest").
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -31,6 +32,11 @@ struct Manifest {
   nlohmann::json grown;             // resumes whose config added to the run's: [{from_config_hash, to_config_hash, added, at}]
   nlohmann::json variant_servers;   // variant name → its own binary's describe()
   nlohmann::json host;              // core::host_info()
+  /// The variables a cell's server reads (server::is_server_env_name) as kvsweep launched it: those
+  /// it inherited from kvsweep's environment, overridden by the config's server.env; values of
+  /// secret-looking names "<redacted>" (config::env_for_record). A variant's own env is in `config`.
+  /// Absent in a manifest written before it was recorded.
+  std::optional<std::map<std::string, std::string>> server_env;
   std::optional<std::string> started_at, updated_at, finished_at;  // ISO 8601, UTC
   std::optional<std::string> status;  // running, complete, interrupted, stopped; merged: complete, partial
   std::optional<int> n_ctx;         // the context every cell's server ran with

@@ -19,6 +19,7 @@
 #include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/summary.hpp"
 #include "kvsweep/stats/tests.hpp"
+#include "kvsweep/sweep/run_store.hpp"
 
 namespace kvsweep::report {
 
@@ -476,6 +477,19 @@ core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& pa
     return core::fail(core::ErrorKind::parse, path.string() + ": not valid JSON (expected a summary.json from kvsweep report)");
   }
   return doc;
+}
+
+std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path dir = path;
+  if (!std::filesystem::is_directory(path, ec)) {
+    // RUN_DIR/report/summary.json: the manifest is the run's.
+    if (path.filename() != "summary.json" || path.parent_path().filename() != "report") return std::nullopt;
+    dir = path.parent_path().parent_path();
+  }
+  auto manifest = sweep::RunStore::read_manifest(dir);
+  if (!manifest) return std::nullopt;
+  return sweep::Manifest::from_json(*manifest);
 }
 
 core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator) {

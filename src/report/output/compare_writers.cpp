@@ -119,7 +119,9 @@ std::string inconclusive_summary(const Comparison& comparison) {
 
 Document compare_document(const Comparison& comparison, CheckRows rows) {
   Document doc;
-  // What differs between the runs comes first: it explains every row below.
+  // What differs between the runs comes first: it explains every row below. The manifests' changes
+  // (settings, environment, build) before the config hash and the items.
+  manifest_changes_section(doc, comparison.changes);
   std::vector<Text> notes;
   for (const auto& d : comparison.differences) notes.push_back({plain("Note: " + d + ".")});
   doc.lines(std::move(notes));
@@ -188,6 +190,19 @@ std::string write_compare_json(const Comparison& comparison) {
                  Verdict::not_comparable, Verdict::missing}) {
     counts[std::string(to_string(v))] = comparison.count(v);
   }
+  ojson changes = ojson::array();
+  for (const auto& c : comparison.changes) {
+    changes.push_back({{"area", std::string(to_string(c.area))},
+                       {"name", c.name},
+                       {"before", c.before ? ojson(*c.before) : ojson(nullptr)},
+                       {"after", c.after ? ojson(*c.after) : ojson(nullptr)},
+                       {"text", explain(c)}});
+    if (!c.variant.empty()) changes.back()["variant"] = c.variant;
+    if (c.area == ChangeArea::setting) {
+      changes.back()["cells"] = c.cells;
+      changes.back()["cells_compared"] = c.cells_compared;
+    }
+  }
   ojson doc{{"schema_version", kReportSchemaVersion},
             {"kind", "kvsweep-compare"},
             {"run", comparison.current_name},
@@ -200,6 +215,7 @@ std::string write_compare_json(const Comparison& comparison) {
             {"diagnostics_not_gated", comparison.diagnostics},
             {"counts", std::move(counts)},
             {"inconclusive_summary", inconclusive_summary(comparison)},
+            {"changes", std::move(changes)},
             {"differences", comparison.differences},
             {"warnings", comparison.warnings},
             {"checks", std::move(checks)}};
@@ -240,6 +256,11 @@ std::string write_junit(const Comparison& comparison) {
       out += ">\n      <system-out>" + xml_escape(std::string(to_string(c.verdict)) + ": " + c.reason) +
              "</system-out>\n    </testcase>\n";
     }
+  }
+  if (!comparison.changes.empty()) {
+    std::string changed = "What changed since the baseline (baseline → this run):";
+    for (const auto& c : comparison.changes) changed += "\n- " + explain(c);
+    out += "    <system-out>" + xml_escape(changed) + "</system-out>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";
   return out;

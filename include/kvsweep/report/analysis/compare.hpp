@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,6 +16,7 @@
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
+#include "kvsweep/report/analysis/manifest_changes.hpp"
 #include "kvsweep/report/input/context.hpp"
 #include "kvsweep/report/input/summary_document.hpp"
 
@@ -113,6 +115,7 @@ struct Comparison {
   std::vector<Check> checks;
   std::vector<std::string> warnings;  // context differences, cells only one side has, inferred declarations
   std::vector<std::string> differences;  // config hash and items that differ (run_differences), said first
+  std::vector<ManifestChange> changes;    // what the manifests say changed (manifest_changes), said before them
   double alpha = 0.05;
   std::size_t tested = 0;             // stochastic checks in the Holm family
   std::size_t diagnostics = 0;        // (cell, probe, diagnostic metric) pairs both runs hold; reported, never gated
@@ -151,6 +154,9 @@ int exit_status(const Comparison& comparison);
 /// The summary document of a run directory (summarized now, as its summary.json would hold it) or of
 /// a summary.json file, not yet checked.
 core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& path, const Generator& generator);
+/// The manifest of a run directory, or of the run whose report/summary.json `path` is; nullopt when
+/// there is none (a summary.json kept elsewhere) or it is not a JSON object.
+std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path);
 /// A run or a baseline, read once: load_summary_json() checked and read by read_summary_document()
 /// (errors name the path).
 core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator);

@@ -1,0 +1,51 @@
+#pragma once
+/// What changed between a baseline run and this one, read from their manifests: the cells' effective
+/// settings (what each server's log said it did), the context, the server build, the models' sha256,
+/// the servers' environment and arguments, the kvsweep that ran them. compare prints it above its
+/// checks, so a regression comes with what may explain it.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvsweep/report/document/document.hpp"
+#include "kvsweep/sweep/manifest.hpp"
+
+namespace kvsweep::report {
+
+enum class ChangeArea { setting, context, server, model, env, args, kvsweep };
+std::string_view to_string(ChangeArea area);
+
+/// One thing that differs; `before` and `after` as the manifests hold them (nullopt: absent, unset, or
+/// not reported), values of secret-looking variables as recorded ("<redacted>").
+struct ManifestChange {
+  ChangeArea area = ChangeArea::setting;
+  /// setting: the effective key (type_k, type_v, flash_attn, attn_rot_k, attn_rot_v, n_ctx, path);
+  /// context: "n_ctx"; server: a key of the backend's description (version, binary, …); model: the
+  /// model's name; env: the variable; args and kvsweep: "".
+  std::string name;
+  std::string variant;               // env, args, server: the variant's own ("" the server's)
+  std::vector<std::string> cells;    // setting: the cells (ids, as compare's table names them) it changed in, in the baseline's order
+  std::size_t cells_compared = 0;    // setting: the cells both runs hold whose servers reported settings
+  std::optional<std::string> before;
+  std::optional<std::string> after;
+};
+
+/// Every difference, in the order: effective settings (one change per key and values, with the cells it
+/// holds for), environment (the recorded `server_env` when both manifests have it, else the config's
+/// server.env) and arguments (the server's, then each variant's), n_ctx, the server's description (and each
+/// variant's own binary's), the models' sha256, kvsweep's version. Empty when nothing differs. Cells are
+/// paired by key (model, variant, type_k, type_v); a cell only one run holds is not a change here.
+std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, const sweep::Manifest& current);
+
+/// One line, "what: before → after": "attn_rot_k in tiny-q4_0-f16: on → off", "env
+/// LLAMA_ATTN_ROT_DISABLE: unset → 1", "model tiny sha256: 5fd6df6e7e8f → 1996269170e4".
+std::string explain(const ManifestChange& change);
+
+/// "What changed since the baseline (baseline → this run):" and a list of explain() lines; nothing
+/// when `changes` is empty.
+void manifest_changes_section(Document& doc, const std::vector<ManifestChange>& changes);
+
+}  // namespace kvsweep::report

@@ -1,0 +1,162 @@
+// What compare says changed between two runs, from their manifests (issue 42, item 7): a pure diff over
+// literal manifests, worded "what: before → after", and rendered above the checks.
+#include "kvsweep/report/analysis/manifest_changes.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kvsweep/report/analysis/compare.hpp"
+#include "kvsweep/report/output/compare_writers.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+namespace report = kvsweep::report;
+using kvsweep::sweep::Manifest;
+using nlohmann::json;
+
+namespace {
+
+json cell(const std::string& k, int attn_rot_k, const std::string& flash = "enabled") {
+  return {{"model", "tiny"},
+          {"type_k", k},
+          {"type_v", "f16"},
+          {"outcome", "ok"},
+          {"effective",
+           {{"found", true}, {"type_k", k}, {"type_v", "f16"}, {"flash_attn", flash}, {"attn_rot_k", attn_rot_k},
+            {"attn_rot_v", 0}, {"n_ctx", 2048}, {"path", "cpu"}, {"kv_mib", 1.28}}}};
+}
+
+// As the runner writes one (abridged): three cells, rotation on for the quantized K.
+json manifest_json() {
+  return {{"schema_version", 1},
+          {"kind", "kvsweep-run"},
+          {"config", {{"server", {{"args", {"-fa", "on", "-t", "1"}}, {"env", json::object()}}}}},
+          {"config_hash", "aaa"},
+          {"kvsweep", {{"version", "0.9.0"}, {"git_sha", "0123456789abcdef"}}},
+          {"server", {{"backend", "llama-server"}, {"version", "0.5.0-dev (build 1, commit de3ff81)"}}},
+          {"server_env", {{"CUDA_VISIBLE_DEVICES", "0"}}},
+          {"n_ctx", 2048},
+          {"models", {{{"name", "tiny"}, {"path", "/m/tiny.gguf"}, {"sha256", "5fd6df6e7e8f6084d9bcc225"}}}},
+          {"cells", {cell("f16", 0), cell("q8_0", 1), cell("q4_0", 1)}}};
+}
+
+Manifest manifest(const json& j) { return *Manifest::from_json(j); }
+
+std::vector<std::string> lines(const std::vector<report::ManifestChange>& changes) {
+  std::vector<std::string> out;
+  for (const auto& c : changes) out.push_back(report::explain(c));
+  return out;
+}
+
+TEST(ManifestChanges, IdenticalManifestsChangeNothing) {
+  EXPECT_TRUE(report::manifest_changes(manifest(manifest_json()), manifest(manifest_json())).empty());
+}
+
+TEST(ManifestChanges, RotationOffByAnInheritedVariableIsOneSettingLineAndOneEnvLine) {
+  json after = manifest_json();
+  after["server_env"]["LLAMA_ATTN_ROT_DISABLE"] = "1";
+  for (auto& c : after["cells"]) c["effective"]["attn_rot_k"] = 0;
+  const auto changes = report::manifest_changes(manifest(manifest_json()), manifest(after));
+  EXPECT_EQ(lines(changes), (std::vector<std::string>{
+                                "attn_rot_k in tiny-q8_0-f16, tiny-q4_0-f16: on → off",
+                                "env LLAMA_ATTN_ROT_DISABLE: unset → 1",
+                            }));
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].area, report::ChangeArea::setting);
+  EXPECT_EQ(changes[0].cells_compared, 3u);
+  EXPECT_EQ(changes[1].before, std::nullopt);
+  EXPECT_EQ(changes[1].after, "1");
+}
+
+TEST(ManifestChanges, EverySettingBuildModelArgsAndContextChangeIsNamed) {
+  json after = manifest_json();
+  for (auto& c : after["cells"]) c["effective"]["flash_attn"] = "disabled";
+  after["cells"][2]["effective"]["type_k"] = "f16";  // the server fell back
+  after["cells"][2]["effective"].erase("path");       // and did not say which path
+  after["config"]["server"]["args"] = {"-fa", "off", "-t", "1"};
+  after["n_ctx"] = 4096;
+  after["server"]["version"] = "0.6.0 (build 2, commit abcdef0)";
+  after["models"][0]["sha256"] = "1996269170e4ffff";
+  after["kvsweep"]["git_sha"] = "fedcba9876543210";
+  after["server_env"].erase("CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(lines(report::manifest_changes(manifest(manifest_json()), manifest(after))),
+            (std::vector<std::string>{
+                "type_k in tiny-q4_0-f16: q4_0 → f16",
+                "flash_attn in every cell: enabled → disabled",
+                "path in tiny-q4_0-f16: cpu → not reported",
+                "env CUDA_VISIBLE_DEVICES: 0 → unset",
+                "server args: -fa on -t 1 → -fa off -t 1",
+                "n_ctx: 2048 → 4096",
+                "server version: 0.5.0-dev (build 1, commit de3ff81) → 0.6.0 (build 2, commit abcdef0)",
+                "model tiny sha256: 5fd6df6e7e8f → 1996269170e4",
+                "kvsweep: 0.9.0 (0123456789ab) → 0.9.0 (fedcba987654)",
+            }));
+}
+
+TEST(ManifestChanges, ACellOnlyOneRunHoldsOrThatNeverReportedIsNotAChange) {
+  json before = manifest_json(), after = manifest_json();
+  after["cells"] = {cell("f16", 0), cell("q8_0", 0)};  // no q4_0 cell now
+  after["cells"][1]["effective"]["found"] = false;     // q8_0 failed to load: nothing reported
+  EXPECT_TRUE(report::manifest_changes(manifest(before), manifest(after)).empty());
+}
+
+TEST(ManifestChanges, AManySettingLineNamesThreeCellsAndCountsTheRest) {
+  json before = manifest_json(), after;
+  before["cells"] = json::array();
+  for (const char* k : {"q8_0", "q5_0", "q5_1", "q4_0", "q4_1", "iq4_nl"}) before["cells"].push_back(cell(k, 1));
+  before["cells"].push_back(cell("f16", 0));
+  after = before;
+  for (auto& c : after["cells"]) c["effective"]["attn_rot_k"] = 0;
+  EXPECT_EQ(lines(report::manifest_changes(manifest(before), manifest(after))),
+            (std::vector<std::string>{"attn_rot_k in tiny-q8_0-f16, tiny-q5_0-f16, tiny-q5_1-f16 and 3 more: on → off"}));
+}
+
+TEST(ManifestChanges, WithoutARecordedEnvironmentTheConfigsEnvAndVariantsAreCompared) {
+  json before = manifest_json(), after = manifest_json();
+  before.erase("server_env");  // a manifest of an older kvsweep
+  after["server_env"]["LLAMA_ATTN_ROT_DISABLE"] = "1";
+  before["config"]["server"]["env"] = {{"GGML_SCHED_MAX_COPIES", "4"}};
+  after["config"]["server"]["env"] = {{"GGML_SCHED_MAX_COPIES", "2"}, {"LLAMA_API_KEY", "<redacted>"}};
+  before["config"]["variants"] = {{{"name", "rotoff"}, {"env", {{"LLAMA_ATTN_ROT_DISABLE", "1"}}}, {"args", json::array()}}};
+  after["config"]["variants"] = {{{"name", "rotoff"}, {"env", json::object()}, {"args", {"-fa", "off"}}}};
+  const auto text = lines(report::manifest_changes(manifest(before), manifest(after)));
+  EXPECT_EQ(text, (std::vector<std::string>{
+                      "env GGML_SCHED_MAX_COPIES: 4 → 2",
+                      "env LLAMA_API_KEY: unset → <redacted>",
+                      "variant rotoff env LLAMA_ATTN_ROT_DISABLE: 1 → unset",
+                      "variant rotoff args: (empty) → -fa off",
+                  }));
+}
+
+TEST(ManifestChanges, CompareSaysThemAboveTheChecksInEveryFormat) {
+  json after = manifest_json();
+  after["server_env"]["LLAMA_ATTN_ROT_DISABLE"] = "1";
+  after["server_env"]["LLAMA_API_KEY"] = "<redacted>";
+  report::Comparison cmp;
+  cmp.differences = {"the configs differ: the baseline's hash is aaa, this run's bbb"};
+  cmp.changes = report::manifest_changes(manifest(manifest_json()), manifest(after));
+  const std::string md = report::write_compare_table(cmp);
+  EXPECT_THAT(md, HasSubstr("**What changed since the baseline** (baseline → this run):\n\n"
+                            "- env LLAMA_API_KEY: unset → &lt;redacted>\n"  // Markdown escapes a tag
+                            "- env LLAMA_ATTN_ROT_DISABLE: unset → 1\n"));
+  EXPECT_LT(md.find("What changed"), md.find("Note: the configs differ"));
+  const std::string text = report::render_text(report::compare_document(cmp));
+  EXPECT_THAT(text, HasSubstr("env LLAMA_ATTN_ROT_DISABLE: unset → 1"));
+  EXPECT_THAT(report::render_html(report::compare_document(cmp)), HasSubstr("env LLAMA_ATTN_ROT_DISABLE: unset → 1"));
+  const json j = json::parse(report::write_compare_json(cmp));
+  ASSERT_EQ(j["changes"].size(), 2u);
+  EXPECT_EQ(j["changes"][1], (json{{"area", "env"},
+                                   {"name", "LLAMA_ATTN_ROT_DISABLE"},
+                                   {"before", nullptr},
+                                   {"after", "1"},
+                                   {"text", "env LLAMA_ATTN_ROT_DISABLE: unset → 1"}}));
+  EXPECT_THAT(report::write_junit(cmp), HasSubstr("<system-out>What changed since the baseline (baseline → this run):\n"
+                                                  "- env LLAMA_API_KEY: unset → &lt;redacted&gt;"));
+  // Nothing changed: nothing said.
+  cmp.changes.clear();
+  EXPECT_THAT(report::write_compare_table(cmp), Not(HasSubstr("What changed")));
+  EXPECT_THAT(report::write_junit(cmp), Not(HasSubstr("What changed")));
+}
+
+}  // namespace
