@@ -302,6 +302,7 @@ void check_resume(const RunTarget& target, const config::Config& cfg,
   }
   ropts.models = checked_models(cfg, target.previous, target.run_dir);
   check_inputs(probes, target.previous, target.run_dir);
+  check_server_env(cfg, target.previous, target.run_dir);
 }
 
 /// The run's store: a new run directory, or the resumed one (checked before by check_resume); a torn

@@ -1,11 +1,14 @@
 #include "kvsweep/cli/run_checks.hpp"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/server/server_env.hpp"
 #include "kvsweep/sweep/growth.hpp"
 #include "kvsweep/sweep/input_hashes.hpp"
 #include "kvsweep/sweep/plan.hpp"
@@ -140,6 +143,31 @@ nlohmann::json check_growth(const config::Config& config, const std::vector<std:
   }
   return {{"from_config_hash", before_hash}, {"to_config_hash", now_hash}, {"added", growth.added},
           {"at", core::iso8601(std::chrono::system_clock::now())}};
+}
+
+void check_server_env(const config::Config& config, const std::optional<nlohmann::json>& previous,
+                      const std::string& run_dir) {
+  if (!previous || !previous->contains("server_env") || !(*previous)["server_env"].is_object()) return;
+  const nlohmann::json& before = (*previous)["server_env"];
+  const nlohmann::json now = config::env_for_record(
+      server::launched_server_env(server::inherited_server_env(environ, config.server.backend), config.server.env));
+  std::set<std::string> names;
+  for (const nlohmann::json* side : {&before, &now})
+    for (auto it = side->begin(); it != side->end(); ++it) names.insert(it.key());
+  const auto shown = [](const nlohmann::json& env, const std::string& name) {
+    return env.contains(name) && env[name].is_string() ? env[name].get<std::string>() : std::string("unset");
+  };
+  std::vector<std::string> changed;
+  for (const auto& name : names) {
+    // Device selection picks the hardware (a resumed shard on another node), not what a cell answers.
+    if (!name.starts_with("LLAMA_") && !name.starts_with("GGML_") && !name.starts_with("OLLAMA_")) continue;
+    if (shown(before, name) != shown(now, name)) changed.push_back(name + ": " + shown(before, name) + " → " + shown(now, name));
+  }
+  if (changed.empty()) return;
+  throw core::FatalError("--resume " + run_dir + ": the servers would start with another environment than the run's "
+                         "cells did (from the manifest's server_env):" + joined(changed) +
+                         "\ncells of one run share one environment (llama.cpp reads these): set it back as the run "
+                         "had it, or start a new run with -o NEW_DIR");
 }
 
 }  // namespace kvsweep::cli

@@ -102,4 +102,22 @@ TEST(CompareExplains, AVariableInheritedFromTheShellIsRecordedAndNamedAboveTheRe
     EXPECT_EQ(same.exit_code, 0) << same.output;
     EXPECT_THAT(same.output, Not(HasSubstr("What changed"))) << same.output;
   }
+  {
+    SCOPED_TRACE("a resume whose shell sets another such variable is refused naming it; nothing is recorded");
+    const std::string records = kt::read_text(before / "records.jsonl");
+    ::setenv("LLAMA_ATTN_ROT_DISABLE", "1", 1);
+    auto resumed = kt::run_kvsweep({"run", config.string(), "--resume", before.string()});
+    ::unsetenv("LLAMA_ATTN_ROT_DISABLE");
+    EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
+    EXPECT_THAT(resumed.output, HasSubstr("the servers would start with another environment than the run's cells did"))
+        << resumed.output;
+    EXPECT_THAT(resumed.output, HasSubstr("LLAMA_ATTN_ROT_DISABLE: unset → 1")) << resumed.output;
+    EXPECT_EQ(kt::read_text(before / "records.jsonl"), records);
+    // As the run had it (the secret-named variable set again), the resume goes on and has nothing to run.
+    ::setenv("LLAMA_ARG_HF_TOKEN", kSecret, 1);
+    auto same = kt::run_kvsweep({"run", config.string(), "--resume", before.string()});
+    ::unsetenv("LLAMA_ARG_HF_TOKEN");
+    EXPECT_EQ(same.exit_code, 0) << same.output;
+    EXPECT_EQ(kt::read_text(before / "records.jsonl"), records);
+  }
 }

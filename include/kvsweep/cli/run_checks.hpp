@@ -43,4 +43,10 @@ void check_records_fit(const config::Config& config, const std::vector<std::uniq
 nlohmann::json check_growth(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
                             const nlohmann::json& previous, const std::string& run_dir);
 
+/// For a resume (`previous` set, with its `server_env`): throws FatalError naming each LLAMA_*, GGML_* or
+/// OLLAMA_* variable a cell's server would now start with that differs from what the run's cells had
+/// (inherited from kvsweep's environment or the config's server.env); device selection may differ.
+void check_server_env(const config::Config& config, const std::optional<nlohmann::json>& previous,
+                      const std::string& run_dir);
+
 }  // namespace kvsweep::cli
