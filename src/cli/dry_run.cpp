@@ -19,6 +19,7 @@
 #include "kvsweep/report/analysis/plan_time.hpp"
 #include "kvsweep/sweep/previous_run.hpp"
 #include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/runner.hpp"
 
 namespace kvsweep::cli {
 
@@ -103,19 +104,71 @@ void print_power(const probe::Probe& p, std::size_t items, const nlohmann::json&
   }
 }
 
-/// Per model, the time its cells take at the rates of the last complete run of the same model file.
-void print_time(const config::Config& cfg, const std::vector<sweep::Cell>& cells,
-                const std::vector<sweep::PlannedProbe>& planned, const sweep::RunOptions& ropts) {
+/// A progress sink that says nothing: the measurement's cell is not the plan's.
+class Quiet : public sweep::ProgressSink {
+ public:
+  void plan(std::size_t, std::size_t) override {}
+  void cell_started(std::size_t, std::size_t, const sweep::Cell&, int) override {}
+  void item_done(const sweep::Cell&, const std::string&, const std::string&, const std::string&, double) override {}
+  void cell_done(const sweep::CellResult&) override {}
+  void note(const std::string&) override {}
+};
+
+/// --measure: the first item of each probe on `model`'s reference cell, run as a sweep of its own in a
+/// temporary directory (removed after), and its rates; nullopt with the reason printed when it gave none.
+/// Probes that need the embedding server are left out (their items are not counted).
+std::optional<sweep::RunRates> measure_rates(const config::Config& cfg, std::vector<std::unique_ptr<probe::Probe>>& probes,
+                                             server::Backend& backend, const config::ModelConfig& model) {
+  std::string names;
+  for (const auto& p : probes)
+    if (!p->needs_embedder()) names += (names.empty() ? "" : "|") + p->name();
+  if (names.empty()) return std::nullopt;
+  const std::filesystem::path runs =
+      std::filesystem::temp_directory_path() / ("kvsweep-measure-" + std::to_string(::getpid()));
+  sweep::RunOptions options;
+  options.items_per_probe = 1;
+  options.filter = sweep::parse_filter({"model=" + model.name + ",k=" + cfg.grid.reference.type_k +
+                                        ",v=" + cfg.grid.reference.type_v + ",probe=" + names});
+  std::optional<sweep::RunRates> rates;
+  {
+    auto store = sweep::RunStore::create((runs / "run").string());
+    if (!store) {
+      std::printf("time: not measured: %s\n", store.error().message.c_str());
+      return std::nullopt;
+    }
+    Quiet quiet;
+    sweep::Runner runner(cfg, probes, backend, *store, quiet, cancel_flag(), options);
+    const sweep::RunResult result = runner.run();
+    for (const auto& c : result.cells)
+      if (c.outcome != server::CellOutcome::ok)
+        std::printf("time: the measurement's cell %s ended %s: %s\n", c.cell.label().c_str(),
+                    std::string(server::to_string(c.outcome)).c_str(), c.message.c_str());
+    rates = sweep::previous_rates(runs, model.path);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(runs, ec);
+  if (rates) rates->run = "measured now: one item of each probe on the reference cell";
+  return rates;
+}
+
+/// Per model, the time its cells take at the rates of the last complete run of the same model file,
+/// or (`measure`) of one item per probe timed now on its reference cell.
+void print_time(const config::Config& cfg, std::vector<std::unique_ptr<probe::Probe>>& probes,
+                const std::vector<sweep::Cell>& cells, const std::vector<sweep::PlannedProbe>& planned,
+                const sweep::RunOptions& ropts, server::Backend& backend, bool measure) {
   const std::filesystem::path runs = runs_directory(cfg);
   for (const auto& m : cfg.models) {
     const auto n = static_cast<std::size_t>(std::ranges::count(cells, m.name, &sweep::Cell::model));
     if (n == 0) continue;
     const std::string prefix = cfg.models.size() > 1 ? "  " + m.name + ": " : "";
     if (cfg.models.size() > 1 && &m == &cfg.models.front()) std::printf("time, per model:\n");
-    const auto rates = sweep::previous_rates(runs, m.path);
+    auto rates = sweep::previous_rates(runs, m.path);
+    if (!rates && measure) rates = measure_rates(cfg, probes, backend, m);
     if (!rates) {
-      std::printf("%stime: no previous run of this model to estimate from (complete runs under %s)\n", prefix.c_str(),
-                  runs.string().c_str());
+      std::printf("%stime: no previous run of this model to estimate from (complete runs under %s)%s\n", prefix.c_str(),
+                  runs.string().c_str(),
+                  measure ? "" : "; --dry-run --measure times one item of each probe on the reference cell now "
+                                 "(one server start) and estimates from it");
       continue;
     }
     const auto estimate = sweep::estimate_time(*rates, n, planned, ropts.parallel_cells);
@@ -177,8 +230,9 @@ std::filesystem::path runs_directory(const config::Config& cfg) {
   return base.is_relative() ? std::filesystem::current_path() / base : base;
 }
 
-int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                  const sweep::RunOptions& ropts, server::Backend& backend, const std::string& resumed_dir) {
+int print_dry_run(const config::Config& cfg, std::vector<std::unique_ptr<probe::Probe>>& probes,
+                  const sweep::RunOptions& ropts, server::Backend& backend, const std::string& resumed_dir,
+                  bool measure) {
   auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
   sweep::select_cells(cells, ropts.filter);
   std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
@@ -216,7 +270,7 @@ int print_dry_run(const config::Config& cfg, const std::vector<std::unique_ptr<p
                 "(from %d items, alpha %g, futility %g, item order seed %llu)\n",
                 a.min_items, a.alpha, a.futility, static_cast<unsigned long long>(a.seed));
   }
-  print_time(cfg, cells, planned, ropts);
+  print_time(cfg, probes, cells, planned, ropts, backend, measure);
   if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
     std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
     for (int slot = 0; slot < ropts.parallel_cells; ++slot) {

@@ -47,6 +47,7 @@ struct RunOpts {
   std::string resume;
   bool resume_flag = false;
   bool dry_run = false;
+  bool measure = false;                // --measure: the dry run times one item per probe on the reference
   bool strict = false;
   std::vector<std::string> only;      // --only, each one clause (any matches)
   std::string shard;
@@ -429,7 +430,7 @@ int run_command(const RunOpts& o) {
   // would record their cells load_failed); the plan itself still prints.
   if (o.dry_run) {
     print_ollama_models(cfg, *backend);
-    return print_dry_run(cfg, probes, ropts, *backend, target.resume ? target.run_dir : "");
+    return print_dry_run(cfg, probes, ropts, *backend, target.resume ? target.run_dir : "", o.measure);
   }
 
   if (target.run_dir.empty()) target.run_dir = default_run_dir(cfg);
@@ -469,6 +470,10 @@ void register_run(CLI::App& app, Commands& commands) {
                                  "when CONFIG is not given)")
                      ->expected(0, 1);
   sub->add_flag("--dry-run", o->dry_run, "Print the plan (cells in order, items) and exit");
+  sub->add_flag("--measure", o->measure,
+                "With --dry-run, for a model no earlier run of which is under output_dir: time one item of each probe "
+                "on its reference cell now (one server start; probes that need the embedder are not counted) and "
+                "estimate the plan's time from it");
   sub->add_option("--only", o->only,
                   "Only matching cells/probes: key=value[,key=value] (keys model,variant,k,v,cell,probe), every term "
                   "holding at once (e.g. variant=rot-off,k=q4_0); a value may list alternatives (k=q4_0|q8_0) and "

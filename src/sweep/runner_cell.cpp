@@ -28,7 +28,9 @@ std::vector<Runner::PendingItems> Runner::pending_items(const Cell& cell, int& a
   for (auto& p : m_probes) {
     if (!m_options.filter.matches(cell, p->name())) continue;
     PendingItems t{p.get(), {}, std::nullopt};
+    std::size_t taken = 0;
     for (auto& item : p->items()) {
+      if (m_options.items_per_probe > 0 && taken++ == m_options.items_per_probe) break;
       if (m_store.has_ok(triple_key(cell, p->name(), item.key))) ++already_recorded;
       else t.items.push_back(std::move(item));
     }

@@ -257,3 +257,25 @@ TEST(FirstHourII, ARunGrowsKeepingItsRecordsByteForByteAndRunsOnlyWhatIsNew) {
     EXPECT_EQ(kt::read_text(run / "records.jsonl"), now);
   }
 }
+
+TEST(FirstHourII, AFirstRunGetsATimeFromOneItemPerProbeMeasuredOnTheReference) {
+  kt::TempDir dir;
+  json cfg = three_cells();
+  cfg["output_dir"] = (dir / "runs").string();  // no earlier run to estimate from
+  const path config = kt::write_config(dir, cfg);
+  auto plain = kt::run_kvsweep({"run", config.string(), "--dry-run"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_THAT(plain.output, HasSubstr("time: no previous run of this model")) << plain.output;
+  EXPECT_THAT(plain.output, HasSubstr("--dry-run --measure times one item of each probe")) << plain.output;
+
+  auto measured = kt::run_kvsweep({"run", config.string(), "--dry-run", "--measure"});
+  ASSERT_EQ(measured.exit_code, 0) << measured.output;
+  EXPECT_THAT(measured.output, HasSubstr("(from run measured now: one item of each probe on the reference cell: "))
+      << measured.output;
+  EXPECT_THAT(measured.output, HasSubstr("s/item for complete")) << measured.output;
+  EXPECT_THAT(measured.output, HasSubstr("s to start and stop a server")) << measured.output;
+  // A plan, not a run: nothing is left under output_dir, nor the measurement's own directory.
+  EXPECT_FALSE(std::filesystem::exists(dir / "runs"));
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    EXPECT_THAT(e.path().filename().string(), Not(HasSubstr("kvsweep-measure-")));  // only this test measures
+}

@@ -24,7 +24,10 @@ std::filesystem::path runs_directory(const config::Config& config);
 /// from the complete run under runs_directory() that ran the same model file last. Returns the exit code.
 /// With `resumed_dir` (--dry-run --resume DIR, its checks passed): what the run keeps of its records
 /// and what it would run, and what the config adds when it grows the run (options.grown).
-int print_dry_run(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                  const sweep::RunOptions& options, server::Backend& backend, const std::string& resumed_dir = "");
+/// `measure` (--measure): a model without a previous run gets its time from one item of each probe
+/// (but those that need the embedding server) run now on its reference cell, in a temporary directory.
+int print_dry_run(const config::Config& config, std::vector<std::unique_ptr<probe::Probe>>& probes,
+                  const sweep::RunOptions& options, server::Backend& backend, const std::string& resumed_dir = "",
+                  bool measure = false);
 
 }  // namespace kvsweep::cli

@@ -107,6 +107,8 @@ struct RunOptions {
   /// A resume whose config added to the run's (cli's check_growth): {from_config_hash, to_config_hash,
   /// added, at}, appended to the manifest's "grown"; null otherwise.
   nlohmann::json grown;
+  /// 0: every item; N: only the first N items of each probe (the dry run's --measure times one).
+  std::size_t items_per_probe = 0;
 };
 
 class Runner {
