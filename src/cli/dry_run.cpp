@@ -225,6 +225,29 @@ void print_resume(const std::string& run_dir, const std::vector<sweep::Cell>& ce
 
 }  // namespace
 
+std::vector<std::string> time_lines(const config::Config& cfg,
+                                    const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                                    const sweep::RunOptions& ropts) {
+  auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
+  sweep::select_cells(cells, ropts.filter);
+  std::vector<sweep::PlannedProbe> planned;
+  for (const auto& p : probes)
+    if (ropts.filter.matches_probe(p->name())) planned.push_back({p->name(), p->items().size()});
+  std::vector<std::string> out;
+  for (const auto& m : cfg.models) {
+    const auto n = static_cast<std::size_t>(std::ranges::count(cells, m.name, &sweep::Cell::model));
+    if (n == 0) continue;
+    const auto rates = sweep::previous_rates(runs_directory(cfg), m.path);
+    if (!rates) continue;
+    const auto estimate = sweep::estimate_time(*rates, n, planned, ropts.parallel_cells);
+    const report::PlanTimeFacts facts{rates->config_hash == config::config_hash(cfg), cfg.sweep.adaptive.enabled,
+                                      ropts.parallel_cells};
+    out.push_back((cfg.models.size() > 1 ? m.name + ": " : std::string()) +
+                  report::time_line(estimate, *rates, planned, facts));
+  }
+  return out;
+}
+
 std::filesystem::path runs_directory(const config::Config& cfg) {
   std::filesystem::path base(cfg.output_dir);
   return base.is_relative() ? std::filesystem::current_path() / base : base;

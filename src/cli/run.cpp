@@ -437,6 +437,9 @@ int run_command(const RunOpts& o) {
   sweep::RunStore store = open_store(target);
   const std::string& run_dir = target.run_dir;
   if (spdlog::get_level() < spdlog::level::warn) std::fprintf(stderr, "kvsweep: run directory %s\n", run_dir.c_str());
+  // The time before the run, from the last complete run of each model (a resume runs only what is left).
+  if (!target.resume && spdlog::get_level() < spdlog::level::warn)
+    for (const auto& line : time_lines(cfg, probes, ropts)) std::fprintf(stderr, "kvsweep: %s\n", line.c_str());
 
   StderrProgress progress(::isatty(2) == 1, spdlog::get_level() >= spdlog::level::warn);
   if (cfg.server.backend == "external") progress.attach_to(cfg.server.url);

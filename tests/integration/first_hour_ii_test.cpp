@@ -278,4 +278,13 @@ TEST(FirstHourII, AFirstRunGetsATimeFromOneItemPerProbeMeasuredOnTheReference) {
   EXPECT_FALSE(std::filesystem::exists(dir / "runs"));
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
     EXPECT_THAT(e.path().filename().string(), Not(HasSubstr("kvsweep-measure-")));  // only this test measures
+
+  // Once a run of the model is complete, every later run says its time before it starts.
+  auto first = kt::run_kvsweep({"run", config.string(), "-o", (dir / "runs" / "first").string()});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_THAT(first.output, Not(HasSubstr("kvsweep: time:"))) << first.output;
+  auto second = kt::run_kvsweep({"run", config.string(), "-o", (dir / "runs" / "second").string()});
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("kvsweep: time: ~")) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("(from run first: ")) << second.output;
 }

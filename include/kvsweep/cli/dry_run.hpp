@@ -17,6 +17,12 @@ namespace kvsweep::cli {
 /// Where runs go without -o: the config's output_dir, a relative one under the working directory.
 std::filesystem::path runs_directory(const config::Config& config);
 
+/// The plan's time per model, for the models an earlier complete run under runs_directory() gives
+/// rates for ("time: ~4m10s (from run …)"), as the dry run words it; what `run` says before it starts.
+std::vector<std::string> time_lines(const config::Config& config,
+                                    const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                                    const sweep::RunOptions& options);
+
 /// Prints the plan on stdout. A probe whose prompt holds a corpus (recall) has it counted in tokens by
 /// the model's own tokenizer: `backend` starts one server for the first model (llama-server: loaded
 /// with -c 512 for the count, then stopped; external: the attached server) and asks /tokenize; an
