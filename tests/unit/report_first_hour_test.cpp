@@ -218,7 +218,7 @@ TEST(RecommendHeadline, TheUserChoosesWhichMetricsGateByConfigOrGate) {
   const Recommendation by_flag = recommend(both, gate);
   ASSERT_TRUE(by_flag.models[0].recommended.has_value());
   EXPECT_EQ(explain(recommend_headline(by_flag.models[0]), both).sentence,
-            "non-inferior to f16/f16 on all 1 gated metrics.");
+            "non-inferior to f16/f16 on its one gated metric.");
   EXPECT_THAT(recommend_markdown(both, by_flag), HasSubstr("Gated (--gate): recall.primary_matched"));
   for (const auto& cv : by_flag.models[0].cells)
     for (const auto& v : cv.metrics) EXPECT_EQ(v.metric, "primary_matched");

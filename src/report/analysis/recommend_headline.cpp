@@ -215,7 +215,9 @@ HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
         set += std::string(set.empty() ? "" : "; ") + m.metric + " " + shortest(m.margin) + ": " +
                promise(m.kind, m.margin, ref.types());
       return {"Recommended: " + flag(data.cells()[*h.cell]),
-              "non-inferior to " + ref.types() + " on all " + std::to_string(h.gated) + " gated metrics" +
+              "non-inferior to " + ref.types() +
+                  (h.gated == 1 ? std::string(" on its one gated metric")
+                                : " on all " + std::to_string(h.gated) + " gated metrics") +
                   (set.empty() ? std::string(".") : ", at margins you set (a wider margin is a weaker promise): " + set + ".")};
     }
     case RecommendHeadline::Kind::not_proven: return not_proven_words(h, data, ref);
