@@ -97,6 +97,18 @@ TEST(CompareExplains, AVariableInheritedFromTheShellIsRecordedAndNamedAboveTheRe
     EXPECT_THAT(kt::read_text(junit), HasSubstr("- env LLAMA_ATTN_ROT_DISABLE: unset → 1"));
   }
   {
+    SCOPED_TRACE("a baseline summary.json kept apart from its run (the nightly gate's committed baseline)");
+    fs::create_directories(dir / "baseline");
+    fs::copy_file(before / "report" / "summary.json", dir / "baseline" / "summary.json");
+    auto cmp = kt::run_kvsweep({"compare", after.string(), "--baseline", (dir / "baseline" / "summary.json").string()});
+    EXPECT_EQ(cmp.exit_code, 1) << cmp.output;
+    EXPECT_THAT(cmp.output, HasSubstr("- attn_rot_k in copy-q4_0-f16: on → off")) << cmp.output;
+    EXPECT_THAT(cmp.output, HasSubstr("- env LLAMA_ATTN_ROT_DISABLE: unset → 1")) << cmp.output;
+    // What only a config says (server args, variants) is not compared against a summary alone.
+    EXPECT_THAT(cmp.output, Not(HasSubstr("server args"))) << cmp.output;
+    EXPECT_THAT(cmp.output, Not(HasSubstr(kSecret))) << cmp.output;
+  }
+  {
     SCOPED_TRACE("a run against itself: nothing changed, nothing said");
     auto same = kt::run_kvsweep({"compare", after.string(), "--baseline", after.string()});
     EXPECT_EQ(same.exit_code, 0) << same.output;

@@ -479,12 +479,40 @@ core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& pa
   return doc;
 }
 
+namespace {
+
+/// A summary.json kept apart from its run (a committed CI baseline): the manifest's parts it carries —
+/// the server and its environment, the models, n_ctx, kvsweep, each cell's reported settings.
+std::optional<sweep::Manifest> manifest_of_summary(const std::filesystem::path& path) {
+  const auto text = core::read_file(path, core::Links::follow);
+  if (!text) return std::nullopt;
+  const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+  if (!doc.is_object() || !doc.contains("context") || !doc["context"].is_object()) return std::nullopt;
+  const nlohmann::json& context = doc["context"];
+  nlohmann::json m = {{"server", context.value("server", nlohmann::json::object())},
+                      {"kvsweep", context.value("kvsweep", nlohmann::json::object())},
+                      {"models", context.value("models", nlohmann::json::array())}};
+  for (const char* key : {"n_ctx", "server_env"})
+    if (context.contains(key)) m[key] = context[key];
+  if (context.contains("run") && context["run"].is_object() && context["run"].contains("config_hash"))
+    m["config_hash"] = context["run"]["config_hash"];
+  nlohmann::json cells = nlohmann::json::array();
+  for (const auto& c : doc.value("cells", nlohmann::json::array()))
+    if (c.is_object() && c.contains("effective")) cells.push_back(c);
+  m["cells"] = cells;
+  return sweep::Manifest::from_json(m);
+}
+
+}  // namespace
+
 std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::path dir = path;
   if (!std::filesystem::is_directory(path, ec)) {
-    // RUN_DIR/report/summary.json: the manifest is the run's.
-    if (path.filename() != "summary.json" || path.parent_path().filename() != "report") return std::nullopt;
+    // RUN_DIR/report/summary.json: the manifest is the run's; a summary kept apart carries its parts.
+    const bool in_run = path.filename() == "summary.json" && path.parent_path().filename() == "report" &&
+                        std::filesystem::exists(path.parent_path().parent_path() / "manifest.json", ec);
+    if (!in_run) return manifest_of_summary(path);
     dir = path.parent_path().parent_path();
   }
   auto manifest = sweep::RunStore::read_manifest(dir);

@@ -204,17 +204,19 @@ std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, co
   // The environment as launched when both runs recorded it; else what both configs set.
   const json& server_before = member(baseline.config, "server");
   const json& server_after = member(current.config, "server");
+  // A baseline that is a summary.json alone has no config: what only configs say is not compared.
+  const bool configs = baseline.config.is_object() && current.config.is_object();
   if (baseline.server_env && current.server_env) {
     diff_maps(*baseline.server_env, *current.server_env, ChangeArea::env, "", out);
-  } else {
+  } else if (configs) {
     diff_maps(string_map(member(server_before, "env")), string_map(member(server_after, "env")), ChangeArea::env, "", out);
   }
-  add(out, {ChangeArea::args, "", "", {}, 0, joined_args(server_before), joined_args(server_after)});
+  if (configs) add(out, {ChangeArea::args, "", "", {}, 0, joined_args(server_before), joined_args(server_after)});
   const auto variants_before = variants_of(baseline.config), variants_after = variants_of(current.config);
   std::set<std::string> variants;
   for (const auto* m : {&variants_before, &variants_after})
     for (const auto& [name, v] : *m) variants.insert(name);
-  for (const auto& name : variants) {
+  for (const auto& name : configs ? variants : std::set<std::string>{}) {
     const json& a = variants_before.contains(name) ? variants_before.at(name) : kNull;
     const json& b = variants_after.contains(name) ? variants_after.at(name) : kNull;
     diff_maps(string_map(member(a, "env")), string_map(member(b, "env")), ChangeArea::env, name, out);

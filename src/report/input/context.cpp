@@ -45,6 +45,9 @@ nlohmann::json context_block(const RunData& data, const Generator& generator) {
   }
   context["models"] = std::move(models);
   context["host"] = or_object(m.host);
+  // What compare explains a change by when a baseline is this summary alone (no manifest beside it).
+  if (m.n_ctx) context["n_ctx"] = *m.n_ctx;
+  if (m.server_env) context["server_env"] = *m.server_env;
   context["report"] = {{"kvsweep", {{"version", generator.version}, {"git_sha", generator.git_sha}}}};
   return context;
 }

@@ -83,6 +83,14 @@ ojson cells_json(const RunData& data) {
       cells.back()["path"] = c.path;
       cells.back()["path_reason"] = c.path_reason;
     }
+    // The settings its server reported (types, flash attention, rotation, n_ctx): compare explains by them.
+    for (const auto& m : data.manifest().cell_list())
+      if (m.is_object() && m.value("id", "") == c.id && m.contains("effective") && m["effective"].is_object()) {
+        ojson effective = ojson::object();
+        for (const char* key : {"found", "declared", "type_k", "type_v", "flash_attn", "attn_rot_k", "attn_rot_v", "n_ctx", "path"})
+          if (m["effective"].contains(key)) effective[key] = ojson::parse(m["effective"][key].dump());
+        cells.back()["effective"] = std::move(effective);
+      }
     if (!c.memory.empty()) {
       ojson memory = ojson::array();
       for (const auto& d : c.memory)

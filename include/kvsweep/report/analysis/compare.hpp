@@ -154,8 +154,9 @@ int exit_status(const Comparison& comparison);
 /// The summary document of a run directory (summarized now, as its summary.json would hold it) or of
 /// a summary.json file, not yet checked.
 core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& path, const Generator& generator);
-/// The manifest of a run directory, or of the run whose report/summary.json `path` is; nullopt when
-/// there is none (a summary.json kept elsewhere) or it is not a JSON object.
+/// The manifest of a run directory, or of the run whose report/summary.json `path` is; for a summary.json
+/// kept apart from its run (a committed baseline), the manifest's parts it carries (context.server,
+/// server_env, models, n_ctx, kvsweep; cells[].effective). nullopt when none can be read.
 std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path);
 /// A run or a baseline, read once: load_summary_json() checked and read by read_summary_document()
 /// (errors name the path).
