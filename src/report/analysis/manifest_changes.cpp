@@ -223,7 +223,9 @@ std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, co
     add(out, {ChangeArea::args, "", name, {}, 0, joined_args(a), joined_args(b)});
   }
 
-  add(out, {ChangeArea::context, "n_ctx", "", {}, 0, int_text(baseline.n_ctx), int_text(current.n_ctx)});
+  // Absent from one side (an older baseline summary) is not recorded, not changed.
+  if (baseline.n_ctx && current.n_ctx)
+    add(out, {ChangeArea::context, "n_ctx", "", {}, 0, int_text(baseline.n_ctx), int_text(current.n_ctx)});
   diff_maps(scalars(baseline.server), scalars(current.server), ChangeArea::server, "", out);
   std::set<std::string> own_binaries;
   for (const json* vs : {&baseline.variant_servers, &current.variant_servers})
