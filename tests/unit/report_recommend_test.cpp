@@ -345,7 +345,8 @@ TEST(Cost, SpeedRatiosFromFewItemsOrALoadedHostCarryTheirCaveat) {
             "from 2 items; host loaded (load 6.2 on 2 cores)");
   EXPECT_THAT(cost_markdown(*few, costs), HasSubstr("Prefill and decode × to take lightly"));
   EXPECT_THAT(cost_markdown(*few, costs), HasSubstr("m q4_0/f16: from 2 items; host loaded (load 6.2 on 2 cores)"));
-  for (const auto& c : cost_json(*few, costs)["cells"])
+  const auto json_costs = cost_json(*few, costs);  // kept: a loop over a temporary's member would dangle
+  for (const auto& c : json_costs["cells"])
     EXPECT_EQ(c.value("speed_caveat", ""), c["id"] == "m-q4_0-f16"   ? "from 2 items; host loaded (load 6.2 on 2 cores)"
                                            : c["id"] == "m-q8_0-f16" ? "from 2 items"
                                                                      : "")
