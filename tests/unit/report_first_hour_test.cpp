@@ -196,6 +196,13 @@ TEST(RecommendHeadline, MoreItemsThanTheCorpusHoldsAreNeverAdvised) {
       << sentence;
   EXPECT_THAT(sentence, HasSubstr("More items cannot settle it with this corpus: give it more functions")) << sentence;
   EXPECT_THAT(sentence, Not(HasSubstr("Run more items"))) << sentence;
+  // A difference seen that only more items than the corpus holds could settle: never "until more items".
+  const RunData lost = recall_run({19, 16, 12, 19}, {19, 16, 12, 19}, 4);
+  const HeadlineWords seen = explain(recommend_headline(recommend(lost).models[0]), lost);
+  EXPECT_EQ(seen.verdict, "A difference seen, not proven");
+  EXPECT_THAT(seen.sentence, HasSubstr("more than the 4 functions its corpus holds")) << seen.sentence;
+  EXPECT_THAT(seen.sentence, HasSubstr("More items cannot settle it with this corpus")) << seen.sentence;
+  EXPECT_THAT(seen.sentence, Not(HasSubstr("Until more items settle it"))) << seen.sentence;
   // A corpus that can give them: the advice stands.
   const RunData big = recall_run({20, 17, 12, 20}, {20, 17, 12, 20}, 60);
   EXPECT_THAT(explain(recommend_headline(recommend(big).models[0]), big).sentence, HasSubstr("Run more items"));

@@ -187,11 +187,18 @@ std::string others_text(const RecommendHeadline& h) {
 
 HeadlineWords difference_words(const RecommendHeadline& h, const RunData& data, const CellDef& ref) {
   std::string seen;
-  for (const auto& b : h.below) seen += (seen.empty() ? "" : "; ") + below_text(b);
+  bool more_helps = false;
+  for (const auto& b : h.below) {
+    seen += (seen.empty() ? "" : "; ") + below_text(b);
+    more_helps = more_helps || (b.verdict == stats::Verdict::unknown && !beyond(b.items_needed, b.items_max));
+  }
   return {"A difference seen, not proven",
           flag(data.cells()[*h.cell]) + " (the cheapest cell not proven worse) moved from " + ref.types() +
               " in the bad direction on " + seen + ", but no verdict is inferior: the difference may be chance." + others_text(h) +
-              " Until more items settle it keep " + flag(ref) + "."};
+              (more_helps ? " Until more items settle it keep " + flag(ref) + "."
+                          : " More items cannot settle it with this corpus: give it more functions (more files, or a "
+                            "larger -c where the context limits it), or gate on a metric that settles with fewer. "
+                            "Until then keep " + flag(ref) + ".")};
 }
 
 /// "Worse" only when every other cell is inferior; with cells that missed a probe beside them, both counted.
