@@ -104,6 +104,15 @@ void print_power(const probe::Probe& p, std::size_t items, const nlohmann::json&
   }
 }
 
+/// The time line of `cells` cells of one model at `rates` ("time: ~4m10s (from run …)").
+std::string time_line_of(const config::Config& cfg, const sweep::RunRates& rates, std::size_t cells,
+                         const std::vector<sweep::PlannedProbe>& planned, const sweep::RunOptions& ropts) {
+  const auto estimate = sweep::estimate_time(rates, cells, planned, ropts.parallel_cells);
+  const report::PlanTimeFacts facts{rates.config_hash == config::config_hash(cfg), cfg.sweep.adaptive.enabled,
+                                    ropts.parallel_cells};
+  return report::time_line(estimate, rates, planned, facts);
+}
+
 /// A progress sink that says nothing: the measurement's cell is not the plan's.
 class Quiet : public sweep::ProgressSink {
  public:
@@ -171,10 +180,7 @@ void print_time(const config::Config& cfg, std::vector<std::unique_ptr<probe::Pr
                                  "(one server start) and estimates from it");
       continue;
     }
-    const auto estimate = sweep::estimate_time(*rates, n, planned, ropts.parallel_cells);
-    const report::PlanTimeFacts facts{rates->config_hash == config::config_hash(cfg), cfg.sweep.adaptive.enabled,
-                                      ropts.parallel_cells};
-    std::printf("%s%s\n", prefix.c_str(), report::time_line(estimate, *rates, planned, facts).c_str());
+    std::printf("%s%s\n", prefix.c_str(), time_line_of(cfg, *rates, n, planned, ropts).c_str());
   }
 }
 
@@ -239,11 +245,7 @@ std::vector<std::string> time_lines(const config::Config& cfg,
     if (n == 0) continue;
     const auto rates = sweep::previous_rates(runs_directory(cfg), m.path);
     if (!rates) continue;
-    const auto estimate = sweep::estimate_time(*rates, n, planned, ropts.parallel_cells);
-    const report::PlanTimeFacts facts{rates->config_hash == config::config_hash(cfg), cfg.sweep.adaptive.enabled,
-                                      ropts.parallel_cells};
-    out.push_back((cfg.models.size() > 1 ? m.name + ": " : std::string()) +
-                  report::time_line(estimate, *rates, planned, facts));
+    out.push_back((cfg.models.size() > 1 ? m.name + ": " : std::string()) + time_line_of(cfg, *rates, n, planned, ropts));
   }
   return out;
 }

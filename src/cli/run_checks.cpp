@@ -160,7 +160,7 @@ void check_server_env(const config::Config& config, const std::optional<nlohmann
   std::vector<std::string> changed;
   for (const auto& name : names) {
     // Device selection picks the hardware (a resumed shard on another node), not what a cell answers.
-    if (!name.starts_with("LLAMA_") && !name.starts_with("GGML_") && !name.starts_with("OLLAMA_")) continue;
+    if (server::is_device_env_name(name)) continue;
     if (shown(before, name) != shown(now, name)) changed.push_back(name + ": " + shown(before, name) + " → " + shown(now, name));
   }
   if (changed.empty()) return;

@@ -21,6 +21,10 @@ constexpr std::string_view kDeviceNames[] = {
 
 bool is_server_env_name(std::string_view name) {
   if (starts_with(name, "LLAMA_") || starts_with(name, "GGML_") || starts_with(name, "OLLAMA_")) return true;
+  return is_device_env_name(name);
+}
+
+bool is_device_env_name(std::string_view name) {
   return std::ranges::find(kDeviceNames, name) != std::end(kDeviceNames);
 }
 

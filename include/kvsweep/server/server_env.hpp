@@ -17,6 +17,10 @@ using EnvList = std::vector<std::pair<std::string, std::string>>;
 /// HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL, ONEAPI_DEVICE_SELECTOR, …).
 bool is_server_env_name(std::string_view name);
 
+/// Whether the variable selects the hardware (CUDA_VISIBLE_DEVICES, …) rather than what a server does:
+/// a resumed shard may run on another node's devices.
+bool is_device_env_name(std::string_view name);
+
 /// Whether the Ollama backend removes the inherited variable from its server's environment
 /// (OLLAMA_*, LLAMA_ARG_*: only the config decides what a cell is; see ollama.hpp).
 bool ollama_drops_inherited(std::string_view name);

@@ -117,6 +117,11 @@ std::string missed(std::size_t n) {
   return cells(n) + (n == 1 ? " missed a probe" : " missed probes") + " the reference answered";
 }
 
+/// What to change when more items than the corpus holds would be needed.
+constexpr const char* kCannotSettle =
+    " More items cannot settle it with this corpus: give it more functions (more files, or a larger -c where the "
+    "context limits it), or gate on a metric that settles with fewer";
+
 /// Whether `needed` items are more than the probe can give.
 bool beyond(std::optional<std::size_t> needed, std::optional<std::size_t> most) { return needed && most && *needed > *most; }
 
@@ -144,10 +149,7 @@ HeadlineWords not_proven_words(const RecommendHeadline& h, const RunData& data, 
                  " (" + promise(u.kind, u.settling_margin, ref.types()) + ")";
   }
   const std::string advice =
-      more_helps ? " Run more items."
-                 : " More items cannot settle it with this corpus: give it more functions (more files, or a larger "
-                   "-c where the context limits it), or gate on a metric that settles with fewer (recommend --gate, "
-                   "or the probe's \"gate\").";
+      more_helps ? " Run more items." : std::string(kCannotSettle) + " (recommend --gate, or the probe's \"gate\").";
   return {h.no_difference ? "No difference seen, not enough items to prove it"
                           : "Nothing worse seen, not enough items to prove it",
           flag(data.cells()[*h.cell]) + " (the cheapest such cell) answered " +
@@ -196,9 +198,7 @@ HeadlineWords difference_words(const RecommendHeadline& h, const RunData& data, 
           flag(data.cells()[*h.cell]) + " (the cheapest cell not proven worse) moved from " + ref.types() +
               " in the bad direction on " + seen + ", but no verdict is inferior: the difference may be chance." + others_text(h) +
               (more_helps ? " Until more items settle it keep " + flag(ref) + "."
-                          : " More items cannot settle it with this corpus: give it more functions (more files, or a "
-                            "larger -c where the context limits it), or gate on a metric that settles with fewer. "
-                            "Until then keep " + flag(ref) + ".")};
+                          : std::string(kCannotSettle) + ". Until then keep " + flag(ref) + ".")};
 }
 
 /// "Worse" only when every other cell is inferior; with cells that missed a probe beside them, both counted.
