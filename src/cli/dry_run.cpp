@@ -13,13 +13,13 @@
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/probe/margin.hpp"
-#include "kvsweep/probe/recall.hpp"
+#include "kvsweep/probe/recall/recall.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/plan_power.hpp"
 #include "kvsweep/report/analysis/plan_time.hpp"
-#include "kvsweep/sweep/previous_run.hpp"
-#include "kvsweep/sweep/run_store.hpp"
-#include "kvsweep/sweep/runner.hpp"
+#include "kvsweep/sweep/estimate/previous_run.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
+#include "kvsweep/sweep/run/runner.hpp"
 
 namespace kvsweep::cli {
 

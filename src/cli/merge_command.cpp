@@ -3,7 +3,7 @@
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
-#include "kvsweep/sweep/merge.hpp"
+#include "kvsweep/sweep/store/merge.hpp"
 
 namespace kvsweep::cli {
 

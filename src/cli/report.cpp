@@ -17,7 +17,7 @@
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/published.hpp"
 #include "kvsweep/report/input/summary_document.hpp"
-#include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::cli {
 

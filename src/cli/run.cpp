@@ -26,16 +26,16 @@
 #include "kvsweep/model/copy_model_info.hpp"
 #include "kvsweep/core/redact.hpp"
 #include "kvsweep/model/model_file.hpp"
-#include "kvsweep/probe/embedder.hpp"
+#include "kvsweep/probe/telephone/embedder.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/process/child.hpp"
 #include "kvsweep/server/external.hpp"
 #include "kvsweep/server/launch_template.hpp"
 #include "kvsweep/server/llama_server.hpp"
 #include "kvsweep/server/ollama.hpp"
-#include "kvsweep/sweep/filter_check.hpp"
-#include "kvsweep/sweep/merge.hpp"
-#include "kvsweep/sweep/runner.hpp"
+#include "kvsweep/sweep/plan/filter_check.hpp"
+#include "kvsweep/sweep/store/merge.hpp"
+#include "kvsweep/sweep/run/runner.hpp"
 
 namespace kvsweep::cli {
 

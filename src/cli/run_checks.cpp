@@ -9,11 +9,11 @@
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/server/server_env.hpp"
-#include "kvsweep/sweep/growth.hpp"
-#include "kvsweep/sweep/input_hashes.hpp"
-#include "kvsweep/sweep/plan.hpp"
-#include "kvsweep/sweep/run_store.hpp"
-#include "kvsweep/sweep/runner.hpp"
+#include "kvsweep/sweep/plan/plan.hpp"
+#include "kvsweep/sweep/run/runner.hpp"
+#include "kvsweep/sweep/store/growth.hpp"
+#include "kvsweep/sweep/store/input_hashes.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::cli {
 

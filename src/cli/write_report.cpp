@@ -8,7 +8,7 @@
 #include "kvsweep/report/input/run_data.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
 #include "kvsweep/report/input/context.hpp"
-#include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::cli {
 

@@ -1,14 +1,14 @@
 #include <algorithm>
 
 #include "kvsweep/config/keys.hpp"
-#include "kvsweep/probe/complete.hpp"
-#include "kvsweep/probe/divergence.hpp"
-#include "kvsweep/probe/kld.hpp"
+#include "kvsweep/probe/complete/complete.hpp"
+#include "kvsweep/probe/divergence/divergence.hpp"
+#include "kvsweep/probe/kld/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
-#include "kvsweep/probe/recall.hpp"
-#include "kvsweep/probe/speed.hpp"
-#include "kvsweep/probe/telephone.hpp"
-#include "kvsweep/probe/toolcall.hpp"
+#include "kvsweep/probe/recall/recall.hpp"
+#include "kvsweep/probe/speed/speed.hpp"
+#include "kvsweep/probe/telephone/telephone.hpp"
+#include "kvsweep/probe/toolcall/toolcall.hpp"
 
 namespace kvsweep::probe {
 

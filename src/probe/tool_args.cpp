@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <string_view>
 
-#include "kvsweep/probe/kld.hpp"
-#include "kvsweep/probe/speed.hpp"
+#include "kvsweep/probe/kld/kld.hpp"
+#include "kvsweep/probe/speed/speed.hpp"
 
 namespace kvsweep::probe {
 

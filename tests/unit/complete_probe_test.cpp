@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/probe/complete.hpp"
+#include "kvsweep/probe/complete/complete.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
 #include "fake_api.hpp"

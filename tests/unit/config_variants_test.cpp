@@ -6,8 +6,8 @@
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/config/variants.hpp"
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/sweep/plan.hpp"
-#include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/plan/plan.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 #include "config_error.hpp"
 
 using ::testing::HasSubstr;

@@ -10,7 +10,7 @@
 #include "kvsweep/report/input/run_data.hpp"
 #include "kvsweep/report/input/summary_document.hpp"
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/sweep/plan.hpp"
+#include "kvsweep/sweep/plan/plan.hpp"
 
 namespace core = kvsweep::core;
 using json = nlohmann::json;

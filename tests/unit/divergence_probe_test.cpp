@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/probe/divergence.hpp"
+#include "kvsweep/probe/divergence/divergence.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
 #include "kvsweep/server/llama_api.hpp"

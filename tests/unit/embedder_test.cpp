@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/probe/embedder.hpp"
+#include "kvsweep/probe/telephone/embedder.hpp"
 #include "bag_of_letters.hpp"
 #include "fake_api.hpp"
 

@@ -15,8 +15,8 @@
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/probe/kld.hpp"
-#include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/probe/kld/kld.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 #include "temp_file.hpp"
 
 using ::testing::HasSubstr;

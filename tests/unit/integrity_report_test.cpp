@@ -23,7 +23,7 @@
 #include "kvsweep/report/input/run_data.hpp"
 #include "kvsweep/report/output/bundle.hpp"
 #include "kvsweep/report/output/csv.hpp"
-#include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 #include "report_fixture.hpp"
 
 using ::testing::HasSubstr;

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/probe/kld.hpp"
+#include "kvsweep/probe/kld/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
 #include "fake_api.hpp"

@@ -13,11 +13,11 @@
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/host.hpp"
-#include "kvsweep/probe/complete.hpp"
-#include "kvsweep/probe/divergence.hpp"
-#include "kvsweep/probe/kld.hpp"
+#include "kvsweep/probe/complete/complete.hpp"
+#include "kvsweep/probe/divergence/divergence.hpp"
+#include "kvsweep/probe/kld/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
-#include "kvsweep/probe/telephone.hpp"
+#include "kvsweep/probe/telephone/telephone.hpp"
 #include "temp_file.hpp"
 
 using ::testing::HasSubstr;

@@ -1,4 +1,4 @@
-#include "kvsweep/probe/recall.hpp"
+#include "kvsweep/probe/recall/recall.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -43,7 +43,7 @@ TEST(Cosine, SizeMismatchNanAndInfGiveNan) {
   EXPECT_TRUE(std::isnan(cosine_similarity(std::vector<float>{1, 2}, std::vector<float>{1, 2, 3})));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   EXPECT_TRUE(std::isnan(cosine_similarity(std::vector<float>{1, nan}, std::vector<float>{1, 2})));
-  // probe/telephone relies on non-finite elements reading as NaN, never as a similarity.
+  // probe/telephone/ relies on non-finite elements reading as NaN, never as a similarity.
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_TRUE(std::isnan(cosine_similarity(std::vector<float>{1, 2}, std::vector<float>{inf, 2})));
 }

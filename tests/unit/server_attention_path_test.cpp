@@ -9,7 +9,7 @@
 
 #include "kvsweep/server/attention_path.hpp"
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/sweep/attention_paths.hpp"
+#include "kvsweep/sweep/run/attention_paths.hpp"
 
 using ::testing::HasSubstr;
 

@@ -1,6 +1,6 @@
 // Token-id prompts: the prefix tokenized once per model, the rest as it continues it, and the
 // check that the ids equal the server's own tokens of the whole text (fake tokenizers below).
-#include "kvsweep/probe/shared_prefix.hpp"
+#include "kvsweep/probe/recall/shared_prefix.hpp"
 
 #include <cctype>
 

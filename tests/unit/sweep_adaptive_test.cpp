@@ -9,7 +9,7 @@
 
 #include "kvsweep/stats/noninferiority.hpp"
 #include "kvsweep/stats/splitmix64.hpp"
-#include "kvsweep/sweep/adaptive.hpp"
+#include "kvsweep/sweep/run/adaptive.hpp"
 
 namespace kvsweep::sweep {
 namespace {

@@ -1,5 +1,5 @@
 // The message that stops a grid whose prompts cannot fit the context, and the counts it reads.
-#include "kvsweep/sweep/context_fit.hpp"
+#include "kvsweep/sweep/plan/context_fit.hpp"
 
 #include <gtest/gtest.h>
 

@@ -8,8 +8,8 @@
 
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/sweep/filter_check.hpp"
-#include "kvsweep/sweep/plan.hpp"
+#include "kvsweep/sweep/plan/filter_check.hpp"
+#include "kvsweep/sweep/plan/plan.hpp"
 
 using ::testing::HasSubstr;
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/sweep/growth.hpp"
+#include "kvsweep/sweep/store/growth.hpp"
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kvsweep/sweep/input_hashes.hpp"
+#include "kvsweep/sweep/store/input_hashes.hpp"
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;

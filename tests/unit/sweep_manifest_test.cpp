@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/sweep/manifest.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kvsweep/sweep/model_hashes.hpp"
+#include "kvsweep/sweep/store/model_hashes.hpp"
 #include "temp_file.hpp"
 
 using ::testing::HasSubstr;

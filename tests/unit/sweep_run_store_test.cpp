@@ -11,8 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kvsweep/sweep/cell_journal.hpp"
-#include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/store/cell_journal.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"
 

@@ -15,8 +15,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kvsweep/sweep/merge.hpp"
-#include "kvsweep/sweep/runner.hpp"
+#include "kvsweep/sweep/run/runner.hpp"
+#include "kvsweep/sweep/store/merge.hpp"
 #include "fake_api.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/report/analysis/plan_time.hpp"
-#include "kvsweep/sweep/previous_run.hpp"
-#include "kvsweep/sweep/time_estimate.hpp"
+#include "kvsweep/sweep/estimate/previous_run.hpp"
+#include "kvsweep/sweep/estimate/time_estimate.hpp"
 #include "temp_file.hpp"
 
 namespace {

@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/probe/embedder.hpp"
 #include "kvsweep/probe/probe.hpp"
-#include "kvsweep/probe/telephone.hpp"
+#include "kvsweep/probe/telephone/embedder.hpp"
+#include "kvsweep/probe/telephone/telephone.hpp"
 #include "kvsweep/server/api.hpp"
 #include "bag_of_letters.hpp"
 #include "fake_api.hpp"

@@ -8,7 +8,7 @@
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/probe.hpp"
-#include "kvsweep/probe/toolcall.hpp"
+#include "kvsweep/probe/toolcall/toolcall.hpp"
 
 using ::testing::HasSubstr;
 

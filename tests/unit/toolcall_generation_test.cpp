@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/corpus/filler.hpp"
-#include "kvsweep/probe/toolcall.hpp"
+#include "kvsweep/probe/toolcall/toolcall.hpp"
 #include "kvsweep/score/toolcall_score.hpp"
 #include "generated_text.hpp"
 

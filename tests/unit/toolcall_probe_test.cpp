@@ -12,7 +12,7 @@
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/probe.hpp"
-#include "kvsweep/probe/toolcall.hpp"
+#include "kvsweep/probe/toolcall/toolcall.hpp"
 #include "kvsweep/server/api.hpp"
 #include "fake_api.hpp"
 #include "metric_declarations.hpp"

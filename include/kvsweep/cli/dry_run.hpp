@@ -10,7 +10,7 @@
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/sweep/runner.hpp"
+#include "kvsweep/sweep/run/runner.hpp"
 
 namespace kvsweep::cli {
 

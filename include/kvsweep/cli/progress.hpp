@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsweep/sweep/runner.hpp"
+#include "kvsweep/sweep/run/runner.hpp"
 
 namespace kvsweep::cli {
 

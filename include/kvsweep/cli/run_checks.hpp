@@ -11,7 +11,7 @@
 
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/probe/probe.hpp"
-#include "kvsweep/sweep/model_hashes.hpp"
+#include "kvsweep/sweep/store/model_hashes.hpp"
 
 namespace kvsweep::cli {
 
@@ -36,7 +36,7 @@ void check_records_fit(const config::Config& config, const std::vector<std::uniq
                        const std::string& run_dir);
 
 /// For a resume whose config hash is not the run's (`previous`, its manifest): the config may only
-/// grow it (sweep/growth: more items, cells, models, variants, probes) with every record of the run
+/// grow it (sweep/store/growth: more items, cells, models, variants, probes) with every record of the run
 /// still asked, spec for spec, and the same context size. Returns what the manifest records of the
 /// growth ({from_config_hash, to_config_hash, added, at}); null when the hash is the run's. Throws
 /// FatalError listing each change that is not growth, or the record that would not be kept.

@@ -1,7 +1,7 @@
 #pragma once
 /// A file a probe's config names (a prompts file, a texts file, a corpus file) and the sha256 of
 /// what was read from it. The manifest records each probe's inputs, so a resume or a merge refuses
-/// a run whose inputs changed (sweep/input_hashes), as it refuses a changed model.
+/// a run whose inputs changed (sweep/store/input_hashes), as it refuses a changed model.
 
 #include <filesystem>
 #include <string>

@@ -19,7 +19,7 @@
 #include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/summary.hpp"
 #include "kvsweep/stats/tests.hpp"
-#include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::report {
 

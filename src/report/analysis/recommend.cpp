@@ -10,7 +10,7 @@
 #include "kvsweep/report/analysis/run_summary.hpp"
 #include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/precision.hpp"
-#include "kvsweep/sweep/adaptive.hpp"
+#include "kvsweep/sweep/run/adaptive.hpp"
 
 namespace kvsweep::report {
 

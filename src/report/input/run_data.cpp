@@ -9,7 +9,7 @@
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/input/json_fields.hpp"
 #include "kvsweep/stats/precision.hpp"
-#include "kvsweep/sweep/run_store.hpp"
+#include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::report {
 

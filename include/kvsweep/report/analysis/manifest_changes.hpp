@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kvsweep/report/document/document.hpp"
-#include "kvsweep/sweep/manifest.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 
 namespace kvsweep::report {
 

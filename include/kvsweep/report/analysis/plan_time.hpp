@@ -4,7 +4,7 @@
 #include <span>
 #include <string>
 
-#include "kvsweep/sweep/time_estimate.hpp"
+#include "kvsweep/sweep/estimate/time_estimate.hpp"
 
 namespace kvsweep::report {
 

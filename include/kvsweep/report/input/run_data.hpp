@@ -16,7 +16,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/probe/record.hpp"
-#include "kvsweep/sweep/manifest.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 
 namespace kvsweep::report {
 

@@ -1,0 +1,66 @@
+#pragma once
+/// manifest.json as a type: a run's provenance (config, versions, server, host, models, probes),
+/// each cell's outcome, and the run's status. The runner writes it, merge joins shards' into one,
+/// the dry run's time estimate and the report read it back; `Manifest::from_json` and `to_json` are its
+/// one JSON mapping (ARCHITECTURE.md, "The manifest").
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/sweep/plan/plan.hpp"
+
+namespace kvsweep::sweep {
+
+/// Every field is as the file has it: a scalar that is absent (or of another type) is nullopt, a
+/// document that is absent is null. A key this kvsweep does not know, and a known key whose value
+/// has another type, stays in `extra` and is written back as read: a manifest round-trips whole.
+struct Manifest {
+  static constexpr const char* kKind = "kvsweep-run";
+
+  std::optional<int> schema_version;
+  std::optional<std::string> kind;  // kKind
+  std::optional<std::string> name;  // the config's name
+  nlohmann::json config;            // the resolved config (config::to_json), secrets out of its env
+  std::optional<std::string> config_file;  // absolute
+  std::optional<std::string> config_hash;
+  nlohmann::json kvsweep;           // {version, git_sha} of the kvsweep that ran it
+  nlohmann::json server;            // the backend's describe(): backend, binary, version, built_with, …
+  std::optional<std::string> build_changed_from;  // a resume on another build: the build it started with
+  nlohmann::json grown;             // resumes whose config added to the run's: [{from_config_hash, to_config_hash, added, at}]
+  nlohmann::json variant_servers;   // variant name → its own binary's describe()
+  nlohmann::json host;              // core::host_info()
+  /// The variables a cell's server reads (server::is_server_env_name) as kvsweep launched it: those
+  /// it inherited from kvsweep's environment, overridden by the config's server.env; values of
+  /// secret-looking names "<redacted>" (config::env_for_record). A variant's own env is in `config`.
+  /// Absent in a manifest written before it was recorded.
+  std::optional<std::map<std::string, std::string>> server_env;
+  std::optional<std::string> started_at, updated_at, finished_at;  // ISO 8601, UTC
+  std::optional<std::string> status;  // running, complete, interrupted, stopped; merged: complete, partial
+  std::optional<int> n_ctx;         // the context every cell's server ran with
+  std::optional<Shard> shard;       // the shard this run is ("--shard I/N"); absent when whole
+  nlohmann::json models;            // [{name, path, is_file, size, sha256, …facts}] (models_json)
+  nlohmann::json probes;            // [probe::manifest_entry]
+  nlohmann::json embedder;          // the telephone probe's embedding server, when one ran
+  nlohmann::json cells;             // [each cell's outcome as it ended] (folded with cells.jsonl)
+  nlohmann::json merged_from;       // merge: [{dir, shard, status, server_build?}]
+  std::optional<bool> build_change_allowed;  // merge --allow-build-change
+  nlohmann::json extra = nlohmann::json::object();
+
+  /// A manifest read back (kvsweep's own file, read leniently); nullopt when it is not a JSON object.
+  static std::optional<Manifest> from_json(const nlohmann::json& j);
+
+  /// The status, "" when absent.
+  std::string status_text() const { return status.value_or(""); }
+  /// The cells array, empty when absent.
+  const nlohmann::json& cell_list() const;
+};
+
+/// The manifest's JSON: `extra`, then every field that is present.
+nlohmann::json to_json(const Manifest& manifest);
+/// The same, for nlohmann's conversions (`nlohmann::json j = manifest;`).
+void to_json(nlohmann::json& j, const Manifest& manifest);
+
+}  // namespace kvsweep::sweep

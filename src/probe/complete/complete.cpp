@@ -1,0 +1,99 @@
+#include "kvsweep/probe/complete/complete.hpp"
+
+#include "kvsweep/config/keys.hpp"
+#include "kvsweep/probe/prompts.hpp"
+#include "kvsweep/probe/greedy.hpp"
+
+namespace kvsweep::probe {
+
+namespace {
+
+const std::vector<std::string> kDefaultPrompts = {
+    "Once upon a time",
+    "The capital of France is",
+    "def fibonacci(n):",
+    "Step 1: Boil water. Step 2:",
+};
+
+class CompleteProbe final : public Probe {
+ public:
+  CompleteProbe(std::string name, Prompts prompts, int max_tokens, bool chat)
+      : m_name(std::move(name)), m_prompts(std::move(prompts)), m_max_tokens(max_tokens), m_chat(chat) {}
+
+  std::string kind() const override { return "complete"; }
+  std::string name() const override { return m_name; }
+  int min_context() const override { return 512 + m_max_tokens; }
+  std::vector<server::Need> needs() const override {
+    if (m_chat) return {{server::Capability::chat, ""}};
+    return {};
+  }
+  bool compares_with_reference() const override { return true; }  // match_reference
+
+  std::vector<Item> items() const override { return prompt_items(m_prompts.texts); }
+  std::vector<InputFile> inputs() const override { return m_prompts.inputs; }
+
+  std::vector<MetricSpec> metrics() const override {
+    return {quality("match_reference", Direction::higher_better, MetricKind::binary),
+            quality("common_prefix_chars", Direction::higher_better, MetricKind::count),
+            diagnostic("predicted_n", MetricKind::count)};
+  }
+  bool deterministic() const override { return true; }  // greedy, seed fixed
+
+  core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
+    server::CompletionRequest req;
+    std::string prompt = item.spec.at("prompt").get<std::string>();
+    if (m_chat) req.messages = {{"user", prompt}};
+    else req.prompt = prompt;
+    req.n_predict = m_max_tokens;
+    set_greedy(req);
+    req.cache_prompt = false;
+    auto res = ctx.api.complete(req);
+    if (!res) return std::unexpected(res.error());
+    ItemResult out;
+    out.response = {{"content", res->content}, {"stop_type", res->stop_type}};
+    out.timings = res->timings;
+    out.metrics["predicted_n"] = res->timings.predicted_n;
+    // Against the reference cell's answer to the same prompt (absent on the reference itself
+    // until it has run; the reference trivially matches itself).
+    if (ctx.cell.is_reference) {
+      out.metrics["match_reference"] = 1;
+      out.metrics["common_prefix_chars"] = res->content.size();
+    } else if (ctx.reference_records) {
+      for (const auto& r : *ctx.reference_records) {
+        if (r.item != item.key || !r.ok()) continue;
+        std::string ref = r.response.value("content", "");
+        out.metrics["match_reference"] = ref == res->content ? 1 : 0;
+        out.metrics["common_prefix_chars"] = common_prefix(ref, res->content);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string m_name;
+  Prompts m_prompts;
+  int m_max_tokens;
+  bool m_chat;
+};
+
+}  // namespace
+
+std::size_t common_prefix(std::string_view a, std::string_view b) {
+  std::size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+std::unique_ptr<Probe> make_complete_probe(const nlohmann::json& cfg, const ConfigSite& site) {
+  config::Site s(site.file, site.path);
+  config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "max_tokens", "mode"}, s);
+  Prompts prompts = read_prompts(cfg, site, kDefaultPrompts);
+  int max_tokens = static_cast<int>(config::get_int(cfg, "max_tokens", 32, s));
+  if (max_tokens < 1) s.child("max_tokens").fail("must be >= 1");
+  std::string mode = config::get_string(cfg, "mode", "raw", s);
+  if (mode != "raw" && mode != "chat") s.child("mode").fail("expected \"raw\" or \"chat\", got \"" + mode + "\"");
+  return std::make_unique<CompleteProbe>(config::get_string(cfg, "name", "complete", s), std::move(prompts), max_tokens,
+                                         mode == "chat");
+}
+
+}  // namespace kvsweep::probe
