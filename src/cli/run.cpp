@@ -173,7 +173,7 @@ RunTarget resolve_target(const RunOpts& o) {
 std::vector<std::unique_ptr<probe::Probe>> make_probes(const config::Config& cfg) {
   std::vector<std::unique_ptr<probe::Probe>> probes;
   for (std::size_t i = 0; i < cfg.probes.size(); ++i) {
-    probe::ConfigSite site{cfg.file.string(), "probes[" + std::to_string(i) + "]", cfg.base_dir};
+    probe::ConfigSource site{{cfg.file.string(), "probes[" + std::to_string(i) + "]"}, cfg.base_dir};
     auto made = probe::make_probe(cfg.probes[i], site);
     for (const auto& p : probes)
       if (p->name() == made->name())

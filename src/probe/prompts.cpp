@@ -31,8 +31,8 @@ std::vector<std::string> parse_prompts_file(const InputText& file, const config:
   return out;
 }
 
-Prompts read_prompts(const nlohmann::json& cfg, const ConfigSite& where, const std::vector<std::string>& fallback) {
-  const config::Site site(where.file, where.path);
+Prompts read_prompts(const nlohmann::json& cfg, const ConfigSource& where, const std::vector<std::string>& fallback) {
+  const config::Site& site = where.site;
   Prompts out{config::get_strings(cfg, "prompts", {}, site), {}};
   if (const std::string name = config::get_string(cfg, "prompts_file", "", site); !name.empty()) {
     std::filesystem::path path(name);

@@ -13,7 +13,7 @@
 namespace kvsweep::probe {
 
 namespace {
-using Factory = std::unique_ptr<Probe> (*)(const nlohmann::json&, const ConfigSite&);
+using Factory = std::unique_ptr<Probe> (*)(const nlohmann::json&, const ConfigSource&);
 struct Entry {
   const char* kind;
   Factory make;
@@ -62,8 +62,8 @@ std::vector<std::string> probe_kinds() {
   return out;
 }
 
-std::unique_ptr<Probe> make_probe(const nlohmann::json& cfg, const ConfigSite& site) {
-  config::Site s(site.file, site.path);
+std::unique_ptr<Probe> make_probe(const nlohmann::json& cfg, const ConfigSource& site) {
+  const config::Site& s = site.site;
   if (!cfg.is_object()) s.fail("expected an object with a \"kind\"");
   std::string kind = config::get_string(cfg, "kind", "", s);
   if (kind.empty()) s.child("kind").fail("missing; one of: " + [] {

@@ -28,21 +28,21 @@ CompletionOutlook paired_binary_outlook(const PairedTable& seen, OpenItems open,
 
   CompletionOutlook out;
   bool all_same = true;
-  std::optional<Verdict> first;
+  std::optional<Decision> first;
   // Steps 1 and 2: every completion's verdict.
   for (std::size_t x = 0; x <= a; ++x) {
     for (std::size_t y = 0; y <= b; ++y) {
       const ConfidenceInterval ci = newcombe_paired_interval(completed(x, y), z);
-      const Verdict v = verdict_of(ci.lower, ci.upper, margin);
+      const Decision v = verdict_of(ci.lower, ci.upper, margin);
       if (!first) first = v;
       all_same = all_same && v == *first;
-      if (v != Verdict::unknown) out.p_decided += wx[x] * wy[y];
+      if (v != Decision::unknown) out.p_decided += wx[x] * wy[y];
     }
   }
   if (!all_same || !first) return out;
   // The completion nearest to changing the verdict (or the table so far when it is unknown).
-  const PairedTable shown = *first == Verdict::inferior       ? completed(a, b)
-                            : *first == Verdict::non_inferior ? completed(0, 0)
+  const PairedTable shown = *first == Decision::inferior       ? completed(a, b)
+                            : *first == Decision::non_inferior ? completed(0, 0)
                                                               : seen;
   out.certain = noninferiority_paired_binary(shown, margin, alpha);
   out.certain->verdict = *first;  // the table so far may not decide yet; every completion does

@@ -53,11 +53,11 @@ ConfidenceInterval wilson(double x, double n, double z) {
 
 }  // namespace
 
-std::string_view to_string(Verdict verdict) {
+std::string_view to_string(Decision verdict) {
   switch (verdict) {
-    case Verdict::non_inferior: return "non-inferior";
-    case Verdict::inferior: return "inferior";
-    case Verdict::unknown: break;
+    case Decision::non_inferior: return "non-inferior";
+    case Decision::inferior: return "inferior";
+    case Decision::unknown: break;
   }
   return "unknown";
 }
@@ -88,17 +88,17 @@ NonInferiority noninferiority_mean(std::span<const double> differences, double m
   r.lower = r.estimate - h;
   r.upper = r.estimate + h;
   r.verdict = verdict_of(r.lower, r.upper, margin);
-  if (r.verdict == Verdict::unknown) {
+  if (r.verdict == Decision::unknown) {
     const double gap = std::abs(r.estimate + margin);
     if (gap > 0.0) r.items_needed = smallest_clearing(r.n, [&](std::size_t n) { return half_width(n) < gap; });
   }
   return r;
 }
 
-Verdict verdict_of(double lower, double upper, double margin) {
-  if (lower > -margin) return Verdict::non_inferior;
-  if (upper < -margin) return Verdict::inferior;
-  return Verdict::unknown;
+Decision verdict_of(double lower, double upper, double margin) {
+  if (lower > -margin) return Decision::non_inferior;
+  if (upper < -margin) return Decision::inferior;
+  return Decision::unknown;
 }
 
 ConfidenceInterval newcombe_paired_interval(const PairedTable& t, double z) {
@@ -132,7 +132,7 @@ NonInferiority noninferiority_paired_binary(const PairedTable& table, double mar
   r.lower = ci.lower;
   r.upper = ci.upper;
   r.verdict = verdict_of(r.lower, r.upper, margin);
-  if (r.verdict == Verdict::unknown && n > 0 && r.estimate != -margin) {
+  if (r.verdict == Decision::unknown && n > 0 && r.estimate != -margin) {
     const bool towards_non_inferior = r.estimate > -margin;
     r.items_needed = smallest_clearing(r.n, [&](std::size_t m) {
       const double f = static_cast<double>(m) / n;

@@ -86,15 +86,15 @@ ConfidenceInterval normal_mixture_confidence_sequence(std::span<const double> d,
 namespace {
 
 /// The verdict alone (no betting bounds: those take a bisection), for first_decision's every step.
-Verdict sequential_verdict(std::span<const double> d, double margin, const SequentialSpec& spec) {
+Decision sequential_verdict(std::span<const double> d, double margin, const SequentialSpec& spec) {
   if (!spec.bounded) {
     const ConfidenceInterval cs = normal_mixture_confidence_sequence(d, spec.alpha, spec.g);
     return verdict_of(cs.lower, cs.upper, margin);
   }
   const double threshold = -std::log(spec.alpha);
-  if (betting_log_wealth_above(d, spec.lo, spec.hi, -margin) >= threshold) return Verdict::non_inferior;
-  if (betting_log_wealth_below(d, spec.lo, spec.hi, -margin) >= threshold) return Verdict::inferior;
-  return Verdict::unknown;
+  if (betting_log_wealth_above(d, spec.lo, spec.hi, -margin) >= threshold) return Decision::non_inferior;
+  if (betting_log_wealth_below(d, spec.lo, spec.hi, -margin) >= threshold) return Decision::inferior;
+  return Decision::unknown;
 }
 
 }  // namespace
@@ -125,7 +125,7 @@ SequentialDecision first_decision(std::span<const double> d, double margin, cons
                                   std::size_t min_items) {
   SequentialDecision out;
   for (std::size_t n = std::max<std::size_t>(min_items, 1); n <= d.size(); ++n) {
-    if (sequential_verdict(d.first(n), margin, spec) != Verdict::unknown) {
+    if (sequential_verdict(d.first(n), margin, spec) != Decision::unknown) {
       out.result = sequential_noninferiority(d.first(n), margin, spec);
       out.decided_at = n;
       return out;

@@ -33,7 +33,7 @@ FakeApi answering(const std::string& content) {
 
 TEST(CompleteProbe, DeclaresExactlyTheMetricsItEmitsOnTheReferenceAndOnACell) {
   auto probe = make_complete_probe({{"kind", "complete"}, {"prompts", {"Once upon a time"}}},
-                                   ConfigSite{"t.json", "probes[0]", "/nonexistent"});
+                                   ConfigSource{{"t.json", "probes[0]"}, "/nonexistent"});
   std::string content = "a story";
   FakeApi api = answering(content);
   CellInfo ref;
@@ -99,7 +99,7 @@ TEST(MetricSpec, RoundTripsThroughJsonAndNamesWhatIsWrong) {
 namespace kvsweep::probe {
 
 TEST(ProbeGate, AGateNamesQualityMetricsOfTheProbeOnceAndIsCheckedWhereItIsRead) {
-  const ConfigSite site{"t.json", "probes[0]", "/nonexistent"};
+  const ConfigSource site{{"t.json", "probes[0]"}, "/nonexistent"};
   const auto with_gate = [](nlohmann::json gate) {
     return nlohmann::json{{"kind", "complete"}, {"prompts", {"Once upon a time"}}, {"gate", std::move(gate)}};
   };

@@ -33,7 +33,7 @@ using kvsweep::core::ErrorKind;
 using kvsweep::core::Expected;
 using kvsweep::core::FatalError;
 using kvsweep::probe::CellInfo;
-using kvsweep::probe::ConfigSite;
+using kvsweep::probe::ConfigSource;
 using kvsweep::probe::Context;
 using kvsweep::probe::Item;
 using kvsweep::probe::ItemResult;
@@ -129,7 +129,7 @@ struct ModelServer {
 std::unique_ptr<Probe> make(json cfg) {
   cfg["kind"] = "divergence";
   if (!cfg.contains("prompts")) cfg["prompts"] = {"Once upon a time"};
-  return kvsweep::probe::make_divergence_probe(cfg, ConfigSite{"test.json", "probes[0]", "/nonexistent"});
+  return kvsweep::probe::make_divergence_probe(cfg, ConfigSource{{"test.json", "probes[0]"}, "/nonexistent"});
 }
 
 Expected<ItemResult> run(Probe& probe, ModelServer& server, bool is_reference = false,
@@ -480,7 +480,7 @@ TEST(DivergenceProbeConfig, DefaultsItemsAndNames) {
   EXPECT_EQ(items[0].key, "p0");
   EXPECT_EQ(items[0].spec["prompt"], "Once upon a time");
   EXPECT_EQ(make({{"name", "div"}})->name(), "div");
-  auto defaults = kvsweep::probe::make_divergence_probe({{"kind", "divergence"}}, ConfigSite{"t.json", "probes[0]", "."});
+  auto defaults = kvsweep::probe::make_divergence_probe({{"kind", "divergence"}}, ConfigSource{{"t.json", "probes[0]"}, "."});
   EXPECT_GE(defaults->items().size(), 4u);  // the built-in prompt set
 }
 
@@ -500,7 +500,7 @@ TEST(DivergenceProbeConfig, PromptsFilePlainAndJsonl) {
   std::ofstream(dir / "p.txt") << "first prompt\n\nsecond prompt\r\n";
   std::ofstream(dir / "p.jsonl") << "{\"prompt\": \"a \\\"quoted\\\" one\"}\n\n{\"prompt\": \"line\\nbreak\"}\n";
   std::ofstream(dir / "bad.jsonl") << "{\"prompt\": \"ok\"}\n{\"text\": \"no\"}\n";
-  const ConfigSite site{"c.json", "probes[1]", dir};
+  const ConfigSource site{{"c.json", "probes[1]"}, dir};
   auto plain = kvsweep::probe::make_divergence_probe({{"kind", "divergence"}, {"prompts_file", "p.txt"}}, site);
   ASSERT_EQ(plain->items().size(), 2u);
   EXPECT_EQ(plain->items()[1].spec["prompt"], "second prompt");

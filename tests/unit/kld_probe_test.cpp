@@ -36,7 +36,7 @@ using kvsweep::core::ErrorKind;
 using kvsweep::core::Expected;
 using kvsweep::core::FatalError;
 using kvsweep::probe::CellInfo;
-using kvsweep::probe::ConfigSite;
+using kvsweep::probe::ConfigSource;
 using kvsweep::probe::Context;
 using kvsweep::probe::ToolRun;
 using kvsweep::probe::parse_base_output;
@@ -315,7 +315,7 @@ class KldProbeTest : public ::testing::Test {
 
   std::unique_ptr<kvsweep::probe::Probe> make(json cfg) {
     cfg["kind"] = "kld";
-    return kvsweep::probe::make_kld_probe_with(cfg, ConfigSite{"t.json", "probes[2]", dir}, runner);
+    return kvsweep::probe::make_kld_probe_with(cfg, ConfigSource{{"t.json", "probes[2]"}, dir}, runner);
   }
 
   Expected<kvsweep::probe::ItemResult> run(kvsweep::probe::Probe& probe, const std::string& type, bool reference,

@@ -35,7 +35,7 @@ class ProbeInputs : public ::testing::Test {
     std::filesystem::create_directories(dir);
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
-  probe::ConfigSite site() const { return {"sweep.json", "probes[0]", dir}; }
+  probe::ConfigSource site() const { return {{"sweep.json", "probes[0]"}, dir}; }
   /// The FatalError message making a probe of `kind` with `cfg` throws ("" when it is made).
   std::string error(const std::string& kind, json cfg) const {
     cfg["kind"] = kind;

@@ -78,7 +78,7 @@ struct AnswerServer {
   }
 };
 
-const ConfigSite k_site{"sweep.json", "probes[1]", {}};
+const ConfigSource k_site{{"sweep.json", "probes[1]"}, {}};
 
 json random_config() {
   return json{{"kind", "recall"},
@@ -496,7 +496,7 @@ TEST(RecallProbe, FilesResolveAgainstTheConfigDirectory) {
                  {"lines", 20},
                  {"bounded", false},
                  {"max_tokens", 512}};
-  const ConfigSite site{"dir/sweep.json", "probes[0]", dir};
+  const ConfigSource site{{"dir/sweep.json", "probes[0]"}, dir};
   auto probe = make_recall_probe(cfg, site);
   auto& recall = dynamic_cast<RecallProbe&>(*probe);
   EXPECT_EQ(recall.name(), "two-files");

@@ -114,7 +114,7 @@ TEST(Recommend, LowerIsBetterMetricsAreOriented) {
   const Values cell{{"a", "b", "c"}, {0.5, 0.6, 0.4}};
   const MetricVerdict v = metric_verdict(kl, cell, reference, {0.02, "test"});
   EXPECT_NEAR(v.result.estimate, -0.5, 1e-12);
-  EXPECT_EQ(v.result.verdict, stats::Verdict::inferior);
+  EXPECT_EQ(v.result.verdict, stats::Decision::inferior);
 }
 
 TEST(Recommend, VerdictsFrontierAndRecommendation) {
@@ -139,7 +139,7 @@ TEST(Recommend, VerdictsFrontierAndRecommendation) {
   // 8 items all passed on both sides: too few for a 0.05 margin; 52 would do (see the stats test).
   const CellVerdict& v_only = verdict_of(m, data, "f16", "q4_0");
   ASSERT_EQ(v_only.metrics.size(), 2u);
-  EXPECT_EQ(v_only.metrics[0].result.verdict, stats::Verdict::unknown);
+  EXPECT_EQ(v_only.metrics[0].result.verdict, stats::Decision::unknown);
   EXPECT_EQ(v_only.metrics[0].result.items_needed, 52u);
   EXPECT_FALSE(v_only.eligible);
 
@@ -206,7 +206,7 @@ TEST(Recommend, AdaptiveCellsGetTheSequentialVerdictAndSaySo) {
   const CellVerdict& q4 = verdict_of(rec.models[0], *data, "q4_0", "q4_0");
   ASSERT_EQ(q4.metrics.size(), 1u);
   const MetricVerdict& v = q4.metrics[0];
-  EXPECT_EQ(v.result.verdict, stats::Verdict::inferior);
+  EXPECT_EQ(v.result.verdict, stats::Decision::inferior);
   ASSERT_TRUE(v.adaptive.has_value());
   EXPECT_EQ(v.adaptive->items_run, 5u);
   EXPECT_EQ(v.adaptive->items_planned, 60u);
@@ -257,13 +257,13 @@ TEST(Recommend, AdaptivePassFailCellsSayWhetherCurtailmentOrFutilitySettledThem)
   ASSERT_TRUE(data.has_value());
   const Recommendation rec = recommend(*data);
   const MetricVerdict& q4 = verdict_of(rec.models[0], *data, "q4_0", "q4_0").metrics.at(0);
-  EXPECT_EQ(q4.result.verdict, stats::Verdict::inferior);
+  EXPECT_EQ(q4.result.verdict, stats::Decision::inferior);
   ASSERT_TRUE(q4.adaptive.has_value());
   EXPECT_EQ(q4.adaptive->by, "curtailment");
   EXPECT_EQ(q4.adaptive->decided_at, 5u);
   EXPECT_THAT(q4.bound, HasSubstr("curtailed: every outcome of the 11 items left gives it")) << q4.bound;
   const MetricVerdict& q8 = verdict_of(rec.models[0], *data, "q8_0", "q8_0").metrics.at(0);
-  EXPECT_EQ(q8.result.verdict, stats::Verdict::unknown);
+  EXPECT_EQ(q8.result.verdict, stats::Decision::unknown);
   ASSERT_TRUE(q8.adaptive.has_value());
   EXPECT_EQ(q8.adaptive->by, "futility");
   EXPECT_EQ(q8.adaptive->decided_at, 0u);

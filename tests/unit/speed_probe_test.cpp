@@ -34,7 +34,7 @@ using kvsweep::core::Expected;
 using kvsweep::core::FatalError;
 using kvsweep::probe::bench_args;
 using kvsweep::probe::CellInfo;
-using kvsweep::probe::ConfigSite;
+using kvsweep::probe::ConfigSource;
 using kvsweep::probe::Context;
 using kvsweep::probe::parse_bench_output;
 using kvsweep::process::ToolRun;
@@ -133,7 +133,7 @@ class SpeedProbeTest : public ::testing::Test {
 
   std::unique_ptr<kvsweep::probe::Probe> make(json cfg) {
     cfg["kind"] = "speed";
-    return kvsweep::probe::make_speed_probe_with(cfg, ConfigSite{"t.json", "probes[1]", dir}, runner);
+    return kvsweep::probe::make_speed_probe_with(cfg, ConfigSource{{"t.json", "probes[1]"}, dir}, runner);
   }
 
   Expected<kvsweep::probe::ItemResult> run(kvsweep::probe::Probe& probe, std::size_t item, const std::string& k,

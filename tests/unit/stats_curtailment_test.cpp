@@ -27,7 +27,7 @@ TEST(Curtailment, FourLossesOfSixteenAreInferiorWhateverTheRestAnswer) {
   // is −0.054 (< −0.05: inferior) and with 3 is −0.006 (Python, from the formula in noninferiority.hpp).
   const CompletionOutlook four = paired_binary_outlook(PairedTable{1, 4, 0, 0}, OpenItems{11, 0}, 0.05, 0.05);
   ASSERT_TRUE(four.certain.has_value());
-  EXPECT_EQ(four.certain->verdict, Verdict::inferior);
+  EXPECT_EQ(four.certain->verdict, Decision::inferior);
   // The bounds shown are those of the completion nearest to changing it: every item left passed.
   EXPECT_EQ(four.certain->n, 16u);
   EXPECT_NEAR(four.certain->upper, -0.054, 0.001);
@@ -47,7 +47,7 @@ TEST(Curtailment, AllPassedSoFarGivesTheFullRunSmallOddsOfAVerdict) {
   // 15 of 15 with one left: no outcome decides, so the full run's "unknown" is certain.
   const CompletionOutlook late = paired_binary_outlook(PairedTable{15, 0, 0, 0}, OpenItems{1, 0}, 0.05, 0.05);
   ASSERT_TRUE(late.certain.has_value());
-  EXPECT_EQ(late.certain->verdict, Verdict::unknown);
+  EXPECT_EQ(late.certain->verdict, Decision::unknown);
   EXPECT_EQ(late.p_decided, 0.0);
 }
 

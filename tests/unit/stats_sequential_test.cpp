@@ -44,7 +44,7 @@ TEST(Sequential, IdenticalOutputsCollapseTheSequenceOnceEnoughItemsAreIn) {
   EXPECT_EQ(five.lower, 0.0);
   EXPECT_EQ(five.upper, 0.0);
   const SequentialDecision d = first_decision(zeros, 1.0, SequentialSpec{}, 2);
-  EXPECT_EQ(d.result.verdict, Verdict::non_inferior);
+  EXPECT_EQ(d.result.verdict, Decision::non_inferior);
   EXPECT_EQ(d.decided_at, 5u);
   EXPECT_TRUE(std::isinf(normal_mixture_confidence_sequence(std::vector<double>{1.0}, 0.05).lower));
 }
@@ -71,8 +71,8 @@ Rates simulate(int reps, std::size_t n, double margin, const SequentialSpec& spe
   for (int rep = 0; rep < reps; ++rep) {
     for (auto& x : d) x = draw(rng);
     const SequentialDecision s = first_decision(d, margin, spec, min_items);
-    r.inferior += s.result.verdict == Verdict::inferior;
-    r.non_inferior += s.result.verdict == Verdict::non_inferior;
+    r.inferior += s.result.verdict == Decision::inferior;
+    r.non_inferior += s.result.verdict == Decision::non_inferior;
     r.mean_stop += static_cast<double>(s.decided_at != 0 ? s.decided_at : n);
   }
   r.inferior /= reps;

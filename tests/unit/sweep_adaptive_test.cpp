@@ -25,7 +25,7 @@ TEST(AdaptiveSettle, ABrokenPassFailCellIsInferiorByCurtailmentAtMinItems) {
   const MetricState s = settle_metric(kPassed, 0.05, repeat(5, 0.0), repeat(5, 1.0), repeat(11, 1.0), AdaptiveRule{});
   EXPECT_EQ(s.by, "curtailment");
   EXPECT_EQ(s.decided_at, 5u);
-  EXPECT_EQ(s.result.verdict, stats::Verdict::inferior);
+  EXPECT_EQ(s.result.verdict, stats::Decision::inferior);
   EXPECT_LT(s.result.upper, -0.05);  // the bound of the completion where every item left passes
   // Before min_items nothing is settled, however certain.
   AdaptiveRule six;
@@ -39,7 +39,7 @@ TEST(AdaptiveSettle, AGoodPassFailCellStopsForFutilityBelowTheThreshold) {
   const MetricState s = settle_metric(kPassed, 0.05, repeat(5, 1.0), repeat(5, 1.0), repeat(11, 1.0), AdaptiveRule{});
   EXPECT_EQ(s.by, "futility");
   EXPECT_EQ(s.decided_at, 0u);
-  EXPECT_EQ(s.result.verdict, stats::Verdict::unknown);
+  EXPECT_EQ(s.result.verdict, stats::Decision::unknown);
   EXPECT_NEAR(s.p_decided, 0.0672, 0.0001);
   // 15 of 15 with one left: every outcome leaves the full run at "unknown" — futile even at futility 0.
   AdaptiveRule certain_only;
@@ -47,7 +47,7 @@ TEST(AdaptiveSettle, AGoodPassFailCellStopsForFutilityBelowTheThreshold) {
   const MetricState late = settle_metric(kPassed, 0.05, repeat(15, 1.0), repeat(15, 1.0), repeat(1, 1.0), certain_only);
   EXPECT_EQ(late.by, "futility");
   EXPECT_EQ(late.p_decided, 0.0);
-  EXPECT_EQ(late.result.verdict, stats::Verdict::unknown);
+  EXPECT_EQ(late.result.verdict, stats::Decision::unknown);
   AdaptiveRule strict;
   strict.futility = 0.05;
   const MetricState open = settle_metric(kPassed, 0.05, repeat(5, 1.0), repeat(5, 1.0), repeat(11, 1.0), strict);
@@ -59,7 +59,7 @@ TEST(AdaptiveSettle, ACountWithEqualOutputsIsDecidedByTheNormalMixtureAndNeverFu
   const MetricState s = settle_metric(kMatched, 1.0, repeat(5, 20.0), repeat(5, 20.0), repeat(11, 20.0), AdaptiveRule{});
   EXPECT_EQ(s.by, "normal mixture");
   EXPECT_EQ(s.decided_at, 5u);
-  EXPECT_EQ(s.result.verdict, stats::Verdict::non_inferior);
+  EXPECT_EQ(s.result.verdict, stats::Decision::non_inferior);
   // Spread too wide to decide at 5: a count is left open (no futility rule for it).
   const std::vector<double> cell{20, 2, 18, 5, 20}, ref = repeat(5, 20.0);
   const MetricState wide = settle_metric(kMatched, 1.0, cell, ref, repeat(11, 20.0), AdaptiveRule{});
@@ -89,7 +89,7 @@ TEST(AdaptiveSettle, TheFirstDecisionIsKeptWhenMoreItemsCome) {
   const MetricState s = settle_metric(kPassed, 0.05, cell, repeat(9, 1.0), repeat(7, 1.0), AdaptiveRule{});
   EXPECT_EQ(s.by, "curtailment");
   EXPECT_EQ(s.decided_at, 6u);
-  EXPECT_EQ(s.result.verdict, stats::Verdict::inferior);
+  EXPECT_EQ(s.result.verdict, stats::Decision::inferior);
 }
 
 struct Outcome {
@@ -111,8 +111,8 @@ Outcome simulate(int reps, std::size_t n, double p_ref, double p_cell) {
       cell[i] = draw(p_cell);
       full.add(cell[i] >= 0.5, ref[i] >= 0.5);
     }
-    const stats::Verdict fixed = stats::noninferiority_paired_binary(full, 0.05, 0.05).verdict;
-    stats::Verdict verdict = fixed;
+    const stats::Decision fixed = stats::noninferiority_paired_binary(full, 0.05, 0.05).verdict;
+    stats::Decision verdict = fixed;
     std::size_t items = n;
     for (std::size_t k = 5; k < n; ++k) {
       const MetricState s = settle_metric(kPassed, 0.05, std::span(cell).first(k), std::span(ref).first(k),
@@ -125,7 +125,7 @@ Outcome simulate(int reps, std::size_t n, double p_ref, double p_cell) {
       }
       break;
     }
-    o.inferior += verdict == stats::Verdict::inferior;
+    o.inferior += verdict == stats::Decision::inferior;
     o.agree += verdict == fixed;
     o.mean_items += static_cast<double>(items);
   }

@@ -33,7 +33,7 @@ using kvsweep::core::ErrorKind;
 using kvsweep::core::Expected;
 using kvsweep::core::FatalError;
 using kvsweep::probe::ApiEmbedder;
-using kvsweep::probe::ConfigSite;
+using kvsweep::probe::ConfigSource;
 using kvsweep::probe::Context;
 using kvsweep::probe::Embedder;
 using kvsweep::probe::Item;
@@ -116,7 +116,7 @@ class FakeEmbedder final : public Embedder {
   std::string nan_for;
 };
 
-ConfigSite site(std::filesystem::path base = {}) { return ConfigSite{"cfg.json", "probes[0]", std::move(base)}; }
+ConfigSource site(std::filesystem::path base = {}) { return ConfigSource{{"cfg.json", "probes[0]"}, std::move(base)}; }
 
 TelephoneProbe probe_from(json config) {
   config["kind"] = "telephone";
@@ -135,7 +135,7 @@ struct Harness {
   }
 };
 
-std::string config_error(const json& config, const ConfigSite& where = site()) {
+std::string config_error(const json& config, const ConfigSource& where = site()) {
   try {
     (void)kvsweep::probe::parse_telephone_config(config, where);
   } catch (const FatalError& e) {

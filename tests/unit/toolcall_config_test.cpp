@@ -16,11 +16,11 @@ namespace {
 
 using kvsweep::core::FatalError;
 using kvsweep::corpus::FillerKind;
-using kvsweep::probe::ConfigSite;
+using kvsweep::probe::ConfigSource;
 using kvsweep::probe::ToolcallMode;
 using nlohmann::json;
 
-ConfigSite site() { return {"sweep.json", "probes[0]", "/tmp"}; }
+ConfigSource site() { return {{"sweep.json", "probes[0]"}, "/tmp"}; }
 
 std::string config_error(const json& cfg) {
   try {

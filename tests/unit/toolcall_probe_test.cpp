@@ -24,10 +24,10 @@ namespace {
 
 using kvsweep::core::ErrorKind;
 using kvsweep::core::Expected;
-using kvsweep::probe::ConfigSite;
+using kvsweep::probe::ConfigSource;
 using nlohmann::json;
 
-ConfigSite site() { return {"sweep.json", "probes[0]", "/tmp"}; }
+ConfigSource site() { return {{"sweep.json", "probes[0]"}, "/tmp"}; }
 
 /// The probe against a server that answers every chat with `answer`, or fails as llama-server does
 /// past its context (`fail_exceed`), and tokenizes at `chars_per_token` (0: no tokenizer).

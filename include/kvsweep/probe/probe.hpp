@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/input_file.hpp"
@@ -113,10 +114,10 @@ class Probe {
   virtual std::optional<std::size_t> items_max() const { return std::nullopt; }
 };
 
-/// Where a probe's config came from, for error messages: "<file>: probes[2].<key>".
-struct ConfigSite {
-  std::string file;
-  std::string path;  // e.g. "probes[2]"
+/// Where a probe's config came from: its site for error messages ("<file>: probes[2].<key>") and the
+/// folder its relative files resolve against.
+struct ConfigSource {
+  config::Site site;  // e.g. ("sweep.json", "probes[2]")
   std::filesystem::path base_dir;  // relative files in the probe config resolve against this
 };
 
@@ -125,7 +126,7 @@ struct ConfigSite {
 nlohmann::json manifest_entry(const Probe& probe);
 
 /// Builds a probe from its config object; throws core::FatalError naming file and key.
-std::unique_ptr<Probe> make_probe(const nlohmann::json& config, const ConfigSite& site);
+std::unique_ptr<Probe> make_probe(const nlohmann::json& config, const ConfigSource& site);
 
 /// All probe kinds known to this build.
 std::vector<std::string> probe_kinds();

@@ -30,6 +30,6 @@ struct Prompts {
 
 /// Reads `prompts` and `prompts_file` of a probe's config (`site` is the probe's); `fallback` when
 /// the config gives neither.
-Prompts read_prompts(const nlohmann::json& cfg, const ConfigSite& where, const std::vector<std::string>& fallback);
+Prompts read_prompts(const nlohmann::json& cfg, const ConfigSource& where, const std::vector<std::string>& fallback);
 
 }  // namespace kvsweep::probe

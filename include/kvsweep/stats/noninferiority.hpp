@@ -14,18 +14,18 @@ namespace kvsweep::stats {
 
 /// `non_inferior`: the lower bound is above −margin. `inferior`: the upper bound is below −margin (the
 /// cell is worse than the margin allows). `unknown`: the interval straddles −margin (too few items).
-enum class Verdict { non_inferior, inferior, unknown };
+enum class Decision { non_inferior, inferior, unknown };
 
-std::string_view to_string(Verdict verdict);  // "non-inferior", "inferior", "unknown"
+std::string_view to_string(Decision verdict);  // "non-inferior", "inferior", "unknown"
 
 /// The verdict of bounds on a difference (oriented: higher is better) against −margin.
-Verdict verdict_of(double lower, double upper, double margin);
+Decision verdict_of(double lower, double upper, double margin);
 
 /// A paired difference (cell − reference, oriented so that higher is better) and its bounds. `lower`
 /// and `upper` are each a one-sided (1 − alpha) bound, so together a two-sided (1 − 2 alpha) interval
 /// (the two one-sided tests of Schuirmann 1987; the non-inferiority test is the lower one alone).
 struct NonInferiority {
-  Verdict verdict = Verdict::unknown;
+  Decision verdict = Decision::unknown;
   std::size_t n = 0;
   double estimate = 0.0;
   double lower = 0.0;

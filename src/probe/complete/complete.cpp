@@ -84,8 +84,8 @@ std::size_t common_prefix(std::string_view a, std::string_view b) {
   return n;
 }
 
-std::unique_ptr<Probe> make_complete_probe(const nlohmann::json& cfg, const ConfigSite& site) {
-  config::Site s(site.file, site.path);
+std::unique_ptr<Probe> make_complete_probe(const nlohmann::json& cfg, const ConfigSource& site) {
+  const config::Site& s = site.site;
   config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "max_tokens", "mode"}, s);
   Prompts prompts = read_prompts(cfg, site, kDefaultPrompts);
   int max_tokens = static_cast<int>(config::get_int(cfg, "max_tokens", 32, s));

@@ -397,8 +397,8 @@ class DivergenceProbe final : public Probe {
 
 }  // namespace
 
-std::unique_ptr<Probe> make_divergence_probe(const json& cfg, const ConfigSite& site) {
-  config::Site s(site.file, site.path);
+std::unique_ptr<Probe> make_divergence_probe(const json& cfg, const ConfigSource& site) {
+  const config::Site& s = site.site;
   config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "tokens", "top_n", "mode"}, s);
   Prompts prompts = read_prompts(cfg, site, kDefaultPrompts);
   const long long tokens = config::get_int_in(cfg, "tokens", 128, 1, 1 << 20, s);

@@ -219,12 +219,12 @@ class KldProbe final : public Probe {
 
 }  // namespace
 
-std::unique_ptr<Probe> make_kld_probe(const json& cfg, const ConfigSite& site) {
+std::unique_ptr<Probe> make_kld_probe(const json& cfg, const ConfigSource& site) {
   return make_kld_probe_with(cfg, site, process_tool_runner());
 }
 
-std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSite& site, std::shared_ptr<ToolRunner> runner) {
-  config::Site s(site.file, site.path);
+std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSource& site, std::shared_ptr<ToolRunner> runner) {
+  const config::Site& s = site.site;
   config::check_keys(cfg, {"kind", "name", "corpus", "ctx", "chunks", "binary", "args", "timeout_s"}, s);
   CorpusSpec corpus;
   if (!cfg.contains("corpus")) s.child("corpus").fail("missing: a text file, or {\"random_bodies\": {\"functions\": N, …}}");

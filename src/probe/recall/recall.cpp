@@ -22,8 +22,6 @@ const std::vector<std::string> k_keys = {"kind",  "name",         "corpus", "k",
                                          "cue"};
 const std::vector<std::string> k_corpus_keys = {"files", "random_bodies"};
 
-config::Site site_of(const ConfigSite& site) { return config::Site(site.file, site.path); }
-
 int int_in(const nlohmann::json& obj, const std::string& key, long long fallback, long long lo, long long hi,
            const config::Site& site) {
   return static_cast<int>(config::get_int_in(obj, key, fallback, lo, hi, site));
@@ -63,8 +61,8 @@ std::vector<std::string> expand_files(const std::vector<std::string>& files, con
 
 }  // namespace
 
-RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& where) {
-  const config::Site site = site_of(where);
+RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSource& where) {
+  const config::Site& site = where.site;
   config::check_keys(cfg, k_keys, site);
   RecallConfig c;
   c.base_dir = where.base_dir;
@@ -131,8 +129,8 @@ RecallConfig parse_recall_config(const nlohmann::json& cfg, const ConfigSite& wh
   return c;
 }
 
-corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSite& where) {
-  const config::Site site = site_of(where).child("corpus");
+corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSource& where) {
+  const config::Site site = where.site.child("corpus");
   core::Expected<corpus::Corpus> loaded;
   if (config.random_bodies) {
     const std::vector<corpus::SourceFile> files{
@@ -429,7 +427,7 @@ core::Expected<ItemResult> RecallProbe::run(const Item& item, Context& ctx) {
   return result;
 }
 
-std::unique_ptr<Probe> make_recall_probe(const nlohmann::json& config, const ConfigSite& site) {
+std::unique_ptr<Probe> make_recall_probe(const nlohmann::json& config, const ConfigSource& site) {
   RecallConfig parsed = parse_recall_config(config, site);
   corpus::Corpus corpus = load_recall_corpus(parsed, site);
   return std::make_unique<RecallProbe>(std::move(parsed), std::move(corpus));

@@ -145,13 +145,13 @@ std::vector<int> get_depths(const json& cfg, const config::Site& s) {
 
 }  // namespace
 
-std::unique_ptr<Probe> make_speed_probe(const json& cfg, const ConfigSite& site) {
+std::unique_ptr<Probe> make_speed_probe(const json& cfg, const ConfigSource& site) {
   return make_speed_probe_with(cfg, site, process::process_tool_runner());
 }
 
-std::unique_ptr<Probe> make_speed_probe_with(const json& cfg, const ConfigSite& site,
+std::unique_ptr<Probe> make_speed_probe_with(const json& cfg, const ConfigSource& site,
                                              std::shared_ptr<process::ToolRunner> runner) {
-  config::Site s(site.file, site.path);
+  const config::Site& s = site.site;
   config::check_keys(cfg, {"kind", "name", "depths", "pp", "tg", "repetitions", "binary", "args", "timeout_s"}, s);
   SpeedConfig c;
   c.name = config::get_string(cfg, "name", "speed", s);

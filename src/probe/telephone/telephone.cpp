@@ -338,7 +338,7 @@ core::Expected<ItemResult> TelephoneProbe::run(const Item& item, Context& ctx) {
   return result;
 }
 
-std::unique_ptr<Probe> make_telephone_probe(const nlohmann::json& config, const ConfigSite& site) {
+std::unique_ptr<Probe> make_telephone_probe(const nlohmann::json& config, const ConfigSource& site) {
   return std::make_unique<TelephoneProbe>(parse_telephone_config(config, site));
 }
 

@@ -71,8 +71,8 @@ std::vector<std::uint32_t> read_seeds(const nlohmann::json& seeds, const config:
 
 }  // namespace
 
-TelephoneConfig parse_telephone_config(const nlohmann::json& cfg, const ConfigSite& where) {
-  const config::Site site(where.file, where.path);
+TelephoneConfig parse_telephone_config(const nlohmann::json& cfg, const ConfigSource& where) {
+  const config::Site& site = where.site;
   config::check_keys(cfg, known_keys, site);
   const auto has = [&](const char* key) { return cfg.contains(key); };
 

@@ -193,8 +193,8 @@ std::vector<std::uint64_t> get_seeds(const json& cfg, const config::Site& s) {
 
 }  // namespace
 
-ToolcallConfig parse_toolcall_config(const json& cfg, const ConfigSite& site) {
-  config::Site s(site.file, site.path);
+ToolcallConfig parse_toolcall_config(const json& cfg, const ConfigSource& site) {
+  const config::Site& s = site.site;
   config::check_keys(cfg, {"kind", "name", "lengths", "seeds", "filler", "mode", "max_tokens", "tools",
                            "chat_template_kwargs"},
                      s);
@@ -229,7 +229,7 @@ ToolcallConfig parse_toolcall_config(const json& cfg, const ConfigSite& site) {
   return o;
 }
 
-std::unique_ptr<Probe> make_toolcall_probe(const json& cfg, const ConfigSite& site) {
+std::unique_ptr<Probe> make_toolcall_probe(const json& cfg, const ConfigSource& site) {
   return std::make_unique<ToolcallProbe>(parse_toolcall_config(cfg, site));
 }
 

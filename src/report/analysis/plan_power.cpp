@@ -18,7 +18,7 @@ SettleOutlook settle_outlook(const probe::MetricSpec& metric, double margin, std
   stats::PairedTable agree;
   agree.both = static_cast<double>(std::max<std::size_t>(items, 1));
   const stats::NonInferiority best = stats::noninferiority_paired_binary(agree, margin, alpha);
-  o.settles = items > 0 && best.verdict == stats::Verdict::non_inferior;
+  o.settles = items > 0 && best.verdict == stats::Decision::non_inferior;
   if (!o.settles) o.items_needed = best.items_needed;
   if (std::isfinite(best.lower)) o.margin_settling = std::ceil(-best.lower * 100.0 + 1e-9) / 100.0;
   return o;

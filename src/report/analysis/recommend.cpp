@@ -277,9 +277,9 @@ void probe_verdicts(const RunData& data, std::size_t ref, std::size_t cell, cons
     v.probe = probe.name;
     v.items_max = probe.items_max;
     switch (v.result.verdict) {
-      case stats::Verdict::non_inferior: ++cv.non_inferior; break;
-      case stats::Verdict::inferior: ++cv.inferior; break;
-      case stats::Verdict::unknown: ++cv.unknown; break;
+      case stats::Decision::non_inferior: ++cv.non_inferior; break;
+      case stats::Decision::inferior: ++cv.inferior; break;
+      case stats::Decision::unknown: ++cv.unknown; break;
     }
     // A metric without a bound (one item: no spread) does not place the cell; the others do.
     const double q = normalised(v.result);

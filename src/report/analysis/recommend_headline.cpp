@@ -58,7 +58,7 @@ void not_proven(const CellVerdict& cv, RecommendHeadline& h) {
   h.no_difference = no_difference(cv);
   for (const auto& v : cv.metrics) {
     h.items = std::max(h.items, v.result.n);
-    if (v.result.verdict != stats::Verdict::unknown) continue;
+    if (v.result.verdict != stats::Decision::unknown) continue;
     h.unsettled.push_back({v.probe + "." + v.metric, v.result.items_needed, v.margin.value, settling_margin(v.result),
                            v.kind, v.items_max});
   }
@@ -69,7 +69,7 @@ void difference_seen(const CellVerdict& cv, RecommendHeadline& h) {
   h.cell = cv.cell;
   for (const auto& v : cv.metrics) {
     if (v.result.estimate >= -kEps) continue;  // a NaN estimate (no paired spread) is said as seen below
-    const bool unknown = v.result.verdict == stats::Verdict::unknown;
+    const bool unknown = v.result.verdict == stats::Decision::unknown;
     const double change = v.higher_is_better ? v.result.estimate : -v.result.estimate;
     h.below.push_back({v.probe + "." + v.metric, change, v.result.n, v.result.verdict, v.margin.value,
                        unknown ? v.result.items_needed : std::nullopt, v.items_max});
@@ -163,7 +163,7 @@ HeadlineWords not_proven_words(const RecommendHeadline& h, const RunData& data, 
 /// "recall.primary_matched -2.00 (mean of 4 paired items; ~12 items would settle it at margin 1)".
 std::string below_text(const RecommendHeadline::Below& b) {
   const std::string change = signed_fixed(b.change, 2, "by an unmeasured amount");
-  const std::string why = b.verdict == stats::Verdict::non_inferior ? "; within its margin " + shortest(b.margin) + ", proven"
+  const std::string why = b.verdict == stats::Decision::non_inferior ? "; within its margin " + shortest(b.margin) + ", proven"
                           : b.items_needed ? "; ~" + std::to_string(*b.items_needed) + " items would settle it at margin " +
                                                  shortest(b.margin) +
                                                  (beyond(b.items_needed, b.items_max) ? beyond_text(*b.items_max) : "")
@@ -192,7 +192,7 @@ HeadlineWords difference_words(const RecommendHeadline& h, const RunData& data, 
   bool more_helps = false;
   for (const auto& b : h.below) {
     seen += (seen.empty() ? "" : "; ") + below_text(b);
-    more_helps = more_helps || (b.verdict == stats::Verdict::unknown && !beyond(b.items_needed, b.items_max));
+    more_helps = more_helps || (b.verdict == stats::Decision::unknown && !beyond(b.items_needed, b.items_max));
   }
   return {"A difference seen, not proven",
           flag(data.cells()[*h.cell]) + " (the cheapest cell not proven worse) moved from " + ref.types() +

@@ -16,7 +16,7 @@ namespace {
 
 std::string verdict_word(const stats::NonInferiority& r) {
   std::string w(stats::to_string(r.verdict));
-  if (r.verdict == stats::Verdict::unknown) {
+  if (r.verdict == stats::Decision::unknown) {
     if (r.items_needed) {
       w += " (needs ~" + std::to_string(*r.items_needed) + " items)";
     } else {
@@ -209,7 +209,7 @@ Table details_table(const RunData& data, const ModelRecommendation& mr) {
   t.numeric = {false, false, true, true, false, true, false, false};
   for (const auto& cv : mr.cells) {
     for (const auto& v : cv.metrics) {
-      if (v.result.verdict == stats::Verdict::non_inferior) continue;
+      if (v.result.verdict == stats::Decision::non_inferior) continue;
       t.rows.push_back({data.cells()[cv.cell].types(), v.probe + "." + v.metric, std::to_string(v.result.n),
                         signed_fixed(v.result.estimate, 3),
                         "[" + fixed(v.result.lower, 3) + ", " + fixed(v.result.upper, 3) + "]", shortest(v.margin.value),

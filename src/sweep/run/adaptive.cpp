@@ -82,7 +82,7 @@ MetricState settle_metric(const probe::MetricSpec& metric, double margin, std::s
     for (std::size_t k = from; k < sequential_at && k <= n; ++k) {
       const stats::CompletionOutlook outlook = outlook_at(k);
       if (k == n) at_n = outlook;
-      if (!outlook.certain || outlook.certain->verdict == stats::Verdict::unknown) continue;
+      if (!outlook.certain || outlook.certain->verdict == stats::Decision::unknown) continue;
       state.result = *outlook.certain;
       state.decided_at = k;
       state.by = "curtailment";

@@ -8,7 +8,7 @@
 
 namespace kvsweep::probe {
 
-std::unique_ptr<Probe> make_complete_probe(const nlohmann::json& config, const ConfigSite& site);
+std::unique_ptr<Probe> make_complete_probe(const nlohmann::json& config, const ConfigSource& site);
 
 /// Length in bytes of the common prefix of two strings.
 std::size_t common_prefix(std::string_view a, std::string_view b);

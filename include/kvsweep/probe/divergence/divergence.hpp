@@ -29,6 +29,6 @@
 
 namespace kvsweep::probe {
 
-std::unique_ptr<Probe> make_divergence_probe(const nlohmann::json& config, const ConfigSite& site);
+std::unique_ptr<Probe> make_divergence_probe(const nlohmann::json& config, const ConfigSource& site);
 
 }  // namespace kvsweep::probe

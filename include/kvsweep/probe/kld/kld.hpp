@@ -74,9 +74,9 @@ using process::process_tool_runner;
 /// (" (no output)" when there is none).
 std::string output_tail(std::string_view output, std::size_t n = 12);
 
-std::unique_ptr<Probe> make_kld_probe(const nlohmann::json& config, const ConfigSite& site);
+std::unique_ptr<Probe> make_kld_probe(const nlohmann::json& config, const ConfigSource& site);
 /// As make_kld_probe, running the tool through `runner`.
-std::unique_ptr<Probe> make_kld_probe_with(const nlohmann::json& config, const ConfigSite& site,
+std::unique_ptr<Probe> make_kld_probe_with(const nlohmann::json& config, const ConfigSource& site,
                                            std::shared_ptr<ToolRunner> runner);
 
 }  // namespace kvsweep::probe

@@ -59,7 +59,7 @@ struct RecallConfig {
 /// Reads and validates a `{"kind":"recall", …}` object. Throws core::FatalError
 /// "<file>: <path>.<key>: what is wrong (did you mean …?)" on an unknown key (at any level),
 /// a wrong type or a value out of range.
-RecallConfig parse_recall_config(const nlohmann::json& config, const ConfigSite& site);
+RecallConfig parse_recall_config(const nlohmann::json& config, const ConfigSource& site);
 
 /// The file name a generated random-bodies corpus is shown under.
 inline constexpr std::string_view random_bodies_file_name = "random-bodies.py";
@@ -67,7 +67,7 @@ inline constexpr std::string_view random_bodies_file_name = "random-bodies.py";
 /// The corpus a config names: the files read from disk, or the generated random bodies.
 /// Throws core::FatalError (naming the config site) when a file cannot be read or the
 /// files mix languages.
-corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSite& site);
+corpus::Corpus load_recall_corpus(const RecallConfig& config, const ConfigSource& site);
 
 /// The question that follows the corpus: reproduce the first `n` body lines of `target`.
 /// `multi_file` adds which file the function is in; with the signature cue it says that the
@@ -164,6 +164,6 @@ class RecallProbe final : public Probe {
 };
 
 /// Builds the recall probe from its config object (parse_recall_config, then the corpus).
-std::unique_ptr<Probe> make_recall_probe(const nlohmann::json& config, const ConfigSite& site);
+std::unique_ptr<Probe> make_recall_probe(const nlohmann::json& config, const ConfigSource& site);
 
 }  // namespace kvsweep::probe

@@ -46,9 +46,9 @@ core::Expected<std::vector<BenchTest>> parse_bench_output(std::string_view outpu
 /// -np, -tb) are dropped.
 std::vector<std::string> bench_args(const std::vector<std::string>& server_args);
 
-std::unique_ptr<Probe> make_speed_probe(const nlohmann::json& config, const ConfigSite& site);
+std::unique_ptr<Probe> make_speed_probe(const nlohmann::json& config, const ConfigSource& site);
 /// As make_speed_probe, running the tool through `runner`.
-std::unique_ptr<Probe> make_speed_probe_with(const nlohmann::json& config, const ConfigSite& site,
+std::unique_ptr<Probe> make_speed_probe_with(const nlohmann::json& config, const ConfigSource& site,
                                              std::shared_ptr<process::ToolRunner> runner);
 
 }  // namespace kvsweep::probe

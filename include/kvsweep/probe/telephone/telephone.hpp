@@ -53,7 +53,7 @@ struct TelephoneConfig {
 /// Reads and validates a `{"kind":"telephone", …}` object. Throws core::FatalError
 /// "<file>: <path>.<key>: what is wrong (did you mean …?)" on an unknown key, a wrong type,
 /// a value out of range or an unreadable texts_file (resolved against site.base_dir).
-TelephoneConfig parse_telephone_config(const nlohmann::json& config, const ConfigSite& site);
+TelephoneConfig parse_telephone_config(const nlohmann::json& config, const ConfigSource& site);
 
 /// The template of a named preset ("published", "perez2025", "mohamed2025"), or nullopt.
 std::optional<std::string> telephone_preset(std::string_view name);
@@ -127,6 +127,6 @@ class TelephoneProbe final : public Probe {
 };
 
 /// Builds the telephone probe from its config object (see parse_telephone_config).
-std::unique_ptr<Probe> make_telephone_probe(const nlohmann::json& config, const ConfigSite& site);
+std::unique_ptr<Probe> make_telephone_probe(const nlohmann::json& config, const ConfigSource& site);
 
 }  // namespace kvsweep::probe

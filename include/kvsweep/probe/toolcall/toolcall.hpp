@@ -52,8 +52,8 @@ struct ToolcallConfig {
 };
 
 /// Validates a probe config; throws core::FatalError naming the file and key.
-ToolcallConfig parse_toolcall_config(const nlohmann::json& config, const ConfigSite& site);
-std::unique_ptr<Probe> make_toolcall_probe(const nlohmann::json& config, const ConfigSite& site);
+ToolcallConfig parse_toolcall_config(const nlohmann::json& config, const ConfigSource& site);
+std::unique_ptr<Probe> make_toolcall_probe(const nlohmann::json& config, const ConfigSource& site);
 
 /// Every tool the probe can offer: [{"name", "description", "parameters": JSON Schema}], with
 /// confusable neighbours on purpose (search_files / search_file / grep_repo, read_file /

@@ -44,7 +44,7 @@ struct RecommendHeadline {
     std::string metric;  // "probe.metric"
     double change = 0.0;  // the mean change cell − reference in the metric's units (its bad direction)
     std::size_t items = 0;  // paired items it rests on
-    stats::Verdict verdict = stats::Verdict::unknown;  // unknown, or non_inferior (within the margin)
+    stats::Decision verdict = stats::Decision::unknown;  // unknown, or non_inferior (within the margin)
     double margin = 0.0;
     std::optional<std::size_t> items_needed;  // unknown: the items that would settle it, when computed
     std::optional<std::size_t> items_max;     // the most items its probe can give (a corpus's functions)
