@@ -210,7 +210,7 @@ void print_resume(const std::string& run_dir, const std::vector<sweep::Cell>& ce
   std::set<std::string> ok;
   if (records)
     for (const auto& r : *records)
-      if (r.value("status", "") == "ok" && r.contains("cell")) ok.insert(sweep::triple_key_of(r));
+      if (r.ok()) ok.insert(sweep::triple_key_of(r));
   std::size_t planned = 0, kept = 0;
   for (const auto& cell : cells)
     for (const auto& p : probes) {

@@ -74,23 +74,23 @@ Asked asked_by(const config::Config& config, const std::vector<std::unique_ptr<p
 }
 
 /// Why `r` could not have been written by the config that asks `a`; "" when it could.
-std::string misfit(const nlohmann::json& r, const Asked& a) {
-  const core::CellKey cell = core::CellKey::from_json(r.value("cell", nlohmann::json::object()));
-  const std::string probe = r.value("probe", "");
-  const std::string item = r.value("item", "");
+std::string misfit(const probe::Record& r, const Asked& a) {
+  const core::CellKey& cell = r.cell;
+  const std::string& probe = r.probe;
+  const std::string& item = r.item;
   if (!a.cells.contains(cell)) return "cell " + cell.label() + " is not in this config's grid";
   const auto p = a.items.find(probe);
   if (p == a.items.end()) return "probe '" + probe + "' is not in this config";
   const auto i = p->second.find(item);
   if (i == p->second.end()) return "item " + probe + "/" + item + " is not one of this config's";
   // The item's spec (its prompt, function, seed…) as the record stored it: same key, other content.
-  if (r.contains("spec") && r["spec"] != i->second)
+  if (!r.spec.is_null() && r.spec != i->second)
     return "item " + probe + "/" + item + " asks something else in this config (its spec differs)";
   return "";
 }
 
 /// The run's records; a FatalError when they cannot be read.
-std::vector<nlohmann::json> records_of(const std::string& run_dir) {
+std::vector<probe::Record> records_of(const std::string& run_dir) {
   auto records = sweep::RunStore::read_records(run_dir);
   if (!records) throw core::FatalError("--resume " + run_dir + ": " + records.error().message);
   return std::move(*records);

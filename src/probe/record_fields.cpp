@@ -7,29 +7,52 @@ namespace kvsweep::probe {
 namespace {
 
 using Value = std::optional<nlohmann::json>;
+using json = nlohmann::json;
 
 /// Fields written only on an ok record.
-Value if_ok(const Record& r, const nlohmann::json& v) { return r.ok() ? Value(v) : std::nullopt; }
+Value if_ok(const Record& r, const json& v) { return r.ok() ? Value(v) : std::nullopt; }
+
+// Lenient reads: a value of another type is the field's empty value.
+std::string text(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
+std::optional<std::string> optional_text(const json& v) {
+  return v.is_string() ? std::optional(v.get<std::string>()) : std::nullopt;
+}
+template <class T>
+T number(const json& v) { return v.is_number() ? v.get<T>() : T{}; }
+json object(const json& v) { return v.is_object() ? v : json::object(); }
 
 constexpr RecordField kFields[] = {
-    {"schema_version", "int", [](const Record& r) -> Value { return r.schema_version; }},
-    {"cell", "object", [](const Record& r) -> Value { return r.cell.to_json(); }},
-    {"probe", "string", [](const Record& r) -> Value { return r.probe; }},
-    {"kind", "string", [](const Record& r) -> Value { return r.kind; }},
-    {"item", "string", [](const Record& r) -> Value { return r.item; }},
-    {"status", "string", [](const Record& r) -> Value { return r.status; }},
-    {"spec", "any", [](const Record& r) -> Value { return r.spec; }},
-    {"wall_s", "number", [](const Record& r) -> Value { return r.wall_s; }},
-    {"attempt", "int", [](const Record& r) -> Value { return r.attempt; }},
-    {"time", "string", [](const Record& r) -> Value { return r.time; }},
-    {"response", "any", [](const Record& r) { return if_ok(r, r.response); }},
-    {"metrics", "object", [](const Record& r) { return if_ok(r, r.metrics); }},
-    {"timings", "object", [](const Record& r) { return if_ok(r, r.timings); }},
-    {"error", "string", [](const Record& r) -> Value { return r.error ? Value(*r.error) : std::nullopt; }},
-    {"http_status", "int", [](const Record& r) -> Value { return r.http_status != 0 ? Value(r.http_status) : std::nullopt; }},
-    {"log_tail", "string", [](const Record& r) -> Value { return r.log_tail ? Value(*r.log_tail) : std::nullopt; }},
-    {"reason", "string", [](const Record& r) -> Value { return r.reason.empty() ? std::nullopt : Value(r.reason); }},
-    {"adaptive", "object", [](const Record& r) -> Value { return r.adaptive.is_null() ? std::nullopt : Value(r.adaptive); }},
+    {"schema_version", "int", [](const Record& r) -> Value { return r.schema_version; },
+     [](Record& r, const json& v) { r.schema_version = number<int>(v); }},
+    {"cell", "object", [](const Record& r) -> Value { return r.cell.to_json(); },
+     [](Record& r, const json& v) { r.cell = core::CellKey::from_json(v); }},
+    {"probe", "string", [](const Record& r) -> Value { return r.probe; }, [](Record& r, const json& v) { r.probe = text(v); }},
+    {"kind", "string", [](const Record& r) -> Value { return r.kind; }, [](Record& r, const json& v) { r.kind = text(v); }},
+    {"item", "string", [](const Record& r) -> Value { return r.item; }, [](Record& r, const json& v) { r.item = text(v); }},
+    {"status", "string", [](const Record& r) -> Value { return r.status; },
+     [](Record& r, const json& v) { r.status = text(v); }},
+    {"spec", "any", [](const Record& r) -> Value { return r.spec; }, [](Record& r, const json& v) { r.spec = v; }},
+    {"wall_s", "number", [](const Record& r) -> Value { return r.wall_s; },
+     [](Record& r, const json& v) { r.wall_s = number<double>(v); }},
+    {"attempt", "int", [](const Record& r) -> Value { return r.attempt; },
+     [](Record& r, const json& v) { r.attempt = number<int>(v); }},
+    {"time", "string", [](const Record& r) -> Value { return r.time; }, [](Record& r, const json& v) { r.time = text(v); }},
+    {"response", "any", [](const Record& r) { return if_ok(r, r.response); },
+     [](Record& r, const json& v) { r.response = v; }},
+    {"metrics", "object", [](const Record& r) { return if_ok(r, r.metrics); },
+     [](Record& r, const json& v) { r.metrics = object(v); }},
+    {"timings", "object", [](const Record& r) { return if_ok(r, r.timings); },
+     [](Record& r, const json& v) { r.timings = object(v); }},
+    {"error", "string", [](const Record& r) -> Value { return r.error ? Value(*r.error) : std::nullopt; },
+     [](Record& r, const json& v) { r.error = optional_text(v); }},
+    {"http_status", "int", [](const Record& r) -> Value { return r.http_status != 0 ? Value(r.http_status) : std::nullopt; },
+     [](Record& r, const json& v) { r.http_status = number<int>(v); }},
+    {"log_tail", "string", [](const Record& r) -> Value { return r.log_tail ? Value(*r.log_tail) : std::nullopt; },
+     [](Record& r, const json& v) { r.log_tail = optional_text(v); }},
+    {"reason", "string", [](const Record& r) -> Value { return r.reason.empty() ? std::nullopt : Value(r.reason); },
+     [](Record& r, const json& v) { r.reason = text(v); }},
+    {"adaptive", "object", [](const Record& r) -> Value { return r.adaptive.is_null() ? std::nullopt : Value(r.adaptive); },
+     [](Record& r, const json& v) { r.adaptive = v; }},
 };
 
 }  // namespace

@@ -56,7 +56,7 @@ TEST(Calibration, MidRangeIsPlainAndCeilingIsSaturated) {
 }
 
 TEST(Calibration, NoDeclarationNoLineAndNoReferenceItemsSaysSo) {
-  auto data = RunData::from(nlohmann::json::parse(kManifest), {});
+  auto data = RunData::from(nlohmann::json::parse(kManifest), std::vector<probe::Record>{});
   ASSERT_TRUE(data);
   EXPECT_TRUE(calibration_lines(*data, summarize_run(*data), data->probes()[1]).empty());
   const auto none = lines_for(with_calibration(0, 1, {}));

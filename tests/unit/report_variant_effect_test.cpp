@@ -57,7 +57,7 @@ TEST(VariantReport, GridsAreModelAndVariantEachWithItsReference) {
   ASSERT_TRUE(data.reference("copy/rot-off"));
   EXPECT_EQ(data.cells()[*data.reference("copy/rot-off")].id, "copy-rot-off-f16-f16");
   EXPECT_EQ(data.group_parts("copy/rot-off"), (std::pair<std::string, std::string>{"copy", "rot-off"}));
-  EXPECT_EQ(RunData::group_of(json{{"model", "copy"}, {"type_k", "f16"}}), "copy");
+  EXPECT_EQ(core::CellKey::from_json(json{{"model", "copy"}, {"type_k", "f16"}}).group(), "copy");
   const auto q4 = data.find_cell("copy/rot-off", "q4_0", "f16");
   ASSERT_TRUE(q4);
   EXPECT_EQ(data.values(*q4, "recall", "primary_matched").values, (std::vector<double>{0, 0, 0, 0}));

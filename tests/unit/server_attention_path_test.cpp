@@ -144,22 +144,22 @@ TEST(AttentionPath, FaQuantsListAllAndAMissingWarning) {
 
 TEST(AttentionPath, ManifestDecidesFallbackAgainstTheReferenceInAnyOrder) {
   const auto entry = [](const std::string& log, const std::string& k, const std::string& v, bool ref) {
-    return nlohmann::json{{"model", "tiny"}, {"type_k", k}, {"type_v", v}, {"is_reference", ref},
-                          {"effective", to_json(parse_effective_kv(fixture(log)))}};
+    return *sweep::ManifestCell::from_json(nlohmann::json{{"model", "tiny"}, {"type_k", k}, {"type_v", v},
+                                                          {"is_reference", ref},
+                                                          {"effective", to_json(parse_effective_kv(fixture(log)))}});
   };
-  nlohmann::json cells = nlohmann::json::array(
-      {entry("llama-server-tiny-q8_0-q4_0-fallback.log", "q8_0", "q4_0", false),
-       entry("llama-server-tiny-f16-f16-older-build.log", "f16", "f16", true)});
+  std::vector<sweep::ManifestCell> cells = {entry("llama-server-tiny-q8_0-q4_0-fallback.log", "q8_0", "q4_0", false),
+                                            entry("llama-server-tiny-f16-f16-older-build.log", "f16", "f16", true)};
   sweep::resolve_attention_paths(cells);
-  EXPECT_EQ(cells[0]["effective"]["path"], "fallback?");
-  EXPECT_EQ(cells[1]["effective"]["path"], "unknown");
-  const nlohmann::json once = cells;
+  EXPECT_EQ(cells[0].effective->path, "fallback?");
+  EXPECT_EQ(cells[1].effective->path, "unknown");
+  const nlohmann::json once = {to_json(cells[0]), to_json(cells[1])};
   sweep::resolve_attention_paths(cells);
-  EXPECT_EQ(cells, once) << "resolving again changes nothing";
+  EXPECT_EQ(nlohmann::json({to_json(cells[0]), to_json(cells[1])}), once) << "resolving again changes nothing";
   // Without the reference cell (not run yet) the cell keeps its own verdict.
-  nlohmann::json alone = nlohmann::json::array({entry("llama-server-tiny-q8_0-q4_0-fallback.log", "q8_0", "q4_0", false)});
+  std::vector<sweep::ManifestCell> alone = {entry("llama-server-tiny-q8_0-q4_0-fallback.log", "q8_0", "q4_0", false)};
   sweep::resolve_attention_paths(alone);
-  EXPECT_EQ(alone[0]["effective"]["path"], "unknown");
+  EXPECT_EQ(alone[0].effective->path, "unknown");
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/probe/record.hpp"
+#include "kvsweep/probe/record_fields.hpp"
 #include "kvsweep/sweep/store/manifest.hpp"
 
 namespace {
 
 using kvsweep::sweep::Manifest;
+using kvsweep::sweep::ManifestCell;
 using nlohmann::json;
 
 // As the runner writes one (abridged documents), with a merge's fields.
@@ -95,6 +98,116 @@ TEST(Manifest, AnOlderManifestWithoutServerEnvRoundTripsWithoutOne) {
   const auto empty = Manifest::from_json(j);
   ASSERT_TRUE(empty && empty->server_env);
   EXPECT_EQ(to_json(*empty).dump(2), j.dump(2));
+}
+
+// A cell as the runner writes it (sweep/runner_manifest.cpp), with the attention evidence of a CUDA log.
+json runner_cell() {
+  return json::parse(R"js({
+    "model": "m", "variant": "rot-off", "type_k": "q4_0", "type_v": "f16", "id": "m-rot-off-q4_0-f16",
+    "is_reference": false, "outcome": "ok", "message": "", "items_ok": 3, "items_failed": 0, "items_skipped": 0,
+    "items_settled": 2, "restarts": 0, "ready_s": 0.62, "wall_s": 4.0, "stop_s": 0.2, "items_wall_s": 3.1,
+    "server_ms": 2900.5, "started_at": "2026-11-27T07:00:00.000Z", "finished_at": "2026-11-27T07:00:04.000Z",
+    "load_avg": 1.5, "slot": 1, "slot_env": {"CUDA_VISIBLE_DEVICES": "1"},
+    "lifecycle": [{"event": "server_ready", "at": 0.62}],
+    "effective": {"found": true, "declared": false, "type_k": "q4_0", "type_v": "f16", "k_mib": 4.5, "v_mib": 8.0,
+                  "kv_mib": 12.5, "flash_attn": "enabled", "attn_rot_k": 0, "attn_rot_v": 0, "n_ctx": 4096,
+                  "attention": {"path": "vec", "reason": "r", "splits": {"graph": 2}, "fa_quants": "all"},
+                  "memory": [{"device": "CUDA0", "gpu": true, "kv_mib": 12.5}],
+                  "path": "fallback?", "path_reason": "more splits than f16/f16"}
+  })js");
+}
+
+TEST(ManifestCell, EveryFieldTheRunnerWritesIsTypedAndWrittenBackAsRead) {
+  const json j = runner_cell();
+  const auto c = ManifestCell::from_json(j);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->key().id(), "m-rot-off-q4_0-f16");
+  EXPECT_EQ(c->outcome_text(), "ok");
+  EXPECT_EQ(c->items_settled, 2);
+  EXPECT_EQ(c->ready_s, 0.62);
+  EXPECT_EQ(c->load_avg, 1.5);
+  ASSERT_TRUE(c->effective);
+  EXPECT_TRUE(c->effective->reported());
+  EXPECT_EQ(c->effective->kv_mib, 12.5);
+  EXPECT_EQ(c->effective->attn_rot_k, 0);
+  EXPECT_EQ(c->effective->path, "fallback?");
+  EXPECT_EQ(c->effective->attention["fa_quants"], "all");
+  EXPECT_TRUE(c->extra.empty()) << c->extra.dump();
+  EXPECT_TRUE(c->effective->extra.empty()) << c->effective->extra.dump();
+  EXPECT_EQ(to_json(*c).dump(2), j.dump(2));
+}
+
+TEST(ManifestCell, UnknownKeysMistypedValuesAndIntegerSecondsAreWrittenBackAsRead) {
+  json j = runner_cell();
+  j["n_ctx"] = 2048;             // a cell's own context (a hand-written manifest): not a field, kept
+  j["ready_s"] = 2;              // an integer where kvsweep writes a double: read as 2, written as 2
+  j["outcome"] = 7;              // another type: kept, and the outcome reads as absent
+  j["effective"]["kv_mib"] = 12;
+  j["effective"]["future"] = {{"x", 1}};
+  const auto c = ManifestCell::from_json(j);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->ready_s, 2.0);
+  EXPECT_EQ(c->effective->kv_mib, 12.0);
+  EXPECT_EQ(c->outcome_text(), "");
+  EXPECT_EQ(c->extra.value("n_ctx", 0), 2048);
+  EXPECT_EQ(to_json(*c).dump(2), j.dump(2));
+  // A manifest whose cells are not all objects keeps them as read, untyped.
+  json m = full_manifest();
+  m["cells"].push_back(42);
+  const auto read = Manifest::from_json(m);
+  ASSERT_TRUE(read);
+  EXPECT_TRUE(read->cell_list().empty());
+  EXPECT_EQ(to_json(*read).dump(2), m.dump(2));
+}
+
+TEST(Record, EveryFieldOfTheListIsWrittenAndReadBack) {
+  kvsweep::probe::Record failed;
+  failed.cell = {"m", "rot-off", "q4_0", "f16"};
+  failed.probe = "recall-long";
+  failed.kind = "recall";
+  failed.item = "f3";
+  failed.status = "crashed";
+  failed.spec = {{"function", "f3"}};
+  failed.wall_s = 1.25;
+  failed.attempt = 2;
+  failed.time = "2026-11-27T07:00:00Z";
+  failed.error = "the server died";
+  failed.http_status = 500;
+  failed.log_tail = "CUDA error";
+  const json j = to_json(failed);
+  std::size_t written = 0;
+  for (const auto& field : kvsweep::probe::record_fields()) written += j.contains(std::string(field.name));
+  EXPECT_EQ(written, j.size()) << "to_json writes only the list's fields";
+  const auto back = kvsweep::probe::Record::from_json(j);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(to_json(*back), j);
+  EXPECT_EQ(back->cell, failed.cell);
+  EXPECT_EQ(back->http_status, 500);
+  EXPECT_EQ(back->log_tail, "CUDA error");
+  // ok and skipped records carry the other fields.
+  kvsweep::probe::Record ok = failed;
+  ok.status = "ok";
+  ok.error.reset();
+  ok.http_status = 0;
+  ok.log_tail.reset();
+  ok.response = {{"content", "x"}};
+  ok.metrics = {{"passed", true}};
+  ok.timings = {{"prompt_n", 3}};
+  EXPECT_EQ(to_json(*kvsweep::probe::Record::from_json(to_json(ok))), to_json(ok));
+  kvsweep::probe::Record skipped = failed;
+  skipped.status = "skipped";
+  skipped.reason = "settled";
+  skipped.adaptive = {{"items", 4}};
+  const auto settled = kvsweep::probe::Record::from_json(to_json(skipped));
+  ASSERT_TRUE(settled);
+  EXPECT_TRUE(settled->settled());
+  EXPECT_EQ(settled->adaptive, skipped.adaptive);
+  // A lenient read: a field of another type reads as empty, a line without a cell is no record.
+  const auto lenient = kvsweep::probe::Record::from_json({{"cell", json::object()}, {"attempt", "two"}, {"metrics", 3}});
+  ASSERT_TRUE(lenient);
+  EXPECT_EQ(lenient->attempt, 0);
+  EXPECT_TRUE(lenient->metrics.is_object());
+  EXPECT_FALSE(kvsweep::probe::Record::from_json({{"probe", "x"}}));
 }
 
 }  // namespace

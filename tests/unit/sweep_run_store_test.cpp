@@ -30,6 +30,11 @@ nlohmann::json record(const std::string& item, const std::string& status = "ok")
           {"status", status}};
 }
 
+/// The same record as the runner hands it to the store.
+probe::Record typed(const std::string& item, const std::string& status = "ok") {
+  return *probe::Record::from_json(record(item, status));
+}
+
 std::filesystem::path fresh_dir() {
   auto dir = kt::temp_file("-run");
   std::filesystem::remove_all(dir);
@@ -89,23 +94,23 @@ TEST(RunStoreRecords, AFailedAppendLeavesWholeLinesAndTheNextAppendStartsClean) 
   auto dir = fresh_dir();
   auto store = sweep::RunStore::create(dir);
   ASSERT_TRUE(store) << store.error().message;
-  ASSERT_TRUE(store->append(record("p0")));
+  ASSERT_TRUE(store->append(typed("p0")));
   const auto size = std::filesystem::file_size(dir / "records.jsonl");
   {
     kt::FullDisk full(size + 10);  // room for 10 bytes of the next line
-    auto failed = store->append(record("p1", "timeout"));
+    auto failed = store->append(typed("p1", "timeout"));
     ASSERT_FALSE(failed);
     EXPECT_EQ(failed.error().kind, core::ErrorKind::io);
     EXPECT_THAT(failed.error().message, HasSubstr("cannot append to " + (dir / "records.jsonl").string()))
         << failed.error().message;
   }
   EXPECT_EQ(std::filesystem::file_size(dir / "records.jsonl"), size);
-  EXPECT_FALSE(store->has_ok(sweep::triple_key_of(record("p1"))));
-  ASSERT_TRUE(store->append(record("p1")));
+  EXPECT_FALSE(store->has_ok(sweep::triple_key_of(typed("p1"))));
+  ASSERT_TRUE(store->append(typed("p1")));
   auto read = sweep::RunStore::read_records(dir);
   ASSERT_TRUE(read) << read.error().message;
   ASSERT_EQ(read->size(), 2u);
-  EXPECT_EQ((*read)[1]["item"], "p1");
+  EXPECT_EQ((*read)[1].item, "p1");
 }
 
 TEST(RunStoreRecords, ALineThatIsJsonButNotARecordIsNamedByFileAndLine) {
@@ -137,16 +142,16 @@ TEST(RunStoreCells, TheJournalRebuildsCellsAManifestLostAndASkipKeepsTheOutcome)
   const auto journal = sweep::RunStore::read_cells(dir);
   ASSERT_EQ(journal.size(), 3u);
   // The manifest kept only q8_0 (as wedged): the journal gives f16 back, and q8_0 its last outcome.
-  auto cells = sweep::rebuild_cells(nlohmann::json::array({cell("q8_0", "wedged")}), journal);
+  auto cells = sweep::rebuild_cells({*sweep::ManifestCell::from_json(cell("q8_0", "wedged"))}, journal);
   ASSERT_EQ(cells.size(), 2u);
-  EXPECT_EQ(cells[0]["outcome"], "ok");
-  EXPECT_EQ(cells[1]["outcome"], "kv_unverified");
+  EXPECT_EQ(cells[0].outcome, "ok");
+  EXPECT_EQ(cells[1].outcome, "kv_unverified");
   // A resumed cell that only skipped keeps what it had; one with nothing to keep is rebuilt ok.
-  sweep::fold_cell(cells, cell("f16", "skipped"));
-  EXPECT_EQ(cells[1]["outcome"], "kv_unverified");
-  sweep::fold_cell(cells, cell("q4_0", "skipped"));
+  sweep::fold_cell(cells, *sweep::ManifestCell::from_json(cell("f16", "skipped")));
+  EXPECT_EQ(cells[1].outcome, "kv_unverified");
+  sweep::fold_cell(cells, *sweep::ManifestCell::from_json(cell("q4_0", "skipped")));
   ASSERT_EQ(cells.size(), 3u);
-  EXPECT_EQ(cells[2]["outcome"], "ok");
+  EXPECT_EQ(cells[2].outcome, "ok");
 }
 
 TEST(RunStoreLock, TheHolderOfARunDirectorysLockIsKnownToOthers) {

@@ -26,6 +26,13 @@ using ::testing::Not;
 
 namespace {
 
+/// The store's records as their JSON lines (probe::to_json), as records.jsonl holds them.
+std::vector<nlohmann::json> lines_of(const kvsweep::sweep::RunStore& store) {
+  std::vector<nlohmann::json> out;
+  for (const auto& r : store.records()) out.push_back(kvsweep::probe::to_json(r));
+  return out;
+}
+
 using namespace kvsweep;
 using server::CellOutcome;
 namespace kt = kvsweep::testing;
@@ -139,7 +146,7 @@ class Runner : public ::testing::Test {
     EXPECT_TRUE(store) << store.error().message;
     sweep::Runner runner(config, probes, backend, *store, progress, cancel, {});
     auto result = runner.run();
-    records = store->records();
+    records = lines_of(*store);
     return result;
   }
 
@@ -345,7 +352,7 @@ TEST_F(Runner, EachVariantsCellsStartWithItsSettingsAndRecordItsName) {
   std::set<std::string> keys;
   for (const auto& r : records) {
     ASSERT_TRUE(r["cell"].contains("variant")) << r.dump();
-    keys.insert(sweep::triple_key_of(r));
+    keys.insert(sweep::triple_key_of(*probe::Record::from_json(r)));
   }
   EXPECT_EQ(keys.size(), 12u) << "the variant is part of the key";
   const auto manifest = sweep::RunStore::read_manifest(dir);
@@ -484,7 +491,7 @@ TEST_F(Adaptive, AShardRunsASupportCopyOfTheReferenceAndMergeKeepsTheSettledReco
   ASSERT_TRUE(merged) << merged.error().message;
   auto store = sweep::RunStore::open(dir / "merged");
   ASSERT_TRUE(store);
-  records = store->records();
+  records = lines_of(*store);
   EXPECT_EQ(count("f16", "ok"), 20);  // the owner's reference only
   EXPECT_EQ(count("q8_0", "ok"), 5);
   EXPECT_EQ(count("q8_0", "skipped"), 15);

@@ -1,8 +1,8 @@
 #pragma once
 /// The record's schema as one list, llama-bench's `test::get_fields()`: every field of a records.jsonl
 /// line with its type and its value in a Record. `to_json(Record)` writes exactly these, long.csv's
-/// record columns render them, and ARCHITECTURE.md's table ("The record") lists them in this order:
-/// a new field is a member of Record, a line in Record::from_json and an entry here.
+/// record columns render them, `Record::from_json` reads exactly these back, and ARCHITECTURE.md's table
+/// ("The record") lists them in this order: a new field is a member of Record and an entry here.
 
 #include <optional>
 #include <span>
@@ -20,6 +20,9 @@ struct RecordField {
   /// The field's value in `record`; nullopt when the record does not carry it (`metrics` on a failed
   /// record, `error` on an ok one, …).
   std::optional<nlohmann::json> (*value)(const Record& record);
+  /// Sets the field of `record` from a line's value, leniently (records kvsweep wrote itself): a value of
+  /// another type reads as the field's empty value. Called only when the line has the key.
+  void (*read)(Record& record, const nlohmann::json& value);
 };
 
 /// Every field, in the schema's order.

@@ -21,15 +21,12 @@ double num(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_number() ? it->get<double>() : kNaN;
 }
 
-/// The manifest's entry for a cell (matched by model and types: RunData may add cells records name).
-nlohmann::json manifest_cell(const RunData& data, const CellDef& cell) {
-  for (const auto& c : data.manifest().cell_list()) {
-    if (RunData::group_of(c) == cell.group() && c.value("type_k", "") == cell.type_k &&
-        c.value("type_v", "") == cell.type_v) {
-      return c;
-    }
-  }
-  return nlohmann::json::object();
+/// The manifest's entry for a cell (matched by model and types: RunData may add cells records name);
+/// nullptr when it has none.
+const sweep::ManifestCell* manifest_cell(const RunData& data, const CellDef& cell) {
+  for (const auto& c : data.manifest().cell_list())
+    if (c.group() == cell.group() && c.type_k == cell.type_k && c.type_v == cell.type_v) return &c;
+  return nullptr;
 }
 
 /// llama-bench's speeds in one ok record of the speed probe (its item's spec says depth and sizes).
@@ -206,7 +203,8 @@ std::string loaded(const RunData& data, const CellCost& c, const CellCost& ref) 
   if (!(cores > 0)) return "";
   double worst = -1;
   for (const CellCost* side : {&c, &ref}) {
-    const double load = num(manifest_cell(data, data.cells()[side->cell]), "load_avg");
+    const sweep::ManifestCell* entry = manifest_cell(data, data.cells()[side->cell]);
+    const double load = entry ? entry->load_avg.value_or(kNaN) : kNaN;
     if (std::isfinite(load)) worst = std::max(worst, load);
   }
   if (!(worst > cores)) return "";
@@ -259,16 +257,17 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
 
   for (std::size_t index : data.grid_order()) {
     const CellDef& cell = data.cells()[index];
-    const nlohmann::json entry = manifest_cell(data, cell);
-    const nlohmann::json effective = entry.value("effective", nlohmann::json::object());
+    const sweep::ManifestCell* entry = manifest_cell(data, cell);
+    const sweep::CellEffective effective = entry ? entry->effective.value_or(sweep::CellEffective{}) : sweep::CellEffective{};
     CellCost c;
     c.cell = index;
-    c.n_ctx = entry.value("n_ctx", run_ctx);
+    // A cell's own context, where a manifest gave one (kvsweep writes the run's n_ctx only).
+    c.n_ctx = entry ? entry->extra.value("n_ctx", run_ctx) : run_ctx;
     const double per_token = c.n_ctx > 0 ? kMiB / c.n_ctx : kNaN;
-    const double k = num(effective, "k_mib"), v = num(effective, "v_mib");
+    const double k = effective.k_mib.value_or(kNaN), v = effective.v_mib.value_or(kNaN);
     c.k_bytes_per_token = k * per_token;
     c.v_bytes_per_token = v * per_token;
-    double kv = num(effective, "kv_mib");
+    double kv = effective.kv_mib.value_or(kNaN);
     if (!std::isfinite(kv)) kv = k + v;
     c.kv_bytes_per_token = kv * per_token;
     c.kv_mib_at_context = c.kv_bytes_per_token * table.context / kMiB;

@@ -17,8 +17,7 @@ using json = nlohmann::json;
 using Value = std::optional<std::string>;
 
 // The effective settings compared per cell, in the order they are listed.
-constexpr std::array<const char*, 7> kSettings = {"type_k", "type_v", "flash_attn", "attn_rot_k",
-                                                  "attn_rot_v", "n_ctx", "path"};
+constexpr const auto& kSettings = sweep::kReportedSettings;
 constexpr std::size_t kCellsNamed = 3;  // a change in more cells names these and counts the rest
 constexpr std::size_t kShortSha = 12;
 
@@ -96,28 +95,26 @@ std::map<std::string, json> variants_of(const json& config) {
   return out;
 }
 
-/// A cell's effective settings when its server reported them (found, or declared by the user).
-const json* reported(const json& cell) {
-  const auto it = cell.is_object() ? cell.find("effective") : cell.end();
-  if (it == cell.end() || !it->is_object()) return nullptr;
-  const bool found = it->value("found", false) || it->value("declared", false);
-  return found ? &*it : nullptr;
+/// The settings the cell's server reported (`effective`, as JSON), when it reported them (found or declared).
+std::optional<json> reported(const sweep::ManifestCell& cell) {
+  if (!cell.effective || !cell.effective->reported()) return std::nullopt;
+  return to_json(*cell.effective);
 }
 
 void setting_changes(const sweep::Manifest& baseline, const sweep::Manifest& current, std::vector<ManifestChange>& out) {
-  std::map<core::CellKey, const json*> now;
+  std::map<core::CellKey, json> now;
   for (const auto& c : current.cell_list())
-    if (const json* e = reported(c)) now[core::CellKey::from_json(c)] = e;
+    if (auto e = reported(c)) now[c.key()] = std::move(*e);
   std::vector<ManifestChange> found;
   std::size_t compared = 0;
   for (const auto& c : baseline.cell_list()) {
-    const json* before = reported(c);
-    const core::CellKey key = core::CellKey::from_json(c);
+    const std::optional<json> before = reported(c);
+    const core::CellKey& key = c.key();
     const auto it = now.find(key);
-    if (before == nullptr || it == now.end()) continue;
+    if (!before || it == now.end()) continue;
     ++compared;
     for (const char* name : kSettings) {
-      const Value a = scalar_text(*before, name), b = scalar_text(*it->second, name);
+      const Value a = scalar_text(*before, name), b = scalar_text(it->second, name);
       if (a == b) continue;
       auto same = std::ranges::find_if(found, [&](const ManifestChange& f) {
         return f.name == name && f.before == a && f.after == b;

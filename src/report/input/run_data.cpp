@@ -130,26 +130,26 @@ std::vector<CellDef> read_cells(const sweep::Manifest& m) {
   std::vector<CellDef> cells;
   for (const auto& c : m.cell_list()) {
     CellDef cell;
-    cell.set_key(core::CellKey::from_json(c));
-    cell.id = string_field(c, "id");
+    cell.set_key(c.key());
+    cell.id = c.id.value_or("");
     if (cell.id.empty()) cell.id = cell.key().id();
-    cell.is_reference = c.value("is_reference", false);
-    cell.outcome = string_field(c, "outcome");
+    cell.is_reference = c.reference();
+    cell.outcome = c.outcome_text();
     if (cell.outcome.empty()) cell.outcome = "unknown";
-    cell.message = string_field(c, "message");
-    const nlohmann::json effective = c.value("effective", nlohmann::json::object());
-    cell.kv_mib = number_field(effective, "kv_mib");
-    cell.rotation = rotation_label(effective.value("attn_rot_k", -1), effective.value("attn_rot_v", -1));
-    cell.path = string_field(effective, "path");
-    cell.path_reason = string_field(effective, "path_reason");
-    if (effective.contains("memory") && effective["memory"].is_array()) {
-      for (const auto& buffers : effective["memory"]) {
+    cell.message = c.message.value_or("");
+    const sweep::CellEffective effective = c.effective.value_or(sweep::CellEffective{});
+    cell.kv_mib = effective.kv_mib.value_or(kNaN);
+    cell.rotation = rotation_label(effective.attn_rot_k.value_or(-1), effective.attn_rot_v.value_or(-1));
+    cell.path = effective.path.value_or("");
+    cell.path_reason = effective.path_reason.value_or("");
+    if (effective.memory.is_array()) {
+      for (const auto& buffers : effective.memory) {
         if (!buffers.is_object()) continue;
         cell.memory.push_back({string_field(buffers, "device"), buffers.value("gpu", false), number_field(buffers, "model_mib"),
                                number_field(buffers, "kv_mib"), number_field(buffers, "compute_mib")});
       }
     }
-    cell.ready_s = number_field(c, "ready_s");
+    cell.ready_s = c.ready_s.value_or(kNaN);
     cells.push_back(std::move(cell));
   }
   return cells;
@@ -384,12 +384,16 @@ core::Expected<RunData> RunData::load(const std::filesystem::path& dir) {
   return from(std::move(*manifest), std::move(*records));
 }
 
-core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<nlohmann::json> records) {
+core::Expected<RunData> RunData::from(nlohmann::json manifest, const std::vector<nlohmann::json>& records) {
+  return from(std::move(manifest), probe::records_from_json(records));
+}
+
+core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<probe::Record> records) {
   std::optional<sweep::Manifest> read = sweep::Manifest::from_json(manifest);
   if (!read) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
   RunData d;
   d.m_manifest = std::move(*read);
-  d.m_records = probe::records_from_json(records);
+  d.m_records = std::move(records);
   const sweep::Manifest& m = d.m_manifest;
   const nlohmann::json config = m.config.is_null() ? nlohmann::json::object() : m.config;
 
@@ -432,10 +436,6 @@ std::vector<std::size_t> RunData::grid_order() const {
            std::tuple(position(m_groups, y.group()), position(m_k_types, y.type_k), position(m_v_types, y.type_v));
   });
   return order;
-}
-
-std::string RunData::group_of(const nlohmann::json& cell) {
-  return core::CellKey::from_json(cell).group();
 }
 
 std::pair<std::string, std::string> RunData::group_parts(const std::string& group) const {

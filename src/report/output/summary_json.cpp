@@ -85,10 +85,13 @@ ojson cells_json(const RunData& data) {
     }
     // The settings its server reported (types, flash attention, rotation, n_ctx): compare explains by them.
     for (const auto& m : data.manifest().cell_list())
-      if (m.is_object() && m.value("id", "") == c.id && m.contains("effective") && m["effective"].is_object()) {
+      if (m.id.value_or("") == c.id && m.effective) {
+        const nlohmann::json reported = sweep::to_json(*m.effective);
         ojson effective = ojson::object();
-        for (const char* key : {"found", "declared", "type_k", "type_v", "flash_attn", "attn_rot_k", "attn_rot_v", "n_ctx", "path"})
-          if (m["effective"].contains(key)) effective[key] = ojson::parse(m["effective"][key].dump());
+        for (const char* key : {"found", "declared"})
+          if (reported.contains(key)) effective[key] = ojson::parse(reported[key].dump());
+        for (const char* key : sweep::kReportedSettings)
+          if (reported.contains(key)) effective[key] = ojson::parse(reported[key].dump());
         cells.back()["effective"] = std::move(effective);
       }
     if (!c.memory.empty()) {

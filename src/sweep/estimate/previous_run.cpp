@@ -44,9 +44,9 @@ std::optional<RunRates> previous_rates(const std::filesystem::path& runs_dir, co
     best_manifest = std::move(*manifest);
   }
   if (best.empty()) return std::nullopt;
-  auto lines = RunStore::read_records(best);
-  if (!lines) return std::nullopt;
-  return rates_from_run(best.filename().string(), best_manifest, probe::records_from_json(*lines), best_model);
+  auto records = RunStore::read_records(best);
+  if (!records) return std::nullopt;
+  return rates_from_run(best.filename().string(), best_manifest, *records, best_model);
 }
 
 }  // namespace kvsweep::sweep

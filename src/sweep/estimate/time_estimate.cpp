@@ -4,21 +4,6 @@
 
 namespace kvsweep::sweep {
 
-namespace {
-
-/// j[key] when it is a number, else 0 (manifests and records are read leniently).
-double number_or_zero(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return 0.0;
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
-}
-
-bool of_model(const nlohmann::json& cell, const std::string& model) {
-  return cell.is_object() && cell.value("model", "") == model;
-}
-
-}  // namespace
-
 RunRates rates_from_run(std::string run, const Manifest& manifest, std::span<const probe::Record> records,
                         const std::string& model) {
   RunRates rates;
@@ -27,9 +12,9 @@ RunRates rates_from_run(std::string run, const Manifest& manifest, std::span<con
   double server_total = 0;
   for (const auto& c : manifest.cell_list()) {
     // A cell skipped (all recorded) or refused before ready started no server: ready_s 0.
-    const double ready = number_or_zero(c, "ready_s");
-    if (!of_model(c, model) || ready <= 0) continue;
-    server_total += ready + number_or_zero(c, "stop_s");
+    const double ready = c.ready_s.value_or(0.0);
+    if (c.model != model || ready <= 0) continue;
+    server_total += ready + c.stop_s.value_or(0.0);
     ++rates.cells;
   }
   if (rates.cells > 0) rates.server_s = server_total / static_cast<double>(rates.cells);

@@ -2,14 +2,12 @@
 
 namespace kvsweep::sweep {
 
-std::optional<CellAttention> cell_attention(const nlohmann::json& cell) {
-  if (!cell.is_object() || !cell.contains("effective") || !cell["effective"].is_object()) return std::nullopt;
-  const auto& e = cell["effective"];
-  if (!e.contains("attention") || !e["attention"].is_object()) return std::nullopt;
-  const auto& attention = e["attention"];
+std::optional<CellAttention> cell_attention(const ManifestCell& cell) {
+  if (!cell.effective || !cell.effective->attention.is_object()) return std::nullopt;
+  const nlohmann::json& attention = cell.effective->attention;
   CellAttention out;
-  out.key = core::CellKey::from_json(cell);
-  out.is_reference = cell.value("is_reference", false);
+  out.key = cell.key();
+  out.is_reference = cell.reference();
   out.own = {server::attention_path_from_string(attention.value("path", "unknown")), attention.value("reason", "")};
   out.splits = server::splits_from_json(attention.value("splits", nlohmann::json()));
   out.fa_quants = attention.value("fa_quants", "");
@@ -32,17 +30,16 @@ std::map<core::CellKey, server::PathVerdict> resolve_attention_paths(const std::
   return out;
 }
 
-std::map<core::CellKey, server::PathVerdict> resolve_attention_paths(nlohmann::json& cells) {
-  if (!cells.is_array()) return {};
+std::map<core::CellKey, server::PathVerdict> resolve_attention_paths(std::vector<ManifestCell>& cells) {
   std::vector<CellAttention> read;
   for (const auto& cell : cells)
     if (auto a = cell_attention(cell)) read.push_back(std::move(*a));
   auto verdicts = resolve_attention_paths(read);
   for (auto& cell : cells) {
     if (!cell_attention(cell)) continue;
-    const auto& verdict = verdicts.at(core::CellKey::from_json(cell));
-    cell["effective"]["path"] = std::string(server::to_string(verdict.path));
-    cell["effective"]["path_reason"] = verdict.reason;
+    const auto& verdict = verdicts.at(cell.key());
+    cell.effective->path = std::string(server::to_string(verdict.path));
+    cell.effective->path_reason = verdict.reason;
   }
   return verdicts;
 }

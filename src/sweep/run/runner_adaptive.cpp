@@ -9,17 +9,15 @@ namespace kvsweep::sweep {
 void Runner::adapt(const Cell& cell, std::vector<PendingItems>& todo, CellResult& r) {
   const config::AdaptiveConfig& a = m_config.sweep.adaptive;
   if (!a.enabled || cell.is_reference) return;
-  const nlohmann::json key = cell.to_json();
+  const core::CellKey key = cell.key();
   for (auto& t : todo) {
     t.items = adaptive_order(std::move(t.items), a.seed);
     t.gate.emplace(*t.probe, reference_records(cell, *t.probe), t.items, a);
     // The cell's ok items from an earlier invocation, in the order they were recorded: the same
     // sequence the earlier decision saw.
-    const auto done = m_store.select([&](const nlohmann::json& rec) {
-      return rec.value("status", "") == "ok" && rec.value("probe", "") == t.probe->name() &&
-             rec.value("cell", nlohmann::json()) == key;
-    });
-    for (const auto& rec : probe::records_from_json(done)) t.gate->add(rec.item, rec.metrics);
+    const auto done = m_store.select(
+        [&](const probe::Record& rec) { return rec.ok() && rec.probe == t.probe->name() && rec.cell == key; });
+    for (const auto& rec : done) t.gate->add(rec.item, rec.metrics);
     if (t.gate->settled()) {
       settle(cell, t, 0, r);
       t.items.clear();
@@ -29,14 +27,12 @@ void Runner::adapt(const Cell& cell, std::vector<PendingItems>& todo, CellResult
 }
 
 bool Runner::settle(const Cell& cell, const PendingItems& t, std::size_t from, CellResult& r) {
-  const nlohmann::json key = cell.to_json();
+  const core::CellKey key = cell.key();
   std::set<std::string> recorded;  // items an earlier invocation already settled
-  for (const auto& rec : m_store.select([&](const nlohmann::json& rec) {
-         return rec.value("status", "") == "skipped" && rec.value("probe", "") == t.probe->name() &&
-                rec.value("cell", nlohmann::json()) == key;
-       })) {
-    recorded.insert(rec.value("item", ""));
-  }
+  for (const auto& rec : m_store.select([&](const probe::Record& rec) {
+         return rec.status == "skipped" && rec.probe == t.probe->name() && rec.cell == key;
+       }))
+    recorded.insert(rec.item);
   const nlohmann::json adaptive = t.gate->describe();
   std::string verdicts;
   for (const auto& [metric, v] : adaptive["metrics"].items())

@@ -56,11 +56,10 @@ probe::CellInfo Runner::cell_info(const Cell& cell, const server::CellSpec& spec
 }
 
 std::vector<probe::Record> Runner::reference_records(const Cell& cell, const probe::Probe& p) const {
-  return probe::records_from_json(m_store.select([&](const nlohmann::json& rec) {
-    const core::CellKey key = core::CellKey::from_json(rec["cell"]);
-    return rec.value("probe", "") == p.name() && rec.value("status", "") == "ok" && key.model == cell.model &&
-           key.variant == cell.variant && key.pair() == m_config.grid.reference;
-  }));
+  return m_store.select([&](const probe::Record& rec) {
+    return rec.probe == p.name() && rec.ok() && rec.cell.model == cell.model && rec.cell.variant == cell.variant &&
+           rec.cell.pair() == m_config.grid.reference;
+  });
 }
 
 /// One cell while it runs: its server (restarted once after a crash), the probes' items run against it

@@ -110,15 +110,15 @@ void Runner::open_manifest() {
 
 void Runner::update_manifest(const std::vector<CellResult>& results, const std::string& status) {
   // Keep outcomes of cells this invocation does not touch (resume, shards, --only).
-  nlohmann::json cells = m_manifest.cell_list();
+  std::vector<ManifestCell> cells = m_manifest.cell_list();
   for (const auto& r : results) {
     if (r.outcome == server::CellOutcome::pending) continue;
-    nlohmann::json j = cell_result_json(r);
+    const nlohmann::json j = cell_result_json(r);
     // The journal first: a crash before the manifest's rename loses nothing a resume cannot rebuild.
-    if (m_journaled.insert(core::CellKey::from_json(j)).second) {
+    if (m_journaled.insert(r.cell.key()).second) {
       if (auto journaled = m_store.append_cell(j); !journaled) stop_for_store(journaled.error().message);
     }
-    fold_cell(cells, j);
+    fold_cell(cells, *ManifestCell::from_json(j));
   }
   m_paths = resolve_attention_paths(cells);
   m_manifest.cells = cells;
@@ -153,7 +153,7 @@ probe::Record Runner::make_record(const Cell& cell, const probe::Probe& p, const
 }
 
 bool Runner::append_or_stop(const probe::Record& record) {
-  auto appended = m_store.append(probe::to_json(record));
+  auto appended = m_store.append(record);
   if (appended) return true;
   std::lock_guard lock(m_mutex);
   if (m_store_error.empty()) {

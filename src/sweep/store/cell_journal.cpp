@@ -4,25 +4,24 @@
 
 namespace kvsweep::sweep {
 
-void fold_cell(nlohmann::json& cells, const nlohmann::json& entry) {
-  if (!cells.is_array()) cells = nlohmann::json::array();
-  const bool skipped = entry.value("outcome", "") == "skipped";
+void fold_cell(std::vector<ManifestCell>& cells, const ManifestCell& entry) {
+  const bool skipped = entry.outcome_text() == "skipped";
   for (auto& c : cells) {
-    if (!c.is_object() || core::CellKey::from_json(c) != core::CellKey::from_json(entry)) continue;
+    if (c.key() != entry.key()) continue;
     if (!skipped) c = entry;  // a resumed cell that only skipped items keeps its earlier outcome
     return;
   }
-  nlohmann::json added = entry;
+  ManifestCell added = entry;
   if (skipped) {
-    added["outcome"] = "ok";
-    added["message"] = "outcome rebuilt from the records: every item is recorded ok or settled";
+    added.outcome = "ok";
+    added.message = "outcome rebuilt from the records: every item is recorded ok or settled";
   }
   cells.push_back(std::move(added));
 }
 
-nlohmann::json rebuild_cells(nlohmann::json cells, const std::vector<nlohmann::json>& journal) {
-  if (!cells.is_array()) cells = nlohmann::json::array();
-  for (const auto& entry : journal) fold_cell(cells, entry);
+std::vector<ManifestCell> rebuild_cells(std::vector<ManifestCell> cells, const std::vector<nlohmann::json>& journal) {
+  for (const auto& line : journal)
+    if (auto entry = ManifestCell::from_json(line)) fold_cell(cells, *entry);
   return cells;
 }
 

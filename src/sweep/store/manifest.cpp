@@ -25,6 +25,19 @@ void take_int(json& rest, const char* key, std::optional<int>& out) {
   take(rest, key, out, [](const json& v) { return v.is_number_integer(); });
 }
 
+void take_bool(json& rest, const char* key, std::optional<bool>& out) {
+  take(rest, key, out, [](const json& v) { return v.is_boolean(); });
+}
+
+/// A number written as a double; an integer (a hand-written file) stays in `rest` to be written back
+/// as it was, and is read all the same.
+void take_number(json& rest, const char* key, std::optional<double>& out) {
+  const auto it = rest.find(key);
+  if (it == rest.end() || !it->is_number()) return;
+  out = it->get<double>();
+  if (it->is_number_float()) rest.erase(it);
+}
+
 /// A document: any value but null (a null stays in `rest`, so it is written back as null).
 void take_json(json& rest, const char* key, json& out) {
   const auto it = rest.find(key);
@@ -49,11 +62,134 @@ void put(json& j, const char* key, const std::optional<T>& v) {
   if (v) j[key] = *v;
 }
 
+/// A double, unless `j` already holds the key as the integer it was read from.
+void put_number(json& j, const char* key, const std::optional<double>& v) {
+  if (!v) return;
+  if (const auto it = j.find(key); it != j.end() && it->is_number_integer() && it->get<double>() == *v) return;
+  j[key] = *v;
+}
+
 void put_json(json& j, const char* key, const json& v) {
   if (!v.is_null()) j[key] = v;
 }
 
+/// Every element an object: the cells kvsweep writes.
+bool is_object_list(const json& v) {
+  return v.is_array() && std::ranges::all_of(v, [](const json& e) { return e.is_object(); });
+}
+
 }  // namespace
+
+CellEffective CellEffective::from_json(const json& j) {
+  CellEffective e;
+  json rest = j.is_object() ? j : json::object();
+  take_bool(rest, "found", e.found);
+  take_bool(rest, "declared", e.declared);
+  take_text(rest, "type_k", e.type_k);
+  take_text(rest, "type_v", e.type_v);
+  take_text(rest, "flash_attn", e.flash_attn);
+  take_number(rest, "k_mib", e.k_mib);
+  take_number(rest, "v_mib", e.v_mib);
+  take_number(rest, "kv_mib", e.kv_mib);
+  take_int(rest, "attn_rot_k", e.attn_rot_k);
+  take_int(rest, "attn_rot_v", e.attn_rot_v);
+  take_int(rest, "n_ctx", e.n_ctx);
+  take_text(rest, "path", e.path);
+  take_text(rest, "path_reason", e.path_reason);
+  take_json(rest, "attention", e.attention);
+  take_json(rest, "memory", e.memory);
+  e.extra = std::move(rest);
+  return e;
+}
+
+json to_json(const CellEffective& e) {
+  json j = e.extra.is_object() ? e.extra : json::object();
+  put(j, "found", e.found);
+  put(j, "declared", e.declared);
+  put(j, "type_k", e.type_k);
+  put(j, "type_v", e.type_v);
+  put(j, "flash_attn", e.flash_attn);
+  put_number(j, "k_mib", e.k_mib);
+  put_number(j, "v_mib", e.v_mib);
+  put_number(j, "kv_mib", e.kv_mib);
+  put(j, "attn_rot_k", e.attn_rot_k);
+  put(j, "attn_rot_v", e.attn_rot_v);
+  put(j, "n_ctx", e.n_ctx);
+  put(j, "path", e.path);
+  put(j, "path_reason", e.path_reason);
+  put_json(j, "attention", e.attention);
+  put_json(j, "memory", e.memory);
+  return j;
+}
+
+std::optional<ManifestCell> ManifestCell::from_json(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  ManifestCell c;
+  json rest = j;
+  // The key's fields as core::CellKey reads them; a field of another type stays in `rest`.
+  c.set_key(core::CellKey::from_json(j));
+  for (const char* key : {"model", "variant", "type_k", "type_v"})
+    if (const auto it = rest.find(key); it != rest.end() && it->is_string()) rest.erase(it);
+  take_text(rest, "id", c.id);
+  take_bool(rest, "is_reference", c.is_reference);
+  take_bool(rest, "support", c.support);
+  take_text(rest, "outcome", c.outcome);
+  take_text(rest, "message", c.message);
+  take_int(rest, "items_ok", c.items_ok);
+  take_int(rest, "items_failed", c.items_failed);
+  take_int(rest, "items_skipped", c.items_skipped);
+  take_int(rest, "items_settled", c.items_settled);
+  take_int(rest, "restarts", c.restarts);
+  take_int(rest, "slot", c.slot);
+  take_number(rest, "ready_s", c.ready_s);
+  take_number(rest, "wall_s", c.wall_s);
+  take_number(rest, "stop_s", c.stop_s);
+  take_number(rest, "items_wall_s", c.items_wall_s);
+  take_number(rest, "server_ms", c.server_ms);
+  take_number(rest, "load_avg", c.load_avg);
+  take_text(rest, "started_at", c.started_at);
+  take_text(rest, "finished_at", c.finished_at);
+  if (const auto it = rest.find("effective"); it != rest.end() && it->is_object()) {
+    c.effective = CellEffective::from_json(*it);
+    rest.erase(it);
+  }
+  take_json(rest, "lifecycle", c.lifecycle);
+  take_json(rest, "slot_env", c.slot_env);
+  c.extra = std::move(rest);
+  return c;
+}
+
+json to_json(const ManifestCell& c) {
+  json j = c.extra.is_object() ? c.extra : json::object();
+  // The key as core::CellKey writes it (no empty variant); a key field of another type was kept in `extra`.
+  const std::pair<const char*, const std::string*> key_fields[] = {
+      {"model", &c.model}, {"variant", &c.variant}, {"type_k", &c.type_k}, {"type_v", &c.type_v}};
+  for (const auto& [key, value] : key_fields)
+    if (!value->empty() || (!j.contains(key) && std::string_view(key) != "variant")) j[key] = *value;
+  put(j, "id", c.id);
+  put(j, "is_reference", c.is_reference);
+  put(j, "support", c.support);
+  put(j, "outcome", c.outcome);
+  put(j, "message", c.message);
+  put(j, "items_ok", c.items_ok);
+  put(j, "items_failed", c.items_failed);
+  put(j, "items_skipped", c.items_skipped);
+  put(j, "items_settled", c.items_settled);
+  put(j, "restarts", c.restarts);
+  put(j, "slot", c.slot);
+  put_number(j, "ready_s", c.ready_s);
+  put_number(j, "wall_s", c.wall_s);
+  put_number(j, "stop_s", c.stop_s);
+  put_number(j, "items_wall_s", c.items_wall_s);
+  put_number(j, "server_ms", c.server_ms);
+  put_number(j, "load_avg", c.load_avg);
+  put(j, "started_at", c.started_at);
+  put(j, "finished_at", c.finished_at);
+  if (c.effective) j["effective"] = to_json(*c.effective);
+  put_json(j, "lifecycle", c.lifecycle);
+  put_json(j, "slot_env", c.slot_env);
+  return j;
+}
 
 std::optional<Manifest> Manifest::from_json(const json& j) {
   if (!j.is_object()) return std::nullopt;
@@ -87,16 +223,20 @@ std::optional<Manifest> Manifest::from_json(const json& j) {
   take_json(rest, "models", m.models);
   take_json(rest, "probes", m.probes);
   take_json(rest, "embedder", m.embedder);
-  take_json(rest, "cells", m.cells);
+  if (const auto it = rest.find("cells"); it != rest.end() && is_object_list(*it)) {
+    m.cells.emplace();
+    for (const auto& c : *it) m.cells->push_back(*ManifestCell::from_json(c));
+    rest.erase(it);
+  }
   take_json(rest, "merged_from", m.merged_from);
   take(rest, "build_change_allowed", m.build_change_allowed, [](const json& v) { return v.is_boolean(); });
   m.extra = std::move(rest);
   return m;
 }
 
-const json& Manifest::cell_list() const {
-  static const json kNone = json::array();
-  return cells.is_array() ? cells : kNone;
+const std::vector<ManifestCell>& Manifest::cell_list() const {
+  static const std::vector<ManifestCell> kNone;
+  return cells ? *cells : kNone;
 }
 
 json to_json(const Manifest& m) {
@@ -123,7 +263,10 @@ json to_json(const Manifest& m) {
   put_json(j, "models", m.models);
   put_json(j, "probes", m.probes);
   put_json(j, "embedder", m.embedder);
-  put_json(j, "cells", m.cells);
+  if (m.cells) {
+    json& cells = j["cells"] = json::array();
+    for (const auto& c : *m.cells) cells.push_back(to_json(c));
+  }
   put_json(j, "merged_from", m.merged_from);
   put(j, "build_change_allowed", m.build_change_allowed);
   return j;

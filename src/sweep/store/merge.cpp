@@ -87,8 +87,8 @@ class Superseded {
   explicit Superseded(const std::vector<Manifest>& manifests) : m_support(manifests.size()) {
     for (std::size_t i = 0; i < manifests.size(); ++i) {
       for (const auto& c : manifests[i].cell_list()) {
-        if (c.value("support", false)) m_support[i].insert(core::CellKey::from_json(c));
-        else m_owned.insert(core::CellKey::from_json(c));
+        if (c.support.value_or(false)) m_support[i].insert(c.key());
+        else m_owned.insert(c.key());
       }
     }
   }
@@ -109,7 +109,7 @@ core::Expected<std::vector<nlohmann::json>> merge_records(const std::vector<std:
   std::vector<nlohmann::json> merged;
   std::set<std::string> seen_lines;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    auto lines = RunStore::read_records(inputs[i]);
+    auto lines = RunStore::read_lines(inputs[i]);
     if (!lines) return std::unexpected(lines.error());
     for (const auto& line : *lines) {
       // The line is what the merged run holds, as written; the Record is what is read of it.
@@ -211,14 +211,14 @@ core::Expected<void> write_merged(const std::vector<std::filesystem::path>& inpu
   auto store = RunStore::create(dir);
   if (!store) return std::unexpected(store.error());
   for (const auto& r : merged) {
-    if (auto a = store->append(r); !a) return std::unexpected(a.error());
+    if (auto a = store->append_as_written(r); !a) return std::unexpected(a.error());
   }
   summary.records = merged.size();
 
   // Manifest: the first one's provenance; cells joined; logs copied.
   Manifest manifest = manifests[0];
   manifest.shard.reset();
-  nlohmann::json cells = nlohmann::json::array();
+  std::vector<ManifestCell> cells;
   std::set<core::CellKey> cell_keys;
   bool complete = true;
   nlohmann::json from = nlohmann::json::array();
@@ -230,8 +230,8 @@ core::Expected<void> write_merged(const std::vector<std::filesystem::path>& inpu
     if (allow_build_change) from.back()["server_build"] = server_build(m);
     complete = complete && m.status_text() == "complete";
     for (const auto& c : m.cell_list()) {
-      if (superseded(i, core::CellKey::from_json(c))) continue;
-      if (cell_keys.insert(core::CellKey::from_json(c)).second) cells.push_back(c);
+      if (superseded(i, c.key())) continue;
+      if (cell_keys.insert(c.key()).second) cells.push_back(c);
     }
     std::error_code ec;
     for (const auto& f : std::filesystem::directory_iterator(inputs[i] / "logs", ec)) {

@@ -138,9 +138,7 @@ std::string triple_key(const core::CellKey& cell, const std::string& probe, cons
   return cell.model + "\x1f" + cell.variant + "\x1f" + cell.type_k + "\x1f" + cell.type_v + "\x1f" + probe + "\x1f" + item;
 }
 
-std::string triple_key_of(const nlohmann::json& r) {
-  return triple_key(core::CellKey::from_json(r.at("cell")), r.value("probe", ""), r.value("item", ""));
-}
+std::string triple_key_of(const probe::Record& r) { return triple_key(r.cell, r.probe, r.item); }
 
 RunStore::RunStore(RunStore&& o) noexcept
     : m_dir(std::move(o.m_dir)), m_fd(std::exchange(o.m_fd, -1)), m_lock_fd(std::exchange(o.m_lock_fd, -1)),
@@ -153,7 +151,13 @@ RunStore::~RunStore() {
   if (m_cells_fd >= 0) ::close(m_cells_fd);
 }
 
-core::Expected<std::vector<nlohmann::json>> RunStore::read_records(const std::filesystem::path& dir) {
+core::Expected<std::vector<probe::Record>> RunStore::read_records(const std::filesystem::path& dir) {
+  auto lines = read_lines(dir);
+  if (!lines) return std::unexpected(lines.error());
+  return probe::records_from_json(*lines);
+}
+
+core::Expected<std::vector<nlohmann::json>> RunStore::read_lines(const std::filesystem::path& dir) {
   auto path = dir / "records.jsonl";
   std::vector<nlohmann::json> out;
   if (!std::filesystem::exists(path)) return out;
@@ -222,17 +226,18 @@ core::Expected<RunStore> RunStore::open_impl(const std::filesystem::path& dir, b
                         dir.string() + " already holds records; use --resume to continue it, or choose another -o");
     }
     std::string error;
-    std::size_t valid = parse_lines(*data, store.m_records, error);
+    std::vector<nlohmann::json> lines;
+    std::size_t valid = parse_lines(*data, lines, error);
     if (!error.empty()) return core::fail(core::ErrorKind::parse, path.string() + ": " + error);
     if (valid < data->size()) {
       store.m_repaired = data->size() - valid;
       if (::truncate(path.c_str(), static_cast<off_t>(valid)) != 0)
         return core::fail(core::ErrorKind::io, "cannot repair " + path.string() + ": " + std::strerror(errno));
     }
+    store.m_records = probe::records_from_json(lines);
   }
-  for (const auto& r : store.m_records) {
-    if (r.value("status", "") == "ok") store.m_ok.insert(triple_key_of(r));
-  }
+  for (const auto& r : store.m_records)
+    if (r.ok()) store.m_ok.insert(triple_key_of(r));
   store.m_fd = core::open_no_follow(path, O_WRONLY | O_CREAT | O_APPEND);
   if (store.m_fd < 0) return core::fail(core::ErrorKind::io, core::open_failure(path));
   return store;
@@ -243,26 +248,31 @@ bool RunStore::has_ok(const std::string& key) const {
   return m_ok.contains(key);
 }
 
-std::vector<nlohmann::json> RunStore::select(const std::function<bool(const nlohmann::json&)>& pred) const {
+std::vector<probe::Record> RunStore::select(const std::function<bool(const probe::Record&)>& pred) const {
   std::lock_guard lock(m_mutex);
-  std::vector<nlohmann::json> out;
+  std::vector<probe::Record> out;
   std::copy_if(m_records.begin(), m_records.end(), std::back_inserter(out), pred);
   return out;
 }
 
-core::Expected<void> RunStore::append(const nlohmann::json& record) {
+core::Expected<void> RunStore::append(const probe::Record& record) { return append_checked(probe::to_json(record)); }
+
+core::Expected<void> RunStore::append_as_written(const nlohmann::json& line) { return append_checked(line); }
+
+core::Expected<void> RunStore::append_checked(const nlohmann::json& record) {
   std::lock_guard lock(m_mutex);  // check, write and remember as one step: no duplicate slips in
-  std::string key = triple_key_of(record);
-  bool ok = record.value("status", "") == "ok";
-  if (ok && m_ok.contains(key)) {
-    return core::fail(core::ErrorKind::invalid, "refusing a duplicate ok record for " + record["cell"].dump() + " " +
-                                                    record.value("probe", "") + " " + record.value("item", ""));
-  }
   nlohmann::json clean = core::redact_json(record);  // what the file holds is what the store remembers
+  std::optional<probe::Record> read = probe::Record::from_json(clean);
+  if (!read) return core::fail(core::ErrorKind::invalid, "refusing a line that is not a record (no \"cell\" object)");
+  std::string key = triple_key_of(*read);
+  if (read->ok() && m_ok.contains(key)) {
+    return core::fail(core::ErrorKind::invalid, "refusing a duplicate ok record for " + record["cell"].dump() + " " +
+                                                    read->probe + " " + read->item);
+  }
   std::string line = clean.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (auto written = append_line(m_fd, m_dir / "records.jsonl", line); !written) return written;
-  m_records.push_back(std::move(clean));
-  if (ok) m_ok.insert(key);
+  if (read->ok()) m_ok.insert(key);
+  m_records.push_back(std::move(*read));
   return {};
 }
 

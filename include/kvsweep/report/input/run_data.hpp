@@ -105,7 +105,9 @@ class RunData {
   /// Reads RUN_DIR/manifest.json and RUN_DIR/records.jsonl (a torn last line is tolerated).
   static core::Expected<RunData> load(const std::filesystem::path& dir);
   /// The same from parsed parts (tests, merged runs). Fails on a manifest that is not an object.
-  static core::Expected<RunData> from(nlohmann::json manifest, std::vector<nlohmann::json> records);
+  static core::Expected<RunData> from(nlohmann::json manifest, std::vector<probe::Record> records);
+  /// The same from records as JSON lines (read with probe::Record::from_json).
+  static core::Expected<RunData> from(nlohmann::json manifest, const std::vector<nlohmann::json>& records);
 
   const sweep::Manifest& manifest() const { return m_manifest; }
   const std::vector<probe::Record>& records() const { return m_records; }
@@ -126,8 +128,6 @@ class RunData {
   /// The report's grids: CellDef::group() of every cell, by model (manifest order), then variant.
   /// Without variants these are the models.
   const std::vector<std::string>& groups() const { return m_groups; }
-  /// The group of a cell as records and the manifest hold it ({"model", "variant"?, …}).
-  static std::string group_of(const nlohmann::json& cell);
   /// The model and variant of a group label ("" variant without variants; the label itself when unknown).
   std::pair<std::string, std::string> group_parts(const std::string& group) const;
   /// K and V types in the config's grid order (cells' types not listed there are appended).

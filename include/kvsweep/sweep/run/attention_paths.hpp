@@ -11,6 +11,7 @@
 
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/server/attention_path.hpp"
+#include "kvsweep/sweep/manifest.hpp"
 
 namespace kvsweep::sweep {
 
@@ -24,7 +25,7 @@ struct CellAttention {
 };
 
 /// A manifest cell's attention facts, read once; nullopt when its log was not read.
-std::optional<CellAttention> cell_attention(const nlohmann::json& cell);
+std::optional<CellAttention> cell_attention(const ManifestCell& cell);
 
 /// Each cell's path: its own, or `fallback?` when its graph has more splits than the reference cell's
 /// of the same model and variant. Cells run in any order, so this is decided on the whole list.
@@ -32,6 +33,6 @@ std::map<core::CellKey, server::PathVerdict> resolve_attention_paths(const std::
 
 /// Sets `effective.path` and `effective.path_reason` of every manifest cell whose log was read
 /// (`effective.attention`) from resolve_attention_paths(), and returns those verdicts by cell.
-std::map<core::CellKey, server::PathVerdict> resolve_attention_paths(nlohmann::json& cells);
+std::map<core::CellKey, server::PathVerdict> resolve_attention_paths(std::vector<ManifestCell>& cells);
 
 }  // namespace kvsweep::sweep

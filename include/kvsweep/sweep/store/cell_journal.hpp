@@ -9,14 +9,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/sweep/manifest.hpp"
+
 namespace kvsweep::sweep {
 
 /// Folds one cell entry (the manifest's form) into `cells`. A skipped entry with no earlier
 /// outcome (its manifest entry was lost) becomes "ok": a cell is skipped only when every item is
 /// recorded ok (or settled), which the records show.
-void fold_cell(nlohmann::json& cells, const nlohmann::json& entry);
+void fold_cell(std::vector<ManifestCell>& cells, const ManifestCell& entry);
 
-/// `cells` with every journal entry folded in, in order.
-nlohmann::json rebuild_cells(nlohmann::json cells, const std::vector<nlohmann::json>& journal);
+/// `cells` with every journal entry (a line of cells.jsonl: a cell in the manifest's form) folded in, in order.
+std::vector<ManifestCell> rebuild_cells(std::vector<ManifestCell> cells, const std::vector<nlohmann::json>& journal);
 
 }  // namespace kvsweep::sweep

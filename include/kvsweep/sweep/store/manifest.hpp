@@ -4,15 +4,62 @@
 /// the dry run's time estimate and the report read it back; `Manifest::from_json` and `to_json` are its
 /// one JSON mapping (ARCHITECTURE.md, "The manifest").
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/sweep/plan/plan.hpp"
 
 namespace kvsweep::sweep {
+
+/// What a cell's server reported of itself (server::to_json(EffectiveKv)), as a manifest cell's
+/// `effective` holds it after the attention path was decided across cells (resolve_attention_paths).
+/// Fields as the file has them, like Manifest's: absent is nullopt, the rest kept in `extra`.
+struct CellEffective {
+  std::optional<bool> found, declared;  // the log's KV line was read; the types were declared (external)
+  std::optional<std::string> type_k, type_v, flash_attn;
+  std::optional<double> k_mib, v_mib, kv_mib;
+  std::optional<int> attn_rot_k, attn_rot_v, n_ctx;
+  std::optional<std::string> path, path_reason;  // the attention path, decided across cells
+  nlohmann::json attention;  // the log's kernel evidence: path and reason of its own, splits, fa_quants, …
+  nlohmann::json memory;     // [{device, gpu, model_mib, kv_mib, compute_mib}]
+  nlohmann::json extra = nlohmann::json::object();
+
+  static CellEffective from_json(const nlohmann::json& j);  // j an object
+  /// found or declared: the settings were reported (compare explains by them).
+  bool reported() const { return found.value_or(false) || declared.value_or(false); }
+};
+nlohmann::json to_json(const CellEffective& effective);
+
+/// The settings of a CellEffective that summary.json keeps per cell and compare explains a change by,
+/// in the order they are listed (summary.json writes `found` and `declared` before them).
+inline constexpr std::array<const char*, 7> kReportedSettings = {"type_k",     "type_v", "flash_attn", "attn_rot_k",
+                                                                 "attn_rot_v", "n_ctx",  "path"};
+
+/// One cell's outcome as it ended (the runner's CellResult as written, folded with cells.jsonl).
+struct ManifestCell : core::CellKey {
+  std::optional<std::string> id;
+  std::optional<bool> is_reference, support;  // support: a shard's copy of a reference cell another shard owns
+  std::optional<std::string> outcome, message;
+  std::optional<int> items_ok, items_failed, items_skipped, items_settled, restarts, slot;
+  std::optional<double> ready_s, wall_s, stop_s, items_wall_s, server_ms, load_avg;
+  std::optional<std::string> started_at, finished_at;
+  std::optional<CellEffective> effective;
+  nlohmann::json lifecycle;  // [{event, at, …}]
+  nlohmann::json slot_env;
+  nlohmann::json extra = nlohmann::json::object();
+
+  /// A cell read back; nullopt when `j` is not an object.
+  static std::optional<ManifestCell> from_json(const nlohmann::json& j);
+  bool reference() const { return is_reference.value_or(false); }
+  std::string outcome_text() const { return outcome.value_or(""); }
+};
+nlohmann::json to_json(const ManifestCell& cell);
 
 /// Every field is as the file has it: a scalar that is absent (or of another type) is nullopt, a
 /// document that is absent is null. A key this kvsweep does not know, and a known key whose value
@@ -44,7 +91,9 @@ struct Manifest {
   nlohmann::json models;            // [{name, path, is_file, size, sha256, …facts}] (models_json)
   nlohmann::json probes;            // [probe::manifest_entry]
   nlohmann::json embedder;          // the telephone probe's embedding server, when one ran
-  nlohmann::json cells;             // [each cell's outcome as it ended] (folded with cells.jsonl)
+  /// Each cell's outcome as it ended (folded with cells.jsonl); absent in a manifest written before the
+  /// first cell ended. A `cells` that is not an array of objects stays in `extra`.
+  std::optional<std::vector<ManifestCell>> cells;
   nlohmann::json merged_from;       // merge: [{dir, shard, status, server_build?}]
   std::optional<bool> build_change_allowed;  // merge --allow-build-change
   nlohmann::json extra = nlohmann::json::object();
@@ -54,8 +103,8 @@ struct Manifest {
 
   /// The status, "" when absent.
   std::string status_text() const { return status.value_or(""); }
-  /// The cells array, empty when absent.
-  const nlohmann::json& cell_list() const;
+  /// The cells, none when absent.
+  const std::vector<ManifestCell>& cell_list() const;
 };
 
 /// The manifest's JSON: `extra`, then every field that is present.

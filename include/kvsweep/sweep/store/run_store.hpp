@@ -16,6 +16,7 @@
 
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/probe/record.hpp"
 
 namespace kvsweep::sweep {
 
@@ -23,7 +24,7 @@ inline constexpr int kSchemaVersion = 1;
 
 /// The resume key of a record: cell (model, variant, K, V), probe and item.
 std::string triple_key(const core::CellKey& cell, const std::string& probe, const std::string& item);
-std::string triple_key_of(const nlohmann::json& record);
+std::string triple_key_of(const probe::Record& record);
 
 /// Safe to share between the threads of cells run in parallel: append, has_ok, select and
 /// write_manifest hold one lock (a record is written and fsynced whole before the next).
@@ -42,7 +43,9 @@ class RunStore {
   /// cut off so the next append starts on a fresh line.
   static core::Expected<RunStore> open(const std::filesystem::path& dir);
   /// Read-only view of a run directory's records (tolerates a torn last line).
-  static core::Expected<std::vector<nlohmann::json>> read_records(const std::filesystem::path& dir);
+  static core::Expected<std::vector<probe::Record>> read_records(const std::filesystem::path& dir);
+  /// The same lines as written, every key kept (merge copies them into the merged run unchanged).
+  static core::Expected<std::vector<nlohmann::json>> read_lines(const std::filesystem::path& dir);
   static core::Expected<nlohmann::json> read_manifest(const std::filesystem::path& dir);
   /// The pid of the kvsweep that holds `dir`'s lock (a run still going), "unknown" when it wrote
   /// none; nullopt when no process holds it.
@@ -50,15 +53,18 @@ class RunStore {
 
   const std::filesystem::path& dir() const { return m_dir; }
   /// Every record; only while no other thread appends (use select() then).
-  const std::vector<nlohmann::json>& records() const { return m_records; }
+  const std::vector<probe::Record>& records() const { return m_records; }
   /// A copy of the records for which `pred` holds.
-  std::vector<nlohmann::json> select(const std::function<bool(const nlohmann::json&)>& pred) const;
+  std::vector<probe::Record> select(const std::function<bool(const probe::Record&)>& pred) const;
   /// Bytes dropped from a torn last line when the store was opened (0 when clean).
   std::size_t repaired_bytes() const { return m_repaired; }
   bool has_ok(const std::string& key) const;
 
-  /// Appends one record as a JSON line and fsyncs. Refuses a second `ok` record for a triple.
-  core::Expected<void> append(const nlohmann::json& record);
+  /// Appends one record as a JSON line (probe::to_json, secrets redacted) and fsyncs. Refuses a second `ok`
+  /// record for a triple.
+  core::Expected<void> append(const probe::Record& record);
+  /// The same for a line another run wrote (merge): appended as it was written, every key kept.
+  core::Expected<void> append_as_written(const nlohmann::json& line);
   /// Appends one cell's outcome to cells.jsonl and fsyncs. Written before the manifest that
   /// holds it, so that a manifest which lost cells is rebuilt from it (sweep/cell_journal.hpp).
   core::Expected<void> append_cell(const nlohmann::json& cell);
@@ -76,7 +82,8 @@ class RunStore {
   int m_fd = -1;
   int m_lock_fd = -1;
   int m_cells_fd = -1;  // cells.jsonl, opened on the first append_cell  // holds the run directory's lock (.kvsweep.lock) while open
-  std::vector<nlohmann::json> m_records;
+  core::Expected<void> append_checked(const nlohmann::json& line);
+  std::vector<probe::Record> m_records;  // what records.jsonl holds, read back
   std::set<std::string> m_ok;
   std::size_t m_repaired = 0;
   mutable std::mutex m_mutex;  // guards m_fd and m_cells_fd writes, m_records, m_ok and manifest.json
