@@ -11,7 +11,7 @@
 
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/server/attention_path.hpp"
-#include "kvsweep/sweep/manifest.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 
 namespace kvsweep::sweep {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/sweep/manifest.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 
 namespace kvsweep::sweep {
 

@@ -66,7 +66,7 @@ class RunStore {
   /// The same for a line another run wrote (merge): appended as it was written, every key kept.
   core::Expected<void> append_as_written(const nlohmann::json& line);
   /// Appends one cell's outcome to cells.jsonl and fsyncs. Written before the manifest that
-  /// holds it, so that a manifest which lost cells is rebuilt from it (sweep/cell_journal.hpp).
+  /// holds it, so that a manifest which lost cells is rebuilt from it (sweep/store/cell_journal.hpp).
   core::Expected<void> append_cell(const nlohmann::json& cell);
   /// Every whole line of a run directory's cells.jsonl (none when absent); lines that do not
   /// parse (a crash mid-write) are left out.
