@@ -4,8 +4,7 @@
 #include <algorithm>
 #include <string_view>
 
-#include "kvsweep/probe/kld/kld.hpp"
-#include "kvsweep/probe/speed/speed.hpp"
+#include "kvsweep/probe/tool_args.hpp"
 
 namespace kvsweep::probe {
 

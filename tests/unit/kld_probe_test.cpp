@@ -22,6 +22,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/kld/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
+#include "kvsweep/probe/tool_args.hpp"
 #include "kvsweep/server/api.hpp"
 #include "fake_api.hpp"
 #include "fake_tool_runner.hpp"

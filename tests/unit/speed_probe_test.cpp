@@ -20,6 +20,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/speed/speed.hpp"
+#include "kvsweep/probe/tool_args.hpp"
 #include "kvsweep/server/api.hpp"
 #include "fake_api.hpp"
 #include "fake_tool_runner.hpp"

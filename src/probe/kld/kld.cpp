@@ -15,6 +15,7 @@
 #include "kvsweep/corpus/random_bodies.hpp"
 #include "kvsweep/probe/input_file.hpp"
 #include "kvsweep/probe/random_bodies_config.hpp"
+#include "kvsweep/probe/tool_args.hpp"
 #include "kvsweep/probe/tool_text.hpp"
 
 namespace kvsweep::probe {

@@ -1,6 +1,6 @@
 /// parse_bench_output: the tests in llama-bench's JSON output.
 
-#include "kvsweep/probe/kld/kld.hpp"
+#include "kvsweep/probe/tool_text.hpp"
 #include "kvsweep/probe/speed/speed.hpp"
 
 namespace kvsweep::probe {

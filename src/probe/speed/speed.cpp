@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "kvsweep/config/keys.hpp"
-#include "kvsweep/probe/kld/kld.hpp"
+#include "kvsweep/probe/tool_args.hpp"
 #include "kvsweep/probe/token_list.hpp"
 #include "kvsweep/probe/tool_text.hpp"
 #include "kvsweep/process/child.hpp"

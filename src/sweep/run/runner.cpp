@@ -26,7 +26,7 @@ Runner::Runner(const config::Config& config, std::vector<std::unique_ptr<probe::
                server::Backend& backend, RunStore& store, ProgressSink& progress, const std::atomic<bool>& cancel,
                RunOptions options)
     : m_config(config), m_probes(probes), m_backend(backend), m_store(store), m_progress(progress), m_cancel(cancel),
-      m_options(std::move(options)) {}
+      m_options(std::move(options)), m_journal(store) {}
 
 void Runner::set_embedder(probe::Embedder* embedder, nlohmann::json description) {
   m_embedder = embedder;
@@ -122,7 +122,8 @@ RunResult Runner::run() {
   result.wall_s = core::seconds_between(t0, std::chrono::steady_clock::now());
   // The paths the manifest decided across cells (fallback? needs the reference cell's graph splits).
   for (auto& r : result.cells)
-    if (const auto path = m_paths.find(r.cell.key()); path != m_paths.end()) r.effective.path = path->second;
+    if (const auto path = m_journal.paths().find(r.cell.key()); path != m_journal.paths().end())
+      r.effective.path = path->second;
   return result;
 }
 

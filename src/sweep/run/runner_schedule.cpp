@@ -10,43 +10,33 @@
 #include <thread>
 
 #include "kvsweep/core/clock.hpp"
+#include "kvsweep/sweep/run/cell_schedule.hpp"
 
 namespace kvsweep::sweep {
 
 void Runner::run_parallel(const std::vector<Cell>& cells, std::vector<CellResult>& results) {
-  // A model's reference cell must finish before the model's other cells start: probes compare
-  // with its records (divergence in reference mode, kld's base logits). Until then its slot-mates
-  // run other models' cells, or wait.
-  std::set<std::string> reference_pending;
-  for (const auto& c : cells)
-    if (c.is_reference) reference_pending.insert(c.group());
-  std::vector<bool> taken(cells.size(), false);
+  // A model's reference cell must finish before the model's other cells start (CellSchedule). Until
+  // then its slot-mates run other models' cells, or wait.
+  CellSchedule schedule(cells);
   std::condition_variable wake;
 
   std::exception_ptr error;  // the first exception of a worker, rethrown once all have stopped
   auto work = [&](int slot) {
     std::unique_lock lock(m_mutex);
     for (;;) {
-      std::optional<std::size_t> next;
-      bool all_taken = true;
-      for (std::size_t i = 0; i < cells.size() && !next; ++i) {
-        if (taken[i]) continue;
-        all_taken = false;
-        if (cells[i].is_reference || !reference_pending.contains(cells[i].group())) next = i;
-      }
-      if (stopping() || all_taken || error) return;
+      if (stopping() || schedule.all_taken() || error) return;
+      const std::optional<std::size_t> next = schedule.take();
       if (!next) {
         // The cancel flag is set from a signal handler, which cannot notify: poll it.
         wake.wait_for(lock, std::chrono::milliseconds(100));
         continue;
       }
-      taken[*next] = true;
       lock.unlock();
       CellResult r = run_timed(cells[*next], *next, cells.size(), slot);
       stop_if_unfit(r);
       lock.lock();
       results[*next] = std::move(r);
-      if (cells[*next].is_reference) reference_pending.erase(cells[*next].group());
+      schedule.finished(*next);
       m_progress.cell_done(results[*next]);
       update_manifest(results, "running");
       wake.notify_all();

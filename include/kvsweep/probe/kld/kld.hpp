@@ -61,18 +61,10 @@ struct BasePerplexity {
 };
 core::Expected<BasePerplexity> parse_base_output(std::string_view output);
 
-/// The llama-server args that llama-perplexity also understands (threads, batch sizes, -fa,
-/// offload and device flags); the rest (server-only flags, -c, -ctk/-ctv, -np) are dropped.
-std::vector<std::string> perplexity_args(const std::vector<std::string>& server_args);
-
 /// The KLD probe runs llama-perplexity through process::ToolRunner (the seam unit tests replace).
 using process::ToolRun;
 using process::ToolRunner;
 using process::process_tool_runner;
-
-/// The last `n` non-empty lines of a tool's output, each on a new indented line, for messages
-/// (" (no output)" when there is none).
-std::string output_tail(std::string_view output, std::size_t n = 12);
 
 std::unique_ptr<Probe> make_kld_probe(const nlohmann::json& config, const ConfigSource& site);
 /// As make_kld_probe, running the tool through `runner`.

@@ -40,12 +40,6 @@ struct BenchTest {
 /// the output's last lines.
 core::Expected<std::vector<BenchTest>> parse_bench_output(std::string_view output);
 
-/// The llama-server args that llama-bench also takes, in llama-bench's spelling: threads, batch sizes,
-/// -fa, -ngl (auto → -1, all → -2), split and device flags (lists joined with '/' as llama-bench
-/// wants), -nkvo → -nkvo 1, --no-op-offload → -nopo 1. The rest (server-only flags, -c, -ctk/-ctv,
-/// -np, -tb) are dropped.
-std::vector<std::string> bench_args(const std::vector<std::string>& server_args);
-
 std::unique_ptr<Probe> make_speed_probe(const nlohmann::json& config, const ConfigSource& site);
 /// As make_speed_probe, running the tool through `runner`.
 std::unique_ptr<Probe> make_speed_probe_with(const nlohmann::json& config, const ConfigSource& site,

@@ -23,38 +23,13 @@
 #include "kvsweep/sweep/plan/plan.hpp"
 #include "kvsweep/sweep/run/adaptive.hpp"
 #include "kvsweep/sweep/run/attention_paths.hpp"
+#include "kvsweep/sweep/run/cell_result.hpp"
+#include "kvsweep/sweep/run/run_manifest.hpp"
 #include "kvsweep/sweep/store/manifest.hpp"
 #include "kvsweep/sweep/store/model_hashes.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::sweep {
-
-struct CellResult {
-  Cell cell;
-  server::CellOutcome outcome = server::CellOutcome::pending;
-  std::string message;
-  int items_ok = 0;
-  int items_failed = 0;
-  int items_skipped = 0;  // already recorded by an earlier (resumed) run
-  int items_settled = 0;  // adaptive: not run, the cell's verdicts were settled (recorded `skipped`, reason `settled`)
-  int restarts = 0;
-  double ready_s = 0;
-  double wall_s = 0;       // the whole cell: start, probes, stop
-  double stop_s = 0;       // stopping the server
-  double items_wall_s = 0; // sum of item wall times as seen by kvsweep
-  double server_ms = 0;    // sum of server-reported prompt_ms + predicted_ms
-  server::EffectiveKv effective;
-  std::string started_at;   // wall clock, ms precision (cells of a parallel run overlap)
-  std::string finished_at;
-  double load_avg = -1;     // the host's 1-minute load average as the cell ended; -1 when unknown
-  int slot = -1;            // the slot the server ran in; -1 when no slot was used (serial, no slot env)
-  std::vector<std::pair<std::string, std::string>> slot_env;  // the slot's environment as the server got it
-  std::optional<ContextShortfall> shortfall;  // a probe's prompt did not fit the cell's context
-  /// What happened to the cell's server, in order, each {"event", "at", …}: server_ready,
-  /// server_restarted, server_stopped, then tool_probes / tool_probes_done around the probes that
-  /// run their own llama.cpp tool (with no server of the cell alive). The manifest's `lifecycle`.
-  std::vector<nlohmann::json> lifecycle;
-};
 
 struct RunResult {
   std::vector<CellResult> cells;
@@ -189,16 +164,13 @@ class Runner {
   RunOptions m_options;
   probe::Embedder* m_embedder = nullptr;
   nlohmann::json m_embedder_description;
-  Manifest m_manifest;         // in a parallel run, touched only under m_mutex
+  RunManifest m_journal;       // the manifest and its journal; in a parallel run, touched only under m_mutex
   std::mutex m_mutex;          // parallel runs: the schedule, the results and the manifest; m_store_error
   std::atomic<bool> m_store_failed{false};
   std::string m_store_error;
   std::atomic<bool> m_unfit{false};
   std::string m_context_error;  // under m_mutex
   std::string m_manifest_error;        // set by stop_for_store, under update_manifest's serialisation
-  std::set<core::CellKey> m_journaled;   // cell keys whose outcome this invocation put in cells.jsonl
-  /// The attention paths the manifest holds, decided across its cells (resolve_attention_paths), by cell.
-  std::map<core::CellKey, server::PathVerdict> m_paths;
 };
 
 }  // namespace kvsweep::sweep
