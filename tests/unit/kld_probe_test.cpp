@@ -440,6 +440,32 @@ TEST_F(KldProbeTest, AnExitZeroThatLostItsLastLinesIsRunAgain) {
   EXPECT_EQ(runner->calls.size(), 3u);
 }
 
+TEST_F(KldProbeTest, AnOutputCutInsideTheChunkTableIsRunAgainNotATruncatedBase) {
+  // The logger can lose the lines after any row (a self-gate run saw "computed 2 of the 4 chunks" on a
+  // whole base file, recorded as a process failure): rows short of the announced count, with neither a
+  // failure line nor a summary after them, are a lost tail, run again like any other.
+  const std::string q4(kQ4Output);
+  const std::string cut = q4.substr(0, q4.find("   3 "));
+  ASSERT_NE(cut.size(), q4.size());
+  runner->outputs = {std::string(kBaseOutput), cut, q4};
+  auto probe = make({{"corpus", "corpus.txt"}, {"ctx", 128}});
+  auto res = run(*probe, "f16", true);
+  ASSERT_TRUE(res) << res.error().message;
+  EXPECT_EQ(runner->calls.size(), 3u);
+  EXPECT_EQ(runner->calls[1], runner->calls[2]);
+  const auto lost = parse_kld_output(cut);
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(lost.error().kind, ErrorKind::parse);
+  EXPECT_THAT(lost.error().message, HasSubstr("computed 2 of the 4 chunks it announced"));
+  // A summary over part of the chunks, or a failure line, is the tool's own early stop: not retried.
+  const auto partial = parse_kld_output(cut + "\nMean    KLD:   0.235 ±   0.012\n");
+  ASSERT_FALSE(partial);
+  EXPECT_EQ(partial.error().kind, ErrorKind::process);
+  const auto stopped = parse_kld_output(cut + "failed reading log-probs for chunk 3\n");
+  ASSERT_FALSE(stopped);
+  EXPECT_EQ(stopped.error().kind, ErrorKind::process);
+}
+
 TEST_F(KldProbeTest, ANonZeroExitIsAProcessErrorWithTheTail) {
   std::filesystem::create_directories(dir / "run" / "kld");
   std::ofstream(dir / "run" / "kld" / "tiny-base.kld") << "_logits_";

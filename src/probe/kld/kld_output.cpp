@@ -141,10 +141,17 @@ const std::vector<std::string>& kld_tail_names() {
 
 namespace {
 
-/// Whether llama-perplexity computed every chunk it announced ("kl_divergence: computing over N
-/// chunks"): a truncated base file stops it early ("failed reading log-probs for chunk 12") and it
-/// still exits 0, with statistics over part of the corpus. "" when complete, else why not.
-std::string incomplete(std::string_view output) {
+/// Why llama-perplexity's output holds fewer chunks than it announced ("kl_divergence: computing over N
+/// chunks"); an empty `why` when it holds them all.
+struct Incomplete {
+  std::string why;
+  bool stopped = false;  // the tool said it stopped early ("failed reading log-probs for chunk 12")
+};
+
+/// A truncated base file stops llama-perplexity early ("failed reading …") and it still exits 0, with
+/// statistics over part of the corpus. Rows that end before the announced count with no such line are
+/// either the same (with a summary after them) or an output whose last lines the logger lost.
+Incomplete incomplete(std::string_view output) {
   int announced = -1;
   int last_row = 0;
   std::string failed;
@@ -165,12 +172,14 @@ std::string incomplete(std::string_view output) {
         last_row = std::max(last_row, static_cast<int>(*chunk));
   }
   if (!failed.empty())
-    return "llama-perplexity stopped early (\"" + failed + "\") after " + std::to_string(last_row) +
-           (announced > 0 ? " of " + std::to_string(announced) : std::string()) + " chunks";
+    return {"llama-perplexity stopped early (\"" + failed + "\") after " + std::to_string(last_row) +
+                (announced > 0 ? " of " + std::to_string(announced) : std::string()) + " chunks",
+            true};
   if (announced > 0 && last_row > 0 && last_row < announced)
-    return "llama-perplexity computed " + std::to_string(last_row) + " of the " + std::to_string(announced) +
-           " chunks it announced";
-  return "";
+    return {"llama-perplexity computed " + std::to_string(last_row) + " of the " + std::to_string(announced) +
+                " chunks it announced",
+            false};
+  return {};
 }
 
 }  // namespace
@@ -180,9 +189,16 @@ core::Expected<KldSummary> parse_kld_output(std::string_view output) {
     return core::fail(core::ErrorKind::invalid, "the corpus is too short for this ctx: llama-perplexity: " + *msg +
                                                     " (use a longer corpus or a smaller ctx)");
   // Statistics over part of the chunks are not the cell's: the base logits file may be truncated.
-  if (const std::string why = incomplete(output); !why.empty())
-    return core::fail(core::ErrorKind::process, why + "; the reference cell's base logits file may be truncated "
-                                                      "(rerun the reference cell); last lines:" + output_tail(output));
+  if (const Incomplete cut = incomplete(output); !cut.why.empty()) {
+    // No failure line and no summary after the rows: the output lost its last lines (llama.cpp's logger
+    // is not flushed at exit), a parse error the probe runs again; else statistics over part of the corpus.
+    if (!cut.stopped && summary_lines_by_label(output, {"Mean KLD"}).empty())
+      return core::fail(core::ErrorKind::parse, cut.why + ", and its output ends there (no failure line, no "
+                                                          "summary: its last lines were lost); last lines:" +
+                                                    output_tail(output));
+    return core::fail(core::ErrorKind::process, cut.why + "; the reference cell's base logits file may be truncated "
+                                                          "(rerun the reference cell); last lines:" + output_tail(output));
+  }
   const std::vector<std::string> labels = {"Mean PPL(Q)",  "Mean PPL(base)", "Mean PPL(Q)/PPL(base)",
                                            "Mean KLD",     "RMS Δp",         "Same top p"};
   auto found = summary_lines_by_label(output, labels);
