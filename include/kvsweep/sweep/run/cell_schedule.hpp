@@ -17,6 +17,7 @@ namespace kvsweep::sweep {
 /// Not thread-safe: the runner calls it under its lock.
 class CellSchedule {
  public:
+  /// `cells` must outlive the schedule (it is read, not copied).
   explicit CellSchedule(const std::vector<Cell>& cells);
 
   /// The next cell a slot may start (its index, marked taken); nullopt when none may start now:
