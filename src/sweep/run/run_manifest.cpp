@@ -9,35 +9,37 @@
 
 namespace kvsweep::sweep {
 
-nlohmann::json cell_result_json(const CellResult& r) {
-  nlohmann::json j = r.cell.to_json();
-  j["id"] = r.cell.id();
-  j["is_reference"] = r.cell.is_reference;
-  if (r.cell.support) j["support"] = true;
-  j["outcome"] = server::to_string(r.outcome);
-  j["message"] = r.message;
-  j["items_ok"] = r.items_ok;
-  j["items_failed"] = r.items_failed;
-  j["items_skipped"] = r.items_skipped;
-  if (r.items_settled > 0) j["items_settled"] = r.items_settled;
-  j["restarts"] = r.restarts;
-  j["ready_s"] = r.ready_s;
-  j["wall_s"] = r.wall_s;
-  j["stop_s"] = r.stop_s;
-  j["items_wall_s"] = r.items_wall_s;
-  j["server_ms"] = r.server_ms;
-  j["effective"] = server::to_json(r.effective);
+ManifestCell manifest_cell(const CellResult& r) {
+  ManifestCell c;
+  c.set_key(r.cell.key());
+  c.id = r.cell.id();
+  c.is_reference = r.cell.is_reference;
+  if (r.cell.support) c.support = true;
+  c.outcome = std::string(server::to_string(r.outcome));
+  c.message = r.message;
+  c.items_ok = r.items_ok;
+  c.items_failed = r.items_failed;
+  c.items_skipped = r.items_skipped;
+  if (r.items_settled > 0) c.items_settled = r.items_settled;
+  c.restarts = r.restarts;
+  c.ready_s = r.ready_s;
+  c.wall_s = r.wall_s;
+  c.stop_s = r.stop_s;
+  c.items_wall_s = r.items_wall_s;
+  c.server_ms = r.server_ms;
+  // What the server reported, through its one JSON form (server::to_json: which keys a log gives).
+  c.effective = CellEffective::from_json(server::to_json(r.effective));
   if (!r.started_at.empty()) {
-    j["started_at"] = r.started_at;
-    j["finished_at"] = r.finished_at;
+    c.started_at = r.started_at;
+    c.finished_at = r.finished_at;
   }
-  if (r.load_avg >= 0) j["load_avg"] = r.load_avg;
-  if (!r.lifecycle.empty()) j["lifecycle"] = r.lifecycle;
+  if (r.load_avg >= 0) c.load_avg = r.load_avg;
+  if (!r.lifecycle.empty()) c.lifecycle = r.lifecycle;
   if (r.slot >= 0) {
-    j["slot"] = r.slot;
-    j["slot_env"] = config::env_for_record(r.slot_env);
+    c.slot = r.slot;
+    c.slot_env = config::env_for_record(r.slot_env);
   }
-  return j;
+  return c;
 }
 
 void RunManifest::open() {
@@ -55,12 +57,13 @@ std::string RunManifest::update(const std::vector<CellResult>& results, const st
   std::vector<ManifestCell> cells = m_manifest.cell_list();
   for (const auto& r : results) {
     if (r.outcome == server::CellOutcome::pending) continue;
-    const nlohmann::json j = cell_result_json(r);
+    const ManifestCell cell = manifest_cell(r);
     // The journal first: a crash before the manifest's rename loses nothing a resume cannot rebuild.
     if (m_journaled.insert(r.cell.key()).second) {
-      if (auto journaled = m_store.append_cell(j); !journaled && error.empty()) error = journaled.error().message;
+      if (auto journaled = m_store.append_cell(to_json(cell)); !journaled && error.empty())
+        error = journaled.error().message;
     }
-    fold_cell(cells, *ManifestCell::from_json(j));
+    fold_cell(cells, cell);
   }
   m_paths = resolve_attention_paths(cells);
   m_manifest.cells = cells;

@@ -19,7 +19,7 @@
 namespace kvsweep::sweep {
 
 /// A cell's outcome as the journal and the manifest hold it.
-nlohmann::json cell_result_json(const CellResult& result);
+ManifestCell manifest_cell(const CellResult& result);
 
 /// Not thread-safe: a parallel run calls update() under its own lock.
 class RunManifest {
