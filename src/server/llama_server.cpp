@@ -75,14 +75,18 @@ nlohmann::json LlamaServerBackend::describe() {
 }
 
 nlohmann::json LlamaServerBackend::describe_binary(const std::string& binary) {
-  // `llama-server --version` prints "version: N (sha)" and "built with …" on stderr.
-  std::string text = m_lifecycle.version_output({{binary, "--version"}, {}, {}, {}});
+  // `llama-server --version` prints "version: N (sha)" and "built with …" on stderr. The version is the
+  // run's build identity (resume and merge compare it), and a loaded machine can lose it: llama.cpp's
+  // logger is not flushed at exit, and a query past 5 s is stopped. An answer without it is asked again.
+  constexpr int kAttempts = 3;
   nlohmann::json d = {{"backend", "llama-server"}, {"binary", process::which(binary)}};
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("version:", 0) == 0) d["version"] = line.substr(9);
-    if (line.rfind("built with", 0) == 0) d["built_with"] = line;
+  for (int attempt = 0; attempt < kAttempts && !d.contains("version"); ++attempt) {
+    std::istringstream in(m_lifecycle.version_output({{binary, "--version"}, {}, {}, {}}));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("version:", 0) == 0) d["version"] = line.substr(9);
+      if (line.rfind("built with", 0) == 0) d["built_with"] = line;
+    }
   }
   return d;
 }

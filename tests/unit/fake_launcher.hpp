@@ -26,6 +26,8 @@ class FakeLauncher final : public process::Launcher {
  public:
   /// The log the next launched process writes at once (appended to LaunchSpec::log_path).
   std::string log;
+  /// The logs of the first launches, one each, in order; later launches write `log`.
+  std::vector<std::string> logs;
   /// Ends the process at launch with this status (died before ready).
   std::optional<process::ExitStatus> exit_at_launch;
   /// A log the process writes only on its `late_log_polls`-th poll (a server whose log worker lags
@@ -44,7 +46,8 @@ class FakeLauncher final : public process::Launcher {
   core::Expected<std::unique_ptr<process::Process>> launch(const process::LaunchSpec& spec) override {
     if (refuse) return core::fail(core::ErrorKind::process, "cannot execute " + spec.argv.at(0));
     launched.push_back(spec);
-    if (!log.empty()) std::ofstream(spec.log_path, std::ios::app) << log;
+    const std::string& text = launched.size() <= logs.size() ? logs[launched.size() - 1] : log;
+    if (!text.empty()) std::ofstream(spec.log_path, std::ios::app) << text;
     if (listens) std::ofstream(spec.log_path, std::ios::app) << "0.00.9 I srv  llama_server: listening on http://127.0.0.1:" << port_of(spec) << "\n";
     auto state = std::make_shared<FakeProcessState>();
     state->exit = exit_at_launch;

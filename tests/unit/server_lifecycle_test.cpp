@@ -282,6 +282,27 @@ TEST_F(Lifecycle, TheVersionProbeReadsWhatTheBinaryPrints) {
   EXPECT_FALSE(std::filesystem::exists(launcher.launched[0].log_path));
 }
 
+TEST_F(Lifecycle, AVersionAnswerThatLostItsVersionLineIsAskedAgain) {
+  // Seen under load in a fresh clone: a resume refused as "another build" because one `--version`
+  // answer held only its "built with" line.
+  launcher.logs = {"built with GNU 12.2.0 for Linux x86_64\n", ""};
+  launcher.log = "version: 1 (de3ff81)\nbuilt with GNU 12.2.0 for Linux x86_64\n";
+  launcher.listens = false;
+  launcher.exit_at_launch = process::ExitStatus{0, 0, false};
+  server::LlamaServerBackend backend({"/opt/llama/llama-server"}, launcher, probe);
+  auto d = backend.describe();
+  EXPECT_EQ(d["version"], "1 (de3ff81)");
+  EXPECT_EQ(launcher.launched.size(), 3u);
+  // A binary that never says its version is asked three times, then described without one.
+  kt::FakeLauncher silent;
+  silent.listens = false;
+  silent.log = "built with GNU 12.2.0 for Linux x86_64\n";
+  silent.exit_at_launch = process::ExitStatus{0, 0, false};
+  server::LlamaServerBackend quiet({"/opt/llama/llama-server"}, silent, probe);
+  EXPECT_FALSE(quiet.describe().contains("version"));
+  EXPECT_EQ(silent.launched.size(), 3u);
+}
+
 TEST(ServerErrorLines, ErrorLinesAndTheLastLinesInLogOrder) {
   const std::string log = "I one\nE two\nI three\nI four\nlevel=ERROR five\nI six\nI seven\n";
   EXPECT_EQ(server::server_error_lines(log, 2), "E two\nlevel=ERROR five\nI six\nI seven\n");
