@@ -14,6 +14,7 @@
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/probe/margin.hpp"
 #include "kvsweep/probe/recall/recall.hpp"
+#include "kvsweep/process/known_crash.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/plan_power.hpp"
 #include "kvsweep/report/analysis/plan_time.hpp"
@@ -229,6 +230,20 @@ void print_resume(const std::string& run_dir, const std::vector<sweep::Cell>& ce
     std::printf("  + %s\n", a.get<std::string>().c_str());
 }
 
+/// On a host with AMX: whether the llama.cpp server the run would launch can take llama.cpp's AMX path
+/// (process/known_crash), with the remedies when it can; nothing on other hosts or other servers.
+void print_host(server::Backend& backend) {
+  if (!process::host_has_amx()) return;
+  const nlohmann::json d = backend.describe();
+  const std::string kind = d.value("backend", "");
+  std::filesystem::path binary = d.value("binary", "");
+  if (binary.empty()) return;
+  // Ollama ≥ 0.30 launches the llama-server it finds in <bin>/../lib/ollama/.
+  if (kind == "ollama") binary = binary.parent_path().parent_path() / "lib" / "ollama" / "llama-server";
+  else if (kind != "llama-server") return;
+  std::printf("%s\n", process::amx_host_note(true, binary, process::binary_has_amx(binary)).c_str());
+}
+
 }  // namespace
 
 std::vector<std::string> time_lines(const config::Config& cfg,
@@ -296,6 +311,7 @@ int print_dry_run(const config::Config& cfg, std::vector<std::unique_ptr<probe::
                 a.min_items, a.alpha, a.futility, static_cast<unsigned long long>(a.seed));
   }
   print_time(cfg, probes, cells, planned, ropts, backend, measure);
+  print_host(backend);
   if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
     std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
     for (int slot = 0; slot < ropts.parallel_cells; ++slot) {

@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
       "  kvsweep run configs/adaptive.json                # sweep.adaptive: each cell stops once its verdicts are settled\n"
       "  kvsweep run configs/rotation.json --only variant=rot-off   # one variant of the grid\n"
       "  kvsweep report runs/demo                         # Markdown report on stdout\n"
-      "Exit codes: 0 ok, 1 regression (compare) or failed cells (run --strict), 2 error, 130 interrupted.");
+      "Exit codes: 0 ok, 1 regression (compare), failed cells or a failed run (run --strict) or nothing measured "
+      "(recommend), 2 error, 130 interrupted.");
 
   Commands commands;
   register_commands(app, commands);

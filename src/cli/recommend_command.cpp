@@ -69,7 +69,15 @@ int recommend_command(const RecommendOpts& o) {
     std::cout << report::recommend_markdown(*data, rec);
   }
   std::cout.flush();
-  return core::exit_code::ok;
+  // A group whose reference answered nothing has no answer: its verdict says so, and the exit code too.
+  bool nothing = false;
+  for (const auto& mr : rec.models) {
+    if (!mr.nothing_measured) continue;
+    std::cerr << "kvsweep: " << mr.model << ": nothing measured: its reference cell "
+              << data->cells()[*mr.reference].types() << " has no ok record; nothing is advised\n";
+    nothing = true;
+  }
+  return nothing ? core::exit_code::regression : core::exit_code::ok;
 }
 
 }  // namespace

@@ -161,11 +161,13 @@ int compare_command(const CompareOpts& o) {
   auto baseline = report::load_summary(o.baseline, generator);
   if (!baseline) throw core::FatalError("--baseline " + baseline.error().message);
   check_tolerance_names(o.tolerances, *current, *baseline, o.run_dir);
+  // Both manifests at hand (run directories, or a baseline's RUN_DIR/report/summary.json): what changed,
+  // the host llama.cpp computed on first (a deterministic change across hosts is not the K/V setting's).
+  const auto now = report::load_manifest(o.run_dir), before = report::load_manifest(o.baseline);
+  options.host_changed = now && before && report::compute_differs(*before, *now);
   auto comparison = report::compare_summaries(*current, *baseline, options);
   if (!comparison) throw core::FatalError(comparison.error().message);
-  // Both manifests at hand (run directories, or a baseline's RUN_DIR/report/summary.json): what changed.
-  if (auto now = report::load_manifest(o.run_dir), before = report::load_manifest(o.baseline); now && before)
-    comparison->changes = report::manifest_changes(*before, *now);
+  if (now && before) comparison->changes = report::manifest_changes(*before, *now);
   for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
   std::cout << (o.format == "json" ? report::write_compare_json(*comparison)
                                    : report::write_compare_table(*comparison, o.all ? report::CheckRows::all

@@ -375,7 +375,8 @@ int finish_run(const sweep::RunResult& result, const std::string& run_dir, bool 
     std::fprintf(stderr, "kvsweep: interrupted; finish with: kvsweep run --resume %s\n", run_dir.c_str());
     return interrupted_exit_code();
   }
-  if (!report_after_run(run_dir)) return core::exit_code::error;
+  const std::optional<std::string> status = report_after_run(run_dir);
+  if (!status) return core::exit_code::error;
   // Items already recorded (a resumed cell that only skipped) count as ok records.
   const bool any_ok = std::ranges::any_of(result.cells, [](const auto& c) { return c.items_ok + c.items_skipped > 0; });
   if (!result.cells.empty() && !any_ok) {
@@ -386,6 +387,12 @@ int finish_run(const sweep::RunResult& result, const std::string& run_dir, bool 
   const auto not_ok = [](const sweep::CellResult& c) {
     return c.outcome != server::CellOutcome::ok && c.outcome != server::CellOutcome::skipped;
   };
+  // A reference cell with no ok record (it may have run in an earlier invocation) measured nothing.
+  if (strict && *status == "failed") {
+    std::fprintf(stderr,
+                 "kvsweep: run status failed: nothing measured (a reference cell has no ok record; see the summary above)\n");
+    return core::exit_code::regression;
+  }
   if (strict && std::ranges::any_of(result.cells, not_ok)) return core::exit_code::regression;
   return core::exit_code::ok;
 }
@@ -485,7 +492,9 @@ void register_run(CLI::App& app, Commands& commands) {
       ->allow_extra_args(false);
   sub->add_option("--shard", o->shard, "Run shard I of N (0-based): every N-th cell of the grid, plus a support copy of the reference "
                   "cell where a probe compares with it; join the shards with `kvsweep merge`");
-  sub->add_flag("--strict", o->strict, "Exit 1 when any cell did not end ok");
+  sub->add_flag("--strict", o->strict,
+                "Exit 1 when any cell did not end ok, or the run's status is failed (a reference cell without an ok "
+                "record: nothing measured)");
   sub->add_flag("--adaptive", o->adaptive,
                 "Stop each cell once every quality metric's verdict against the reference is settled (an anytime-valid "
                 "sequential test after each item, in a seeded item order, from sweep.adaptive.min_items on; for pass/fail "

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/report/analysis/failures.hpp"
 #include "kvsweep/report/output/brief.hpp"
 #include "kvsweep/report/input/run_data.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
@@ -29,18 +30,19 @@ WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<
   for (const auto& file : out.files) files.push_back({out_dir / file.path, file.text});
   if (auto written = sweep::write_files_atomic(files); !written) throw core::FatalError(written.error().message);
   out.summary = report::render_text(report::brief_document(*data, summary, run_dir));
+  out.status = report::run_status(*data);
   return out;
 }
 
-bool report_after_run(const std::filesystem::path& run_dir) {
+std::optional<std::string> report_after_run(const std::filesystem::path& run_dir) {
   try {
     const WrittenReport written = write_report(run_dir, *report::parse_format("all"));
     std::printf("\n%s", written.summary.c_str());
-    return true;
+    return written.status;
   } catch (const core::FatalError& e) {
     std::fprintf(stderr, "kvsweep: the run is complete, but its report could not be written: %s; retry with: kvsweep report %s\n",
                  e.what(), run_dir.c_str());
-    return false;
+    return std::nullopt;
   }
 }
 

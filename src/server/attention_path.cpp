@@ -88,11 +88,19 @@ AttentionFacts parse_attention_facts(const std::string& log) {
       // a field "NAME : KEY = V" opens a backend's section.
       std::string rest = line.substr(at + 13);
       std::size_t from = 0;
+      std::string section;
       while (from <= rest.size()) {
         const std::size_t bar = rest.find(" | ", from);
-        const std::string field = rest.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
-        if (const auto colon = field.find(" : "); colon != std::string::npos) add_unique(f.backends, field.substr(0, colon));
+        std::string field = rest.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
+        if (const auto colon = field.find(" : "); colon != std::string::npos) {
+          section = field.substr(0, colon);
+          add_unique(f.backends, section);
+          field = field.substr(colon + 3);
+        }
         if (const auto q = field.find("FA_QUANTS = "); q != std::string::npos) f.fa_quants = field.substr(q + 12);
+        // The CPU section's "NAME = 1" fields: the features the CPU kernels are built with.
+        if (section == "CPU" && field.size() > 4 && field.ends_with(" = 1"))
+          add_unique(f.cpu_features, field.substr(0, field.size() - 4));
         if (bar == std::string::npos) break;
         from = bar + 3;
       }
@@ -212,6 +220,7 @@ PathVerdict against_reference(const PathVerdict& own, const GraphSplits& cell, c
 nlohmann::json to_json(const AttentionFacts& f) {
   nlohmann::json j = {{"backends", f.backends}, {"devices", f.devices}};
   if (!f.fa_quants.empty()) j["fa_quants"] = f.fa_quants;
+  if (!f.cpu_features.empty()) j["cpu_features"] = f.cpu_features;
   if (f.head_dim_k > 0) j["head_dim_k"] = f.head_dim_k;
   if (f.head_dim_v > 0) j["head_dim_v"] = f.head_dim_v;
   if (f.splits.pp >= 0) j["splits"] = {{"pp", f.splits.pp}, {"tg", f.splits.tg}};

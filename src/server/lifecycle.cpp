@@ -48,7 +48,9 @@ class ManagedInstance final : public Instance {
   bool alive() override { return !m_process || !m_process->poll(); }
   void stop() override {
     if (m_process && !m_stopped) {
-      m_exit = m_process->stop(m_spec.stop_grace).describe();
+      const process::ExitStatus status = m_process->stop(m_spec.stop_grace);
+      m_exit = status.describe();
+      m_exit_signaled = status.signaled;
       m_stopped = true;
     }
   }
@@ -69,6 +71,12 @@ class ManagedInstance final : public Instance {
     if (auto s = m_process->poll()) return s->describe();
     return m_exit;
   }
+  /// The launched server died by a signal (a crash, not an exit of its own).
+  bool killed_by_signal() {
+    if (!m_process) return false;
+    if (auto s = m_process->poll()) return s->signaled;
+    return m_exit_signaled;
+  }
 
   std::string log_since_start() const { return m_process ? read_from(m_spec.log_path, m_log_offset) : std::string{}; }
 
@@ -85,6 +93,7 @@ class ManagedInstance final : public Instance {
   std::size_t m_log_offset;
   bool m_stopped = false;
   std::string m_exit;
+  bool m_exit_signaled = false;
 };
 
 class HttpReadyProbe final : public ReadyProbe {
@@ -161,10 +170,21 @@ std::unexpected<StartFailure> start_failed(ManagedInstance& instance, CellOutcom
   return std::unexpected(StartFailure{outcome, std::move(message), std::move(lines), instance.effective()});
 }
 
-/// The server exited on its own: its log says why (load_failed, out of memory, …).
-std::unexpected<StartFailure> start_died(ManagedInstance& instance, const std::string& who, const std::string& when) {
-  return start_failed(instance, classify_load_failure(instance.log_since_start()),
-                      who + " " + instance.exit_description() + " " + when);
+/// `message` with what the crash is known to be (process/known_crash: llama.cpp's AMX path, its remedies).
+std::string with_known_crash(std::string message, const Flavour& flavour, const std::string& log, bool crashed) {
+  if (const auto program = flavour.llama_program())
+    if (auto known = process::known_crash(*program, log, crashed, process::host_has_amx()))
+      message += " — " + *known;
+  return message;
+}
+
+/// The server exited on its own: its log says why (load_failed, out of memory, a known crash, …).
+std::unexpected<StartFailure> start_died(ManagedInstance& instance, const Flavour& flavour, const std::string& who,
+                                         const std::string& when) {
+  const std::string log = instance.log_since_start();
+  const bool crashed = instance.killed_by_signal();
+  return start_failed(instance, classify_load_failure(log),
+                      with_known_crash(who + " " + instance.exit_description() + " " + when, flavour, log, crashed));
 }
 
 /// Ready: the flavour's endpoint answers 200 before the deadline, while the child lives; its body.
@@ -174,7 +194,7 @@ std::expected<std::string, StartFailure> wait_ready(ReadyProbe& probe, ManagedIn
                                                     const std::atomic<bool>& cancel, Clock::time_point deadline) {
   for (;;) {
     if (cancel.load()) return start_failed(instance, CellOutcome::cancelled, "interrupted while waiting for " + at.who);
-    if (!instance.alive()) return start_died(instance, at.who, "before it was ready");
+    if (!instance.alive()) return start_died(instance, flavour, at.who, "before it was ready");
     auto r = probe.get(at.base_url, flavour.ready_path(), credentials);
     if (r) return std::move(*r);
     // A server ready on another status (the readiness check a launch template names): its body is not read.
@@ -201,7 +221,7 @@ std::expected<void, StartFailure> confirm_listener(ManagedInstance& instance, co
   while (!said() && instance.alive() && !cancel.load() && Clock::now() < deadline) std::this_thread::sleep_for(kPollInterval);
   if (cancel.load()) return start_failed(instance, CellOutcome::cancelled, "interrupted while waiting for " + at.who);
   if (said() && instance.alive()) return {};
-  if (said()) return start_died(instance, at.who, "after it was ready");
+  if (said()) return start_died(instance, flavour, at.who, "after it was ready");
   const std::string answered = " that it listens on port " + std::to_string(at.port) + ", yet " + flavour.ready_path() +
                                " answered there: ";
   const std::string unrecorded = " (another process can take the port between kvsweep choosing it and the server "
@@ -332,9 +352,13 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
   // 3. The flavour's own steps (Ollama: the tag exists, the model is warm).
   ReadyContext context{*client, spec, *ready_body, at->info, deadline, attach.has_value()};
   if (auto after = flavour.after_ready(context); !after) {
-    if (!instance->alive()) return start_died(*instance, at->who, after.error().when);
-    CellOutcome outcome = after.error().outcome.value_or(classify_load_failure(instance->log_since_start()));
-    return start_failed(*instance, outcome, after.error().message);
+    if (!instance->alive()) return start_died(*instance, flavour, at->who, after.error().when);
+    const std::string log = instance->log_since_start();
+    CellOutcome outcome = after.error().outcome.value_or(classify_load_failure(log));
+    // Ollama's server lives on when the llama-server it launched dies: its answer says so.
+    return start_failed(*instance, outcome,
+                        with_known_crash(after.error().message, flavour, log,
+                                         process::ollama_runner_crashed(after.error().message)));
   }
   instance->m_ready_s = std::chrono::duration<double>(Clock::now() - t0).count();
 

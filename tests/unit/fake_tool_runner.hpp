@@ -1,6 +1,6 @@
 #pragma once
 /// A process::ToolRunner a unit test scripts: it runs nothing, records every call (argv, environment,
-/// log, timeout) and answers with `exit_code` and `output`, or the call's entry of `outputs` when the
+/// log, timeout) and answers with `exit_code` (or death by `kill_signal`) and `output`, or the call's entry of `outputs` when the
 /// test queues one per call; act() may do what the real tool would to the files it was given.
 #include <chrono>
 #include <filesystem>
@@ -23,6 +23,10 @@ class FakeToolRunner : public process::ToolRunner {
     act(argv);
     process::ToolRun r;
     r.status.code = exit_code;
+    if (kill_signal != 0) {
+      r.status.signaled = true;
+      r.status.signal = kill_signal;
+    }
     r.output = outputs.empty() ? output : outputs.at(calls.size() - 1);
     return r;
   }
@@ -33,6 +37,7 @@ class FakeToolRunner : public process::ToolRunner {
   std::vector<std::filesystem::path> logs;
   std::vector<std::chrono::seconds> timeouts;
   int exit_code = 0;
+  int kill_signal = 0;  // non-zero: the tool was killed by this signal (exit_code is then not used)
 
  protected:
   virtual void act(const std::vector<std::string>& /*argv*/) {}

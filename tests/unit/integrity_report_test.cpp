@@ -127,7 +127,7 @@ TEST(IntegrityReport, AFullDiskDuringTheReportLeavesTheOldReportWholeAndFails) {
   rt::write_fixture_run(dir.path());
   // The report's files and their sizes, then each replaced by an old text.
   testing::internal::CaptureStdout();  // the summary report_after_run prints
-  const bool first = kvsweep::cli::report_after_run(dir.path());
+  const bool first = kvsweep::cli::report_after_run(dir.path()).has_value();
   testing::internal::GetCapturedStdout();
   ASSERT_TRUE(first);
   const auto fresh = files_under(dir.path() / "report");
@@ -139,7 +139,7 @@ TEST(IntegrityReport, AFullDiskDuringTheReportLeavesTheOldReportWholeAndFails) {
 
   // Every file but the largest fits: a full disk part way through.
   testing::internal::CaptureStderr();
-  const bool reported = with_file_size_limit(largest - 1, [&] { return kvsweep::cli::report_after_run(dir.path()); });
+  const bool reported = with_file_size_limit(largest - 1, [&] { return kvsweep::cli::report_after_run(dir.path()).has_value(); });
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_FALSE(reported);  // `kvsweep run` exits non-zero on it
   EXPECT_THAT(err, HasSubstr("its report could not be written"));

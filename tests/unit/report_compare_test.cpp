@@ -68,6 +68,28 @@ TEST(Compare, DoctoredTwentyPercentDropOnADeterministicProbeRegresses) {
   EXPECT_THAT(table, HasSubstr("REGRESSION tiny-f16-q4_0 complete/common_prefix_chars"));
 }
 
+TEST(Compare, ADeterministicChangeAcrossHostsIsInconclusiveNotARegression) {
+  // Another CPU class rounds differently and moves near-tied greedy tokens: the same drop that regresses on
+  // one host is, across hosts, inconclusive — reported, failing only with fail_inconclusive.
+  const auto base = summary_of(testing::fixture_records());
+  const auto cur = summary_of(doctored("f16", "q4_0", "complete", "common_prefix_chars", 0.8));
+  CompareOptions options;
+  options.host_changed = true;
+  auto cmp = compare_summaries(cur, base, options);
+  ASSERT_TRUE(cmp);
+  const Check* c = find_check(*cmp, "tiny-f16-q4_0", "common_prefix_chars");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->verdict, Verdict::inconclusive);
+  EXPECT_EQ(c->why, ReasonCode::host_changed);
+  EXPECT_THAT(explain(*c, *cmp), HasSubstr("computed on another host"));
+  EXPECT_EQ(cmp->count(Verdict::regression), 0u);
+  EXPECT_EQ(exit_status(*cmp), 0);
+  options.fail_inconclusive = true;
+  auto strict = compare_summaries(cur, base, options);
+  ASSERT_TRUE(strict);
+  EXPECT_EQ(exit_status(*strict), 1);
+}
+
 TEST(Compare, ChangeWithinToleranceIsNotARegression) {
   const auto base = summary_of(testing::fixture_records());
   const auto cur = summary_of(doctored("f16", "q4_0", "complete", "common_prefix_chars", 0.97));

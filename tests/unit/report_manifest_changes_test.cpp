@@ -159,4 +159,30 @@ TEST(ManifestChanges, CompareSaysThemAboveTheChecksInEveryFormat) {
   EXPECT_THAT(report::write_junit(cmp), Not(HasSubstr("What changed")));
 }
 
+TEST(ManifestChanges, AnotherHostsComputeIsNamedFirstAndOnlyWhenBothRunsRecordedIt) {
+  // What llama.cpp's system_info reported, in each cell's effective.attention (the manifest's compute
+  // is read from them when the manifest predates the field).
+  const auto with_features = [](json m, const json& features) {
+    for (auto& c : m["cells"]) c["effective"]["attention"] = {{"backends", {"CPU"}}, {"devices", json::array()},
+                                                              {"cpu_features", features}};
+    return m;
+  };
+  const json avx512 = with_features(manifest_json(), {"AVX", "AVX2", "AVX512", "AVX512_VNNI"});
+  json avx2 = with_features(manifest_json(), {"AVX", "AVX2"});
+  avx2["server_env"]["LLAMA_ATTN_ROT_DISABLE"] = "1";
+  EXPECT_TRUE(report::compute_differs(manifest(avx512), manifest(avx2)));
+  const auto changes = lines(report::manifest_changes(manifest(avx512), manifest(avx2)));
+  ASSERT_FALSE(changes.empty());
+  EXPECT_EQ(changes.front(), "host: CPU (CPU: AVX AVX2 AVX512 AVX512_VNNI) → CPU (CPU: AVX AVX2)");
+  EXPECT_THAT(changes, ::testing::Contains("env LLAMA_ATTN_ROT_DISABLE: unset → 1"));
+  // The manifest's own field wins over the cells'.
+  json recorded = avx2;
+  recorded["compute"] = {{"backends", {"CPU"}}, {"devices", json::array()}, {"cpu_features", {"AVX", "AVX2", "AVX512", "AVX512_VNNI"}}};
+  EXPECT_FALSE(report::compute_differs(manifest(avx512), manifest(recorded)));
+  // A run that never recorded its compute (an older baseline) is not another host, only an unknown one.
+  EXPECT_FALSE(report::compute_differs(manifest(manifest_json()), manifest(avx2)));
+  EXPECT_THAT(lines(report::manifest_changes(manifest(manifest_json()), manifest(avx2))),
+              Not(::testing::Contains(HasSubstr("host:"))));
+}
+
 }  // namespace

@@ -132,9 +132,9 @@ class SpeedProbeTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir); }
 
-  std::unique_ptr<kvsweep::probe::Probe> make(json cfg) {
+  std::unique_ptr<kvsweep::probe::Probe> make(json cfg, bool host_amx = false) {
     cfg["kind"] = "speed";
-    return kvsweep::probe::make_speed_probe_with(cfg, ConfigSource{{"t.json", "probes[1]"}, dir}, runner);
+    return kvsweep::probe::make_speed_probe_with(cfg, ConfigSource{{"t.json", "probes[1]"}, dir}, runner, host_amx);
   }
 
   Expected<kvsweep::probe::ItemResult> run(kvsweep::probe::Probe& probe, std::size_t item, const std::string& k,
@@ -212,6 +212,24 @@ TEST_F(SpeedProbeTest, AFailedRunIsAProcessErrorWithTheToolsLastLines) {
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error().kind, ErrorKind::process);
   EXPECT_THAT(res.error().message, HasSubstr("failed to load model"));
+}
+
+TEST_F(SpeedProbeTest, ASegfaultOnAnAmxHostNamesLlamaCppsAmxPathAndABuildWithoutIt) {
+  // llama-bench logs nothing of its buffers: on a host with AMX its death by a signal is named as the
+  // likely AMX crash (ggml-org/llama.cpp#20824), with the one remedy llama-bench has.
+  runner->kill_signal = 11;
+  auto res = run(*make({}, /*host_amx=*/true), 0, "f16", "f16");
+  ASSERT_FALSE(res);
+  EXPECT_EQ(res.error().kind, ErrorKind::process);
+  EXPECT_THAT(res.error().message, HasSubstr("killed by signal 11"));
+  EXPECT_THAT(res.error().message, HasSubstr("AMX matrix-multiply path"));
+  EXPECT_THAT(res.error().message, HasSubstr("ggml-org/llama.cpp#20824"));
+  EXPECT_THAT(res.error().message, HasSubstr("-mno-amx-int8"));
+  // The same death on a host without AMX is only a signal.
+  auto plain = run(*make({}, /*host_amx=*/false), 0, "f16", "f16");
+  ASSERT_FALSE(plain);
+  EXPECT_THAT(plain.error().message, HasSubstr("killed by signal 11"));
+  EXPECT_THAT(plain.error().message, ::testing::Not(HasSubstr("AMX")));
 }
 
 TEST_F(SpeedProbeTest, BadConfigsNameTheKey) {

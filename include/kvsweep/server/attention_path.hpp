@@ -35,6 +35,10 @@ struct AttentionFacts {
   std::vector<std::string> devices;   // device_info: "CUDA0", "CPU"
   std::vector<std::string> backends;  // system_info's sections: "CUDA", "CPU"
   std::string fa_quants;              // system_info's FA_QUANTS ("q4_0-q4_0,…" or "all"); "" when absent
+  /// system_info's CPU section, the features the build computes with ("AVX2", "AVX512", "AMX_INT8", …: those
+  /// "= 1", in the log's order); empty when absent. Built -march=native, they are the build host's CPU;
+  /// its kernels' rounding follows them (AVX-512 and AVX2 builds move near-tied greedy tokens).
+  std::vector<std::string> cpu_features;
   int head_dim_k = 0;                 // print_info: n_embd_head_k / _v; 0 when absent
   int head_dim_v = 0;
   GraphSplits splits;

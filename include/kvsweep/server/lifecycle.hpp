@@ -15,6 +15,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/http/credentials.hpp"
+#include "kvsweep/process/known_crash.hpp"
 #include "kvsweep/process/launcher.hpp"
 #include "kvsweep/server/backend.hpp"
 
@@ -67,6 +68,9 @@ class Flavour {
   virtual ~Flavour() = default;
   /// Who the messages name ("llama-server", "ollama serve").
   virtual std::string who() const = 0;
+  /// The llama.cpp program this flavour runs, for the crashes kvsweep recognises by their log
+  /// (process/known_crash); nullopt: another server, nothing known of its crashes.
+  virtual std::optional<process::LlamaProgram> llama_program() const { return std::nullopt; }
   /// The child for a cell on `port`: argv and environment (the lifecycle sets log_path).
   virtual process::LaunchSpec launch_spec(const CellSpec& spec, int port) const = 0;
   /// The line written to the cell's log before the launch; never a secret value. Default: the argv.

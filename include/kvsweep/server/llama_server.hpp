@@ -20,6 +20,7 @@ class LlamaServerFlavour final : public Flavour {
  public:
   explicit LlamaServerFlavour(LlamaServerOptions options) : m_options(std::move(options)) {}
   std::string who() const override { return "llama-server"; }
+  std::optional<process::LlamaProgram> llama_program() const override { return process::LlamaProgram::server; }
   process::LaunchSpec launch_spec(const CellSpec& spec, int port) const override;
   std::string ready_path() const override { return "/health"; }
   /// llama-server logs "llama_server: model loaded" (older builds "main: model loaded") after the KV

@@ -133,6 +133,7 @@ class OllamaFlavour final : public Flavour {
   OllamaFlavour(std::string binary, std::vector<std::string> tags)
       : m_binary(std::move(binary)), m_attached(false), m_check_only(std::move(tags)), m_checking(true) {}
   std::string who() const override { return m_attached ? "Ollama" : "ollama serve"; }
+  std::optional<process::LlamaProgram> llama_program() const override { return process::LlamaProgram::ollama; }
   process::LaunchSpec launch_spec(const CellSpec& spec, int port) const override;
   std::string launch_line(const process::LaunchSpec& launch) const override;
   void describe_launch(const process::LaunchSpec& launch, nlohmann::json& info) const override;

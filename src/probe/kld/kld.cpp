@@ -14,6 +14,7 @@
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/corpus/random_bodies.hpp"
 #include "kvsweep/probe/input_file.hpp"
+#include "kvsweep/process/known_crash.hpp"
 #include "kvsweep/probe/random_bodies_config.hpp"
 #include "kvsweep/probe/tool_args.hpp"
 #include "kvsweep/probe/tool_text.hpp"
@@ -202,9 +203,14 @@ class KldProbe final : public Probe {
                                    const std::filesystem::path& log) const {
     auto ran = m_runner->run(argv, env, log, std::chrono::seconds(m_timeout_s));
     if (!ran) return ran;
-    if (ran->status.signaled || ran->status.code != 0)
-      return core::fail(core::ErrorKind::process, "llama-perplexity " + ran->status.describe() + " (" + join(argv) +
-                                                      "); last lines:" + output_tail(ran->output));
+    if (ran->status.signaled || ran->status.code != 0) {
+      std::string known;
+      if (auto crash = process::known_crash(process::LlamaProgram::perplexity, ran->output, ran->status.signaled,
+                                            process::host_has_amx()))
+        known = " — " + *crash;
+      return core::fail(core::ErrorKind::process, "llama-perplexity " + ran->status.describe() + known + " (" +
+                                                      join(argv) + "); last lines:" + output_tail(ran->output));
+    }
     return ran;
   }
 

@@ -30,8 +30,8 @@ struct SpeedConfig {
 
 class SpeedProbe final : public Probe {
  public:
-  SpeedProbe(SpeedConfig config, std::shared_ptr<process::ToolRunner> runner)
-      : m_config(std::move(config)), m_runner(std::move(runner)) {}
+  SpeedProbe(SpeedConfig config, std::shared_ptr<process::ToolRunner> runner, bool host_amx)
+      : m_config(std::move(config)), m_runner(std::move(runner)), m_host_amx(host_amx) {}
 
   std::string kind() const override { return "speed"; }
   std::string name() const override { return m_config.name; }
@@ -83,9 +83,13 @@ class SpeedProbe final : public Probe {
 
     auto ran = m_runner->run(argv, cell.env, log, std::chrono::seconds(m_config.timeout_s));
     if (!ran) return std::unexpected(ran.error());
-    if (ran->status.signaled || ran->status.code != 0)
-      return core::fail(core::ErrorKind::process, "llama-bench " + ran->status.describe() + " (" + command_line(argv) +
-                                                      "); last lines:" + output_tail(ran->output));
+    if (ran->status.signaled || ran->status.code != 0) {
+      std::string known;
+      if (auto crash = process::known_crash(process::LlamaProgram::bench, ran->output, ran->status.signaled, m_host_amx))
+        known = " — " + *crash;
+      return core::fail(core::ErrorKind::process, "llama-bench " + ran->status.describe() + known + " (" +
+                                                      command_line(argv) + "); last lines:" + output_tail(ran->output));
+    }
     auto tests = parse_bench_output(ran->output);
     if (!tests) return std::unexpected(tests.error());
 
@@ -137,6 +141,7 @@ class SpeedProbe final : public Probe {
 
   SpeedConfig m_config;
   std::shared_ptr<process::ToolRunner> m_runner;
+  bool m_host_amx;
 };
 
 std::vector<int> get_depths(const json& cfg, const config::Site& s) {
@@ -150,7 +155,7 @@ std::unique_ptr<Probe> make_speed_probe(const json& cfg, const ConfigSource& sit
 }
 
 std::unique_ptr<Probe> make_speed_probe_with(const json& cfg, const ConfigSource& site,
-                                             std::shared_ptr<process::ToolRunner> runner) {
+                                             std::shared_ptr<process::ToolRunner> runner, bool host_amx) {
   const config::Site& s = site.site;
   config::check_keys(cfg, {"kind", "name", "depths", "pp", "tg", "repetitions", "binary", "args", "timeout_s"}, s);
   SpeedConfig c;
@@ -164,7 +169,7 @@ std::unique_ptr<Probe> make_speed_probe_with(const json& cfg, const ConfigSource
   if (c.binary.empty()) s.child("binary").fail("must not be empty");
   c.args = config::get_strings(cfg, "args", {}, s);
   c.timeout_s = static_cast<int>(config::get_int_in(cfg, "timeout_s", 3600, 1, 1 << 30, s));
-  return std::make_unique<SpeedProbe>(std::move(c), std::move(runner));
+  return std::make_unique<SpeedProbe>(std::move(c), std::move(runner), host_amx);
 }
 
 }  // namespace kvsweep::probe

@@ -269,7 +269,11 @@ void decide(Comparison& cmp) {
     const bool significant = !exact && c.p_holm < cmp.alpha;
     const bool evidence = significant || exact;
     c.why = exact ? ReasonCode::exact : significant ? ReasonCode::significant : ReasonCode::not_significant;
-    if (bad > c.tolerance + slack && evidence) {
+    if (bad > c.tolerance + slack && exact && cmp.host_changed) {
+      // Another CPU class rounds differently and moves near-tied greedy tokens: the host, not the K/V setting.
+      c.verdict = Verdict::inconclusive;
+      c.why = ReasonCode::host_changed;
+    } else if (bad > c.tolerance + slack && evidence) {
       c.verdict = Verdict::regression;
     } else if (bad > c.tolerance + slack && !c.powered) {
       c.verdict = Verdict::inconclusive;
@@ -359,6 +363,7 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
   cmp.baseline_name = baseline.run_name;
   cmp.alpha = options.alpha;
   cmp.fail_inconclusive = options.fail_inconclusive;
+  cmp.host_changed = options.host_changed;
   cmp.allow_missing = options.allow_missing;
   const RunDifferences differences = run_differences(current, baseline);
   cmp.differences = differences.sentences;
@@ -417,12 +422,17 @@ std::string explain_change(const Check& c, const Comparison& cmp) {
     case ReasonCode::exact:
     case ReasonCode::significant:
     case ReasonCode::not_significant:
-    case ReasonCode::underpowered: break;
+    case ReasonCode::underpowered:
+    case ReasonCode::host_changed: break;
   }
   const std::string change = "mean " + shortest(c.baseline_mean) + " → " + shortest(c.current_mean) + " (Δ " +
                              (c.delta > 0 ? "+" : "") + shortest(c.delta) + ", tolerance " + shortest(c.tolerance) + ")";
   const std::string test = c.test + " p " + format_p(c.p) + ", Holm " + format_p(c.p_holm);
   if (c.why == ReasonCode::exact) return change + "; deterministic probe, same " + std::to_string(c.n_common) + " items";
+  if (c.why == ReasonCode::host_changed)
+    return change + "; deterministic probe, same " + std::to_string(c.n_common) +
+           " items, computed on another host (llama.cpp's CPU features differ: its kernels round differently and "
+           "move near-tied tokens): not a regression of the K/V setting; a baseline from this host class gates it";
   if (c.why == ReasonCode::significant) return change + "; " + test;
   if (c.why == ReasonCode::not_significant) return change + "; " + test + " (not significant)";
   const bool flips = c.test == "mcnemar";
@@ -492,7 +502,7 @@ std::optional<sweep::Manifest> manifest_of_summary(const std::filesystem::path& 
   nlohmann::json m = {{"server", context.value("server", nlohmann::json::object())},
                       {"kvsweep", context.value("kvsweep", nlohmann::json::object())},
                       {"models", context.value("models", nlohmann::json::array())}};
-  for (const char* key : {"n_ctx", "server_env"})
+  for (const char* key : {"n_ctx", "server_env", "compute"})
     if (context.contains(key)) m[key] = context[key];
   if (context.contains("run") && context["run"].is_object() && context["run"].contains("config_hash"))
     m["config_hash"] = context["run"]["config_hash"];

@@ -179,6 +179,14 @@ std::string method(const CostTable& costs) {
 
 }  // namespace
 
+std::string speed_source_note(const CellCost& c) {
+  const bool pp = c.pp_source == CellCost::SpeedSource::server, tg = c.tg_source == CellCost::SpeedSource::server;
+  if (!c.speed_probe || !(pp || tg)) return "";
+  if (c.bench_missing) return "from server timings, the speed probe measured nothing";
+  return std::string(pp && tg ? "pp and tg" : pp ? "pp" : "tg") + " from server timings, the speed probe did not measure " +
+         (pp && tg ? "them" : "it");
+}
+
 const CellCost* CostTable::find(std::size_t cell) const {
   for (const auto& c : cells) {
     if (c.cell == cell) return &c;
@@ -277,6 +285,8 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
     std::sort(c.bench.begin(), c.bench.end(), [](const BenchSpeed& a, const BenchSpeed& b) { return a.depth < b.depth; });
     table.cells.push_back(c);
   }
+  const bool speed_probe =
+      std::any_of(data.probes().begin(), data.probes().end(), [](const ProbeDef& p) { return p.kind == "speed"; });
   for (auto& c : table.cells) {
     const auto ref = data.reference(data.cells()[c.cell].group());
     const CellCost* r = ref ? table.find(*ref) : nullptr;
@@ -292,6 +302,15 @@ CostTable cell_costs(const RunData& data, std::optional<int> context, const Summ
     }
     c.pp_x_worst = std::isfinite(pp_worst) ? pp_worst : c.prompt_x;
     c.tg_x_worst = std::isfinite(tg_worst) ? tg_worst : c.decode_x;
+    const auto source = [](double bench_x, double server_x) {
+      return std::isfinite(bench_x)    ? CellCost::SpeedSource::bench
+             : std::isfinite(server_x) ? CellCost::SpeedSource::server
+                                       : CellCost::SpeedSource::none;
+    };
+    c.pp_source = source(pp_worst, c.prompt_x);
+    c.tg_source = source(tg_worst, c.decode_x);
+    c.speed_probe = speed_probe;
+    c.bench_missing = speed_probe && (c.bench.empty() || r == nullptr || r->bench.empty());
     if (r) c.speed_caveat = speed_caveat(data, c, *r);
   }
   return table;

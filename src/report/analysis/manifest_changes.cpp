@@ -183,6 +183,7 @@ std::string cells_text(const ManifestChange& c) {
 
 std::string_view to_string(ChangeArea area) {
   switch (area) {
+    case ChangeArea::host: return "host";
     case ChangeArea::setting: return "setting";
     case ChangeArea::context: return "context";
     case ChangeArea::server: return "server";
@@ -194,8 +195,21 @@ std::string_view to_string(ChangeArea area) {
   return "setting";
 }
 
+json compute_of(const sweep::Manifest& manifest) {
+  return manifest.compute.is_null() ? sweep::host_compute(manifest.cell_list()) : manifest.compute;
+}
+
+bool compute_differs(const sweep::Manifest& baseline, const sweep::Manifest& current) {
+  const json before = compute_of(baseline), after = compute_of(current);
+  return before.is_object() && after.is_object() && before != after;
+}
+
 std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, const sweep::Manifest& current) {
   std::vector<ManifestChange> out;
+  // First: the host llama.cpp computed on moves every greedy output a little, whatever else changed.
+  if (compute_differs(baseline, current))
+    out.push_back({ChangeArea::host, "", "", {}, 0, sweep::describe_compute(compute_of(baseline)),
+                   sweep::describe_compute(compute_of(current))});
   setting_changes(baseline, current, out);
 
   // The environment as launched when both runs recorded it; else what both configs set.
@@ -241,6 +255,7 @@ std::string explain(const ManifestChange& c) {
   const std::string variant = c.variant.empty() ? "" : "variant " + c.variant + " ";
   std::string what;
   switch (c.area) {
+    case ChangeArea::host: what = "host"; break;
     case ChangeArea::setting: what = c.name + cells_text(c); break;
     case ChangeArea::context: what = c.name; break;
     case ChangeArea::server: what = (c.variant.empty() ? "server " : "server of variant " + c.variant + " ") + c.name; break;

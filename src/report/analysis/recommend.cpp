@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "kvsweep/report/analysis/cost_memory.hpp"
+#include "kvsweep/report/analysis/failures.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
 #include "kvsweep/stats/power.hpp"
@@ -36,16 +37,6 @@ bool gates(const ProbeDef& probe, const probe::MetricSpec& metric, const Recomme
     return options.gate.contains(probe.name + "." + metric.name) || options.gate.contains(metric.name);
   if (!probe.gate.empty()) return std::find(probe.gate.begin(), probe.gate.end(), metric.name) != probe.gate.end();
   return true;
-}
-
-/// Whether the cell started and answered anything: failed cells are not candidates.
-bool has_items(const RunData& data, std::size_t cell) {
-  for (const auto& p : data.probes()) {
-    for (const auto& item : data.items(cell, p.name)) {
-      if (item.ok) return true;
-    }
-  }
-  return false;
 }
 
 /// lower ÷ margin: above −1 is non-inferior.
@@ -363,9 +354,13 @@ ModelRecommendation recommend_model(const RunData& data, const std::string& mode
   mr.reference = data.reference(model);
   if (!mr.reference) return mr;
   const std::size_t ref = *mr.reference;
+  // A reference that answered nothing measured nothing: no cell is compared with it, nothing advised.
+  mr.nothing_measured = !measured(data, ref);
+  if (mr.nothing_measured) return mr;
   for (std::size_t index : data.grid_order()) {
     const CellDef& cell = data.cells()[index];
-    if (cell.group() != model || index == ref || !has_items(data, index)) continue;
+    // Whether the cell started and answered anything: failed cells are not candidates.
+    if (cell.group() != model || index == ref || !measured(data, index)) continue;
     mr.cells.push_back(cell_verdict(data, ref, index, costs, options));
   }
   mr.frontier = model_frontier(mr, ref, costs);

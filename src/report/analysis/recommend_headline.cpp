@@ -82,6 +82,10 @@ RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
   RecommendHeadline h;
   h.reference = mr.reference;
   if (!mr.reference) return h;
+  if (mr.nothing_measured) {
+    h.kind = RecommendHeadline::Kind::nothing_measured;
+    return h;
+  }
   if (mr.recommended) {
     h.kind = RecommendHeadline::Kind::recommended;
     h.cell = mr.recommended;
@@ -210,6 +214,16 @@ HeadlineWords inferior_words(const RecommendHeadline& h, const CellDef& ref) {
               (all ? std::string() : " and " + missed(h.cells_incomplete)) + ": keep the reference " + flag(ref) + "."};
 }
 
+/// No advice: a reference that answered nothing says nothing of any K/V setting, its own included.
+HeadlineWords nothing_measured_words(const CellDef& ref) {
+  const std::string first_line = ref.message.substr(0, ref.message.find('\n'));
+  return {"Nothing measured",
+          "the reference " + ref.types() + " has no ok record (" + ref.outcome +
+              (first_line.empty() ? std::string() : ": " + first_line) +
+              "), so no cell can be compared with it and nothing is advised. Fix what failed (the Cell outcomes in "
+              "report.md) and run again."};
+}
+
 }  // namespace
 
 HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
@@ -235,6 +249,7 @@ HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
               "every other cell missed a probe " + ref.types() + " answered: keep the reference " + flag(ref) + "."};
     case RecommendHeadline::Kind::no_other_cell:
       return {"No other cell answered", "nothing to compare " + ref.types() + " with: keep the reference " + flag(ref) + "."};
+    case RecommendHeadline::Kind::nothing_measured: return nothing_measured_words(ref);
     case RecommendHeadline::Kind::no_reference: break;
   }
   return {"No reference cell", "nothing to compare against."};

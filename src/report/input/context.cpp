@@ -48,6 +48,10 @@ nlohmann::json context_block(const RunData& data, const Generator& generator) {
   // What compare explains a change by when a baseline is this summary alone (no manifest beside it).
   if (m.n_ctx) context["n_ctx"] = *m.n_ctx;
   if (m.server_env) context["server_env"] = *m.server_env;
+  // What llama.cpp computed on (a run from before it was recorded: read from its cells' logs' facts).
+  if (const nlohmann::json compute = m.compute.is_null() ? sweep::host_compute(m.cell_list()) : m.compute;
+      !compute.is_null())
+    context["compute"] = compute;
   context["report"] = {{"kvsweep", {{"version", generator.version}, {"git_sha", generator.git_sha}}}};
   return context;
 }

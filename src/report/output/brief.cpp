@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvsweep/report/analysis/failures.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/output/report_document.hpp"
 #include "kvsweep/report/analysis/tables.hpp"
@@ -145,9 +146,11 @@ Document brief_document(const RunData& data, const RunSummary& summary, const st
   const std::filesystem::path report_dir = run_dir / "report";
   Document doc("kvsweep summary: " + data.name());
   doc.paragraph(status_line(data));
+  failures_section(doc, data);
   if (Table t = overview(data, summary); !t.rows.empty()) doc.table(std::move(t));
   else doc.paragraph("No values recorded.");
-  changes(doc, data, summary);
+  // A run whose every reference measured nothing compared no cell: no list of changes to read as an answer.
+  if (unmeasured_groups(data).size() < data.groups().size()) changes(doc, data, summary);
   doc.heading(2, "Verdict").list(verdict_items(data));
   doc.paragraph("Full report: " + (report_dir / "report.md").string() + " and " + (report_dir / "index.html").string() +
                 " (per-cell statistics, grids, figures, cost); kvsweep recommend " + run_dir.string() +

@@ -78,15 +78,21 @@ std::string speed_sentence(const CellCost& cost) {
          (cost.decode.n ? tok_s(cost.decode.tok_s, cost.decode_x)
                         : "— (no answer of " + fixed(kMinDecodeTokens, 0) + "+ tokens)");
   if (!cost.speed_caveat.empty()) out += " (" + cost.speed_caveat + ": ratios to take lightly)";
+  if (const std::string source = speed_source_note(cost); !source.empty()) out += " (" + source + ")";
   return out;
 }
 
 std::string speed_x(const CellCost* cost) {
   if (cost == nullptr) return "—";
   const auto x = [](double v) { return std::isfinite(v) ? fixed(v, 2) + "×" : "—"; };
-  // pp/tg from llama-bench stand on their repetitions; the server's prefill/decode may be weak.
-  const bool weak = !cost->speed_caveat.empty() && cost->bench.empty();
-  return x(cost->pp_x_worst) + " / " + x(cost->tg_x_worst) + (weak ? " (" + cost->speed_caveat + ")" : "");
+  // pp/tg from llama-bench stand on their repetitions; the server's prefill/decode may be weak, and
+  // where they stand in for the speed probe's, they say so.
+  const bool from_server =
+      cost->pp_source == CellCost::SpeedSource::server || cost->tg_source == CellCost::SpeedSource::server;
+  std::string notes = from_server ? cost->speed_caveat : "";
+  if (const std::string source = speed_source_note(*cost); !source.empty())
+    notes += (notes.empty() ? "" : "; ") + source;
+  return x(cost->pp_x_worst) + " / " + x(cost->tg_x_worst) + (notes.empty() ? "" : " (" + notes + ")");
 }
 
 std::string method_text(const Recommendation& rec) {
@@ -170,7 +176,7 @@ Table cell_verdict_table(const RunData& data, const Recommendation& rec, const M
   };
   if (const CellCost* ref_cost = rec.costs.find(*mr.reference)) {
     t.rows.push_back({data.cells()[*mr.reference].types() + " (ref)", bytes_text(ref_cost->kv_bytes_per_token),
-                      fixed(ref_cost->kv_mib_at_context, 1), "—", "—", "—", "", "0", "1.00× / 1.00×",
+                      fixed(ref_cost->kv_mib_at_context, 1), "—", "—", "—", "", "0", speed_x(ref_cost),
                       on_frontier(*mr.reference)});
   }
   for (const auto& cv : mr.cells) {
@@ -230,6 +236,7 @@ void model_section(Document& doc, const RunData& data, const Recommendation& rec
     return;
   }
   doc.paragraph(answer(data, rec, mr));
+  if (mr.nothing_measured) return;  // no verdicts, no ratios: the reference measured nothing
   if (!mr.over_vram.empty()) {
     std::string left = "Left out by --vram " + shortest(*rec.vram_gib) + " GiB (non-inferior, but too large):";
     for (const auto& [cell, need] : mr.over_vram) left += " " + data.cells()[cell].types() + " needs " + need + ";";
@@ -312,6 +319,9 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                        {"missing_probes", cv.missing_probes},
                        {"metrics", std::move(metrics)}});
       if (!data.cells()[cv.cell].path.empty()) cells.back()["path"] = data.cells()[cv.cell].path;
+      // Where a speed ratio --max-slowdown read came from, when the speed probe could not measure it.
+      if (const CellCost* cost = rec.costs.find(cv.cell); cost && !speed_source_note(*cost).empty())
+        cells.back()["speed_source"] = speed_source_note(*cost);
     }
     ojson frontier = ojson::array();
     for (std::size_t f : mr.frontier) frontier.push_back(data.cells()[f].id);
@@ -321,6 +331,7 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
     models.push_back({{"model", model},
                       {"reference", mr.reference ? ojson(data.cells()[*mr.reference].id) : ojson(nullptr)},
                       {"recommended", mr.recommended ? ojson(data.cells()[*mr.recommended].id) : ojson(nullptr)},
+                      {"nothing_measured", mr.nothing_measured},
                       {"frontier", std::move(frontier)},
                       {"cells", std::move(cells)},
                       {"k_vs_v", std::move(k_vs_v)}});

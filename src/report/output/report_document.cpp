@@ -5,6 +5,7 @@
 #include "kvsweep/report/analysis/calibration.hpp"
 #include "kvsweep/report/input/context.hpp"
 #include "kvsweep/report/analysis/cost.hpp"
+#include "kvsweep/report/analysis/failures.hpp"
 #include "kvsweep/report/output/csv.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/recommend_headline.hpp"
@@ -44,8 +45,13 @@ std::vector<std::string> bundle_files(const RunData& data, const RunSummary& sum
 }
 
 std::string status_line(const RunData& data) {
-  const std::string status = data.manifest().status_text();
-  return "Run status: " + (status.empty() ? std::string("unknown") : status) + " · " +
+  const std::string status = run_status(data);
+  const std::vector<std::string> unmeasured = unmeasured_groups(data);
+  std::string nothing;
+  for (const auto& group : unmeasured) nothing += (nothing.empty() ? " · nothing measured for " : ", ") + group;
+  if (!nothing.empty())
+    nothing += unmeasured.size() == 1 ? " (its reference cell has no ok record)" : " (their reference cells have no ok record)";
+  return "Run status: " + (status.empty() ? std::string("unknown") : status) + nothing + " · " +
          std::to_string(data.cells().size()) + " cells · " + std::to_string(data.records().size()) + " records.";
 }
 
@@ -63,6 +69,7 @@ namespace {
 void front_matter(Document& doc, const RunData& data, const RunSummary& summary, const std::vector<std::string>& files) {
   if (const std::string context = context_line(data); !context.empty()) doc.paragraph(context, Paragraph::Tone::context);
   doc.paragraph(status_line(data));
+  failures_section(doc, data);
   doc.paragraph(method_note(data, summary));
   if (files.empty()) return;
   Text links{plain("Files: ")};
@@ -105,7 +112,12 @@ void probe_section(Document& doc, const RunData& data, const RunSummary& summary
   }
   Table headline = headline_table(data, summary, probe.name);
   if (headline.rows.empty()) {
-    doc.paragraph("No values recorded.");
+    const auto failures = failed_probes(data);
+    const auto failed =
+        std::find_if(failures.begin(), failures.end(), [&](const ProbeFailure& f) { return f.probe == probe.name; });
+    // A probe that failed on every cell says how, not only that it has no values.
+    doc.paragraph(failed == failures.end() ? std::string("No values recorded.")
+                                           : "No values recorded: " + explain(*failed) + ".");
     return;
   }
   doc.table(std::move(headline));

@@ -66,6 +66,8 @@ std::string RunManifest::update(const std::vector<CellResult>& results, const st
     fold_cell(cells, cell);
   }
   m_paths = resolve_attention_paths(cells);
+  // The host's compute as llama.cpp reported it, once a cell's server logged it (kept across resumes).
+  if (m_manifest.compute.is_null()) m_manifest.compute = host_compute(cells);
   m_manifest.cells = cells;
   m_manifest.status = status;
   m_manifest.updated_at = core::iso8601(std::chrono::system_clock::now());

@@ -210,6 +210,7 @@ std::optional<Manifest> Manifest::from_json(const json& j) {
   }
   take_json(rest, "variant_servers", m.variant_servers);
   take_json(rest, "host", m.host);
+  take_json(rest, "compute", m.compute);
   take(rest, "server_env", m.server_env, is_string_map);
   take_text(rest, "started_at", m.started_at);
   take_text(rest, "updated_at", m.updated_at);
@@ -234,6 +235,35 @@ std::optional<Manifest> Manifest::from_json(const json& j) {
   return m;
 }
 
+json host_compute(const std::vector<ManifestCell>& cells) {
+  for (const auto& c : cells) {
+    if (!c.effective || !c.effective->attention.is_object()) continue;
+    const json& a = c.effective->attention;
+    const json backends = a.value("backends", json::array());
+    if (!backends.is_array() || backends.empty()) continue;
+    return {{"backends", backends},
+            {"devices", a.value("devices", json::array())},
+            {"cpu_features", a.value("cpu_features", json::array())}};
+  }
+  return nullptr;
+}
+
+std::string describe_compute(const json& compute) {
+  if (!compute.is_object()) return "unknown";
+  const auto words = [&](const char* key, const char* sep) {
+    std::string out;
+    const json list = compute.value(key, json::array());
+    if (list.is_array())
+      for (const auto& w : list)
+        if (w.is_string()) out += (out.empty() ? "" : sep) + w.get<std::string>();
+    return out;
+  };
+  const std::string backends = words("backends", "+"), devices = words("devices", ","), cpu = words("cpu_features", " ");
+  std::string out = backends.empty() ? "unknown backend" : backends;
+  if (!devices.empty()) out += " on " + devices;
+  return out + " (CPU: " + (cpu.empty() ? "no features reported" : cpu) + ")";
+}
+
 const std::vector<ManifestCell>& Manifest::cell_list() const {
   static const std::vector<ManifestCell> kNone;
   return cells ? *cells : kNone;
@@ -253,6 +283,7 @@ json to_json(const Manifest& m) {
   put_json(j, "grown", m.grown);
   put_json(j, "variant_servers", m.variant_servers);
   put_json(j, "host", m.host);
+  put_json(j, "compute", m.compute);
   put(j, "server_env", m.server_env);
   put(j, "started_at", m.started_at);
   put(j, "updated_at", m.updated_at);

@@ -20,6 +20,7 @@
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/probe.hpp"
+#include "kvsweep/process/known_crash.hpp"
 #include "kvsweep/process/tool_runner.hpp"
 
 namespace kvsweep::probe {
@@ -41,8 +42,10 @@ struct BenchTest {
 core::Expected<std::vector<BenchTest>> parse_bench_output(std::string_view output);
 
 std::unique_ptr<Probe> make_speed_probe(const nlohmann::json& config, const ConfigSource& site);
-/// As make_speed_probe, running the tool through `runner`.
+/// As make_speed_probe, running the tool through `runner`; `host_amx`: whether the host's CPU has AMX
+/// (a llama-bench killed by a signal there is named as llama.cpp's AMX crash, process/known_crash).
 std::unique_ptr<Probe> make_speed_probe_with(const nlohmann::json& config, const ConfigSource& site,
-                                             std::shared_ptr<process::ToolRunner> runner);
+                                             std::shared_ptr<process::ToolRunner> runner,
+                                             bool host_amx = process::host_has_amx());
 
 }  // namespace kvsweep::probe

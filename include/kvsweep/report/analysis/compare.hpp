@@ -43,6 +43,9 @@ struct CompareOptions {
   /// The run may lack baseline cells or items (a smaller grid or a failed item on purpose): such checks
   /// are `missing` without failing the gate. Without it they fail it (exit 1, JUnit failures).
   bool allow_missing = false;
+  /// The two runs computed on different hosts as llama.cpp reported them (compute_differs): a deterministic
+  /// metric's change beyond the tolerance is then inconclusive (ReasonCode::host_changed), not a regression.
+  bool host_changed = false;
 };
 
 /// `inconclusive`: a bad-direction change beyond the tolerance on a check whose paired test cannot
@@ -60,6 +63,7 @@ enum class ReasonCode {
   significant,      // the paired test, Holm-adjusted, is below alpha
   not_significant,  // it is not
   underpowered,     // inconclusive: the test could not call a change of this size significant (Check::powered)
+  host_changed,     // inconclusive: a deterministic probe's change across hosts whose kernels round differently
   no_current,       // the baseline has values for the result, this run none (Check::outcome, items_failed)
   no_result,        // the baseline has values, this run has the cell but no result (Check::outcome)
   no_data,          // neither run has values
@@ -121,6 +125,7 @@ struct Comparison {
   std::size_t diagnostics = 0;        // (cell, probe, diagnostic metric) pairs both runs hold; reported, never gated
   bool fail_inconclusive = false;
   bool allow_missing = false;
+  bool host_changed = false;          // CompareOptions::host_changed
   std::size_t count(Verdict verdict) const;
   /// Whether a check's verdict fails the gate: a regression, an inconclusive one with fail_inconclusive,
   /// a missing one without allow_missing.

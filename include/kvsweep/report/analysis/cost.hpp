@@ -71,11 +71,26 @@ struct CellCost {
   /// The worst of the cell's pp (tg) ratios to the reference: llama-bench's over its depths when the
   /// run has them, else the prefill (decode) ratio above. NaN when unknown. What --max-slowdown reads.
   double pp_x_worst = 0.0, tg_x_worst = 0.0;
+  /// Where pp_x_worst (tg_x_worst) comes from: llama-bench (the speed probe), the server's timings
+  /// (prefill_x, decode_x), or nowhere (NaN).
+  enum class SpeedSource { none, bench, server };
+  SpeedSource pp_source = SpeedSource::none, tg_source = SpeedSource::none;
+  /// The run has the speed probe (a ratio from the server's timings then stands in for one it did
+  /// not measure, and says so: speed_source_note).
+  bool speed_probe = false;
+  /// The run has the speed probe, but it has no ok record of this cell or of its reference.
+  bool bench_missing = false;
   /// Why the prefill/decode ratios are weak, "" when they are not: a rate of the cell or its reference
   /// from fewer than kMinItemsForRatio items, or measured while the host's load average (the manifest's
   /// per-cell load_avg) was above its cores.
   std::string speed_caveat;
 };
+
+/// Where a ratio recommend shows (pp_x_worst, tg_x_worst) came from, when the speed probe could not
+/// measure it: "from server timings, the speed probe measured nothing" (no llama-bench record of the
+/// cell or its reference), "tg from server timings, the speed probe did not measure it" (one axis);
+/// "" when each ratio is llama-bench's, or the run has no speed probe.
+std::string speed_source_note(const CellCost& cost);
 
 struct CostTable {
   int context = 0;  // the context memory is shown at

@@ -15,14 +15,14 @@
 
 namespace kvsweep::report {
 
-enum class ChangeArea { setting, context, server, model, env, args, kvsweep };
+enum class ChangeArea { host, setting, context, server, model, env, args, kvsweep };
 std::string_view to_string(ChangeArea area);
 
 /// One thing that differs; `before` and `after` as the manifests hold them (nullopt: absent, unset, or
 /// not reported), values of secret-looking variables as recorded ("<redacted>").
 struct ManifestChange {
   ChangeArea area = ChangeArea::setting;
-  /// setting: the effective key (type_k, type_v, flash_attn, attn_rot_k, attn_rot_v, n_ctx, path);
+  /// host: "" (what llama.cpp computed on: sweep::describe_compute); setting: the effective key (type_k, type_v, flash_attn, attn_rot_k, attn_rot_v, n_ctx, path);
   /// context: "n_ctx"; server: a key of the backend's description (version, binary, …); model: the
   /// model's name; env: the variable; args and kvsweep: "".
   std::string name;
@@ -33,7 +33,15 @@ struct ManifestChange {
   std::optional<std::string> after;
 };
 
-/// Every difference, in the order: effective settings (one change per key and values, with the cells it
+/// The host's compute as llama.cpp reported it (Manifest::compute, else read from the cells); null: unknown.
+nlohmann::json compute_of(const sweep::Manifest& manifest);
+
+/// Whether the two runs computed on different hosts as llama.cpp reported them: both known and unequal.
+/// A deterministic metric then moves with the host's rounding, not with the K/V setting (compare calls
+/// such a change inconclusive).
+bool compute_differs(const sweep::Manifest& baseline, const sweep::Manifest& current);
+
+/// Every difference, in the order: the host's compute (when both runs recorded it), effective settings (one change per key and values, with the cells it
 /// holds for), environment (the recorded `server_env` when both manifests have it, else the config's
 /// server.env) and arguments (the server's, then each variant's), n_ctx, the server's description (and each
 /// variant's own binary's), the models' sha256, kvsweep's version. Empty when nothing differs. Cells are

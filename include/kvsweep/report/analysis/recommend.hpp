@@ -112,6 +112,9 @@ std::string explain(const AxisSensitivity& finding);
 struct ModelRecommendation {
   std::string model;
   std::optional<std::size_t> reference;  // index into RunData::cells()
+  /// The reference has no ok record: nothing was measured, no cell is compared with it (cells, frontier
+  /// and k_vs_v stay empty) and nothing is advised.
+  bool nothing_measured = false;
   std::vector<CellVerdict> cells;        // non-reference cells that started, in grid order
   /// indices into RunData::cells(), by KV bytes per token (reference included; a cell with an inferior
   /// verdict never)

@@ -23,8 +23,9 @@ struct RecommendHeadline {
   /// `difference_seen`: no cell has nothing worse seen, and some cell with no `inferior` verdict is
   /// below the reference on a gated metric. `inferior`: every other cell has an `inferior` verdict or
   /// missed a probe, at least one the former. `incomplete`: every other cell missed a probe.
-  /// `no_other_cell`: only the reference answered.
-  enum class Kind { recommended, not_proven, difference_seen, inferior, incomplete, no_other_cell, no_reference };
+  /// `no_other_cell`: only the reference answered. `nothing_measured`: the reference has no ok record
+  /// (ModelRecommendation::nothing_measured): no verdict, no advice.
+  enum class Kind { recommended, not_proven, difference_seen, inferior, incomplete, no_other_cell, no_reference, nothing_measured };
   Kind kind = Kind::no_reference;
   std::optional<std::size_t> reference;  // index into RunData::cells()
   /// recommended: that cell; not_proven: the cheapest cell with nothing worse seen; difference_seen: the

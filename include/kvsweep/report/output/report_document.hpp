@@ -25,7 +25,9 @@ Document report_document(const RunData& data, const RunSummary& summary, std::sp
 /// CSVs, report.md and index.html, in that order.
 std::vector<std::string> bundle_files(const RunData& data, const RunSummary& summary);
 
-/// "Run status: complete · 9 cells · 108 records."
+/// "Run status: complete · 9 cells · 108 records."; a run that ended with a group whose reference cell
+/// has no ok record: "Run status: failed · nothing measured for tiny (its reference cell has no ok
+/// record) · 4 cells · 0 records." (run_status, unmeasured_groups).
 std::string status_line(const RunData& data);
 
 /// One item per model: "tiny: **verdict**: sentence" (recommend's headline with the default margins).

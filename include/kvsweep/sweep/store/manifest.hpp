@@ -79,6 +79,10 @@ struct Manifest {
   nlohmann::json grown;             // resumes whose config added to the run's: [{from_config_hash, to_config_hash, added, at}]
   nlohmann::json variant_servers;   // variant name → its own binary's describe()
   nlohmann::json host;              // core::host_info()
+  /// What llama.cpp reported of the host it computed on (host_compute of the cells' logs):
+  /// {backends, devices, cpu_features}; null until a cell's server logged its system_info. Greedy
+  /// output depends on it (AVX-512 and AVX2 kernels round differently): compare names its change first.
+  nlohmann::json compute;
   /// The variables a cell's server reads (server::is_server_env_name) as kvsweep launched it: those
   /// it inherited from kvsweep's environment, overridden by the config's server.env; values of
   /// secret-looking names "<redacted>" (config::env_for_record). A variant's own env is in `config`.
@@ -106,6 +110,14 @@ struct Manifest {
   /// The cells, none when absent.
   const std::vector<ManifestCell>& cell_list() const;
 };
+
+/// What llama.cpp reported of the host in the first cell whose log showed its system_info (the cell's
+/// effective.attention): {"backends": ["CPU"], "devices": […], "cpu_features": ["AVX2", …]}; null when no
+/// cell's did. Every cell of a run shares the build and host, so one cell speaks for the run.
+nlohmann::json host_compute(const std::vector<ManifestCell>& cells);
+
+/// One line for a host's compute: "CPU (AVX512 AVX512_VNNI …)", "CUDA0 on CUDA+CPU (…)"; "unknown" for null.
+std::string describe_compute(const nlohmann::json& compute);
 
 /// The manifest's JSON: `extra`, then every field that is present.
 nlohmann::json to_json(const Manifest& manifest);
