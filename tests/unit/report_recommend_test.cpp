@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/report/analysis/recommend.hpp"
+#include "kvsweep/report/analysis/recommend_headline.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
 
 using ::testing::HasSubstr;
@@ -36,7 +37,7 @@ json record(const std::string& k, const std::string& v, const std::string& probe
 
 /// f16/f16 reference; q8_0/q8_0 the same answers on 60 items; q4_0/q4_0 fails half the binary items;
 /// q4_0/f16 fails every binary item and never ran the `sim` probe; f16/q4_0 answered only 8 items.
-RunData literal_run() {
+RunData literal_run(const json& server = json()) {
   json manifest = {
       {"name", "lit"},
       {"n_ctx", 4096},
@@ -49,6 +50,7 @@ RunData literal_run() {
       {"cells", {cell("f16", "f16", 2, 2), cell("q8_0", "q8_0", 1.0625, 1.0625), cell("q4_0", "q4_0", 0.5625, 0.5625),
                  cell("q4_0", "f16", 0.5625, 2), cell("f16", "q4_0", 2, 0.5625)}},
       {"config", {{"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16", "q8_0", "q4_0"}}, {"reference", "f16/f16"}}}}}};
+  if (!server.is_null()) manifest["config"]["server"] = server;
   std::vector<json> records;
   for (int i = 0; i < 60; ++i) {
     const double sim = 0.9 + 0.001 * (i % 7);
@@ -175,6 +177,40 @@ TEST(Recommend, NoEligibleCellSaysSo) {
   // q8_0/q8_0 answered every item as the reference did: seen as no different, not proven at margin 0.
   const std::string md = recommend_markdown(data, rec);
   EXPECT_THAT(md, HasSubstr("**No difference seen, not enough items to prove it**: -ctk q8_0 -ctv q8_0")) << md;
+}
+
+TEST(Recommend, OllamaAdviceNamesTheVariableItSetsAndThatKAndVAreTied) {
+  const RunData data = literal_run({{"backend", "ollama"}, {"binary", "ollama"}, {"api", "ollama"}});
+  const Recommendation rec = recommend(data);
+  const std::string md = recommend_markdown(data, rec);
+  EXPECT_THAT(md, HasSubstr("**Recommended: OLLAMA_KV_CACHE_TYPE=q8_0** — non-inferior")) << md;
+  EXPECT_THAT(md, HasSubstr("Ollama ties K and V: OLLAMA_KV_CACHE_TYPE is one type for both.")) << md;
+  const HeadlineWords h = explain(recommend_headline(rec.models[0]), data);
+  EXPECT_EQ(h.verdict, "Recommended: OLLAMA_KV_CACHE_TYPE=q8_0");
+  EXPECT_THAT(h.sentence, HasSubstr("Ollama ties K and V")) << h.sentence;
+  EXPECT_EQ(recommend_json(data, rec)["models"][0]["headline"]["verdict"], "Recommended: OLLAMA_KV_CACHE_TYPE=q8_0");
+
+  // Not proven: the cell and the reference to keep, both as the variable.
+  RecommendOptions strict;
+  strict.margins["complete.match_reference"] = 0.0;
+  strict.margins["similarity"] = 0.0;
+  const HeadlineWords unproven = explain(recommend_headline(recommend(data, strict).models[0]), data);
+  EXPECT_EQ(unproven.sentence.rfind("OLLAMA_KV_CACHE_TYPE=q8_0 (the cheapest such cell) answered like f16/f16", 0), 0u)
+      << unproven.sentence;
+  EXPECT_THAT(unproven.sentence, HasSubstr("Until then keep OLLAMA_KV_CACHE_TYPE=f16.")) << unproven.sentence;
+  EXPECT_THAT(unproven.sentence, Not(HasSubstr("-ctk"))) << unproven.sentence;
+}
+
+TEST(Recommend, LaunchTemplateAdviceUsesThePresetsFlag) {
+  const json server = {{"backend", "command"},
+                       {"api", "openai"},
+                       {"command", {{"preset", "custom"}, {"name", "Q-Server"}, {"kv_tied", false},
+                                    {"command", {"{binary}", "--cache-k", "{type_k}", "--cache-v", "{type_v}"}},
+                                    {"cache_types", {{"f16", "f16"}, {"q8_0", "q8_0"}, {"q4_0", "q4_0"}}}}}};
+  const RunData data = literal_run(server);
+  const std::string md = recommend_markdown(data, recommend(data));
+  EXPECT_THAT(md, HasSubstr("**Recommended: --cache-k q8_0 --cache-v q8_0** — non-inferior to f16/f16 on all 2 gated "
+                            "metrics. KV")) << md;
 }
 
 TEST(Recommend, AdaptiveCellsGetTheSequentialVerdictAndSaySo) {

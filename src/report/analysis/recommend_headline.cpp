@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kvsweep/report/format.hpp"
+#include "kvsweep/report/input/cache_setting.hpp"
 
 namespace kvsweep::report {
 
@@ -32,8 +33,6 @@ double settling_margin(const stats::NonInferiority& r) {
   if (!std::isfinite(r.lower) || r.lower >= 0) return 0.0;
   return std::ceil(-r.lower * 100.0 + 1e-6) / 100.0;
 }
-
-std::string flag(const CellDef& c) { return "-ctk " + c.type_k + " -ctv " + c.type_v; }
 
 /// Missed a probe the reference answered, or has no gated metric to judge.
 bool incomplete(const CellVerdict& cv) { return cv.metrics.empty() || !cv.missing_probes.empty(); }
@@ -115,6 +114,9 @@ RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
 
 namespace {
 
+/// How the user sets the cell's types on the run's server: "-ctk q8_0 -ctv f16", "OLLAMA_KV_CACHE_TYPE=q8_0".
+std::string setting(const RunData& data, const CellDef& c) { return cache_setting(data.manifest(), c).text; }
+
 std::string cells(std::size_t n) { return std::to_string(n) + (n == 1 ? " cell" : " cells"); }
 
 std::string missed(std::size_t n) {
@@ -156,12 +158,12 @@ HeadlineWords not_proven_words(const RecommendHeadline& h, const RunData& data, 
       more_helps ? " Run more items." : std::string(kCannotSettle) + " (recommend --gate, or the probe's \"gate\").";
   return {h.no_difference ? "No difference seen, not enough items to prove it"
                           : "Nothing worse seen, not enough items to prove it",
-          flag(data.cells()[*h.cell]) + " (the cheapest such cell) answered " +
+          setting(data, data.cells()[*h.cell]) + " (the cheapest such cell) answered " +
               (h.no_difference ? "like " : "no worse than ") + ref.types() + " on every gated metric over " +
               std::to_string(h.items) + " items, but non-inferiority is not proven: " + needs + "." + advice +
               (margins.empty() ? std::string()
                                : " A wider margin would settle it now, promising less: " + margins + ".") +
-              " Until then keep " + flag(ref) + "."};
+              " Until then keep " + setting(data, ref) + "."};
 }
 
 /// "recall.primary_matched -2.00 (mean of 4 paired items; ~12 items would settle it at margin 1)".
@@ -199,19 +201,19 @@ HeadlineWords difference_words(const RecommendHeadline& h, const RunData& data, 
     more_helps = more_helps || (b.verdict == stats::Decision::unknown && !beyond(b.items_needed, b.items_max));
   }
   return {"A difference seen, not proven",
-          flag(data.cells()[*h.cell]) + " (the cheapest cell not proven worse) moved from " + ref.types() +
+          setting(data, data.cells()[*h.cell]) + " (the cheapest cell not proven worse) moved from " + ref.types() +
               " in the bad direction on " + seen + ", but no verdict is inferior: the difference may be chance." + others_text(h) +
-              (more_helps ? " Until more items settle it keep " + flag(ref) + "."
-                          : std::string(kCannotSettle) + ". Until then keep " + flag(ref) + ".")};
+              (more_helps ? " Until more items settle it keep " + setting(data, ref) + "."
+                          : std::string(kCannotSettle) + ". Until then keep " + setting(data, ref) + ".")};
 }
 
 /// "Worse" only when every other cell is inferior; with cells that missed a probe beside them, both counted.
-HeadlineWords inferior_words(const RecommendHeadline& h, const CellDef& ref) {
+HeadlineWords inferior_words(const RecommendHeadline& h, const RunData& data, const CellDef& ref) {
   const bool all = h.cells_incomplete == 0;
   return {all ? "Worse than the reference" : "No cell to recommend",
           (all ? std::string("every other cell is") : cells(h.cells_inferior) + (h.cells_inferior == 1 ? " is" : " are")) +
               " inferior to " + ref.types() + " on some gated metric (worse than its margin allows, proven)" +
-              (all ? std::string() : " and " + missed(h.cells_incomplete)) + ": keep the reference " + flag(ref) + "."};
+              (all ? std::string() : " and " + missed(h.cells_incomplete)) + ": keep the reference " + setting(data, ref) + "."};
 }
 
 /// No advice: a reference that answered nothing says nothing of any K/V setting, its own included.
@@ -224,18 +226,15 @@ HeadlineWords nothing_measured_words(const CellDef& ref) {
               "report.md) and run again."};
 }
 
-}  // namespace
-
-HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
-  if (h.kind == RecommendHeadline::Kind::no_reference || !h.reference) return {"No reference cell", "nothing to compare against."};
-  const CellDef& ref = data.cells()[*h.reference];
+/// The words before the server's note (explain).
+HeadlineWords words(const RecommendHeadline& h, const RunData& data, const CellDef& ref) {
   switch (h.kind) {
     case RecommendHeadline::Kind::recommended: {
       std::string set;
       for (const auto& m : h.set_margins)
         set += std::string(set.empty() ? "" : "; ") + m.metric + " " + shortest(m.margin) + ": " +
                promise(m.kind, m.margin, ref.types());
-      return {"Recommended: " + flag(data.cells()[*h.cell]),
+      return {"Recommended: " + setting(data, data.cells()[*h.cell]),
               "non-inferior to " + ref.types() +
                   (h.gated == 1 ? std::string(" on its one gated metric")
                                 : " on all " + std::to_string(h.gated) + " gated metrics") +
@@ -243,16 +242,29 @@ HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
     }
     case RecommendHeadline::Kind::not_proven: return not_proven_words(h, data, ref);
     case RecommendHeadline::Kind::difference_seen: return difference_words(h, data, ref);
-    case RecommendHeadline::Kind::inferior: return inferior_words(h, ref);
+    case RecommendHeadline::Kind::inferior: return inferior_words(h, data, ref);
     case RecommendHeadline::Kind::incomplete:
       return {"No cell to recommend",
-              "every other cell missed a probe " + ref.types() + " answered: keep the reference " + flag(ref) + "."};
+              "every other cell missed a probe " + ref.types() + " answered: keep the reference " + setting(data, ref) + "."};
     case RecommendHeadline::Kind::no_other_cell:
-      return {"No other cell answered", "nothing to compare " + ref.types() + " with: keep the reference " + flag(ref) + "."};
+      return {"No other cell answered", "nothing to compare " + ref.types() + " with: keep the reference " + setting(data, ref) + "."};
     case RecommendHeadline::Kind::nothing_measured: return nothing_measured_words(ref);
     case RecommendHeadline::Kind::no_reference: break;
   }
   return {"No reference cell", "nothing to compare against."};
+}
+
+}  // namespace
+
+HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
+  if (h.kind == RecommendHeadline::Kind::no_reference || !h.reference) return {"No reference cell", "nothing to compare against."};
+  const CellDef& ref = data.cells()[*h.reference];
+  HeadlineWords out = words(h, data, ref);
+  // What the setting named does not say (Ollama's one type for K and V), once, after the advice.
+  if (h.kind != RecommendHeadline::Kind::nothing_measured)
+    if (const std::string note = cache_setting(data.manifest(), h.cell ? data.cells()[*h.cell] : ref).note; !note.empty())
+      out.sentence += " " + note + ".";
+  return out;
 }
 
 std::vector<std::pair<std::string, RecommendHeadline>> verdicts(const RunData& data) {

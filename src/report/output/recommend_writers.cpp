@@ -8,6 +8,7 @@
 #include "kvsweep/report/analysis/cost_memory.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/recommend_headline.hpp"
+#include "kvsweep/report/input/cache_setting.hpp"
 #include "kvsweep/stats/precision.hpp"
 
 namespace kvsweep::report {
@@ -129,9 +130,10 @@ Text answer(const RunData& data, const Recommendation& rec, const ModelRecommend
     const CellCost* cost = rec.costs.find(*mr.recommended);
     const auto* cv = &*std::find_if(mr.cells.begin(), mr.cells.end(),
                                     [&](const CellVerdict& v) { return v.cell == *mr.recommended; });
-    Text out{strong("Recommended: -ctk " + c.type_k + " -ctv " + c.type_v)};
+    const CacheSetting setting = cache_setting(data.manifest(), c);
+    Text out{strong("Recommended: " + setting.text)};
     std::string rest = " — non-inferior to " + ref.types() + " on all " + std::to_string(cv->metrics.size()) +
-                       " gated metrics. ";
+                       " gated metrics. " + (setting.note.empty() ? "" : setting.note + ". ");
     if (cost) {
       rest += "KV " + bytes_text(cost->kv_bytes_per_token) + " B/token (K " + bytes_text(cost->k_bytes_per_token) + ", V " +
               bytes_text(cost->v_bytes_per_token) + "), " + fixed(cost->kv_mib_at_context, 1) + " MiB at " +

@@ -258,7 +258,10 @@ std::string describe_compute(const json& compute) {
         if (w.is_string()) out += (out.empty() ? "" : sep) + w.get<std::string>();
     return out;
   };
-  const std::string backends = words("backends", "+"), devices = words("devices", ","), cpu = words("cpu_features", " ");
+  const std::string backends = words("backends", "+"), cpu = words("cpu_features", " ");
+  // The devices that say more than the backend does (a CPU build's one device is "CPU").
+  std::string devices = words("devices", ",");
+  if (devices == "CPU") devices.clear();
   std::string out = backends.empty() ? "unknown backend" : backends;
   if (!devices.empty()) out += " on " + devices;
   return out + " (CPU: " + (cpu.empty() ? "no features reported" : cpu) + ")";

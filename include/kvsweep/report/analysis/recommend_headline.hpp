@@ -72,7 +72,8 @@ struct RecommendHeadline {
 };
 
 /// A headline in words: the verdict ("Recommended: -ctk q8_0 -ctv f16", "No difference seen, not
-/// enough items to prove it", …) and the sentence (what it rests on and what to do; plain text).
+/// enough items to prove it", …) and the sentence (what it rests on and what to do; plain text). A cell
+/// is named as the run's server sets it (cache_setting: "OLLAMA_KV_CACHE_TYPE=q8_0" on Ollama).
 struct HeadlineWords {
   std::string verdict;
   std::string sentence;
