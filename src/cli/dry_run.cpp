@@ -90,12 +90,12 @@ void print_corpus(const probe::RecallProbe& recall, const config::Config& cfg, s
 }
 
 /// Per gated metric: can the items settle its verdict at its default margin?
-/// `gate`: the probe's config "gate" (null: every quality metric gates).
+/// `gate`: the probe's config "gate" (null: the metrics its role gates by default, MetricSpec::gated_by_default).
 void print_power(const probe::Probe& p, std::size_t items, const nlohmann::json& gate) {
   bool first = true;
   for (const auto& m : p.metrics()) {
-    if (!m.is_quality()) continue;
-    if (gate.is_array() && std::find(gate.begin(), gate.end(), m.name) == gate.end()) continue;
+    if (!m.is_judged()) continue;
+    if (gate.is_array() ? std::find(gate.begin(), gate.end(), m.name) == gate.end() : !m.gated_by_default()) continue;
     if (first) std::printf("    verdicts with %zu items per cell (non-inferiority at the default margin, alpha 0.05):\n", items);
     first = false;
     const probe::Margin margin = probe::default_margin(m, p.calibration(), {});

@@ -18,6 +18,9 @@ std::string shortest(double v) {
 
 Margin default_margin(const MetricSpec& metric, const std::optional<Probe::Calibration>& calibration,
                       std::span<const double> reference) {
+  if (metric.threshold)
+    return {*metric.threshold, "default: its distance threshold " + shortest(*metric.threshold) +
+                                   (metric.threshold_why.empty() ? std::string() : " (" + metric.threshold_why + ")")};
   switch (metric.kind) {
     case MetricKind::binary: return {0.05, "default: 5 points of a rate (binary)"};
     case MetricKind::count: {

@@ -4,16 +4,41 @@
 
 namespace kvsweep::probe {
 
+namespace {
+
+MetricSpec spec_of(std::string name, Direction direction, MetricKind kind, MetricRole role) {
+  MetricSpec spec;
+  spec.name = std::move(name);
+  spec.direction = direction;
+  spec.kind = kind;
+  spec.role = role;
+  return spec;
+}
+
+}  // namespace
+
 MetricSpec quality(std::string name, Direction direction, MetricKind kind) {
-  return {std::move(name), direction, kind, MetricRole::quality};
+  return spec_of(std::move(name), direction, kind, MetricRole::quality);
+}
+
+MetricSpec distance(std::string name, Direction direction, MetricKind kind, std::optional<double> threshold,
+                    std::string threshold_why) {
+  MetricSpec spec = spec_of(std::move(name), direction, kind, MetricRole::distance);
+  spec.threshold = threshold;
+  spec.threshold_why = std::move(threshold_why);
+  return spec;
+}
+
+MetricSpec change(std::string name, Direction direction, MetricKind kind) {
+  return spec_of(std::move(name), direction, kind, MetricRole::change);
 }
 
 MetricSpec diagnostic(std::string name, MetricKind kind, Direction direction) {
-  return {std::move(name), direction, kind, MetricRole::diagnostic};
+  return spec_of(std::move(name), direction, kind, MetricRole::diagnostic);
 }
 
 MetricSpec cost(std::string name, Direction direction, MetricKind kind) {
-  return {std::move(name), direction, kind, MetricRole::cost};
+  return spec_of(std::move(name), direction, kind, MetricRole::cost);
 }
 
 std::string_view to_string(Direction direction) {
@@ -37,6 +62,8 @@ std::string_view to_string(MetricKind kind) {
 std::string_view to_string(MetricRole role) {
   switch (role) {
     case MetricRole::quality: return "quality";
+    case MetricRole::distance: return "distance";
+    case MetricRole::change: return "change";
     case MetricRole::diagnostic: return "diagnostic";
     case MetricRole::cost: return "cost";
   }
@@ -58,18 +85,23 @@ std::optional<MetricKind> parse_metric_kind(std::string_view text) {
 }
 
 std::optional<MetricRole> parse_metric_role(std::string_view text) {
-  for (auto r : {MetricRole::quality, MetricRole::diagnostic, MetricRole::cost}) {
+  for (auto r : {MetricRole::quality, MetricRole::distance, MetricRole::change, MetricRole::diagnostic, MetricRole::cost}) {
     if (to_string(r) == text) return r;
   }
   return std::nullopt;
 }
 
 nlohmann::json to_json(const MetricSpec& spec) {
-  return {{"name", spec.name},
-          {"direction", std::string(to_string(spec.direction))},
-          {"kind", std::string(to_string(spec.kind))},
-          {"role", std::string(to_string(spec.role))},
-          {"higher_is_better", spec.higher_is_better()}};
+  nlohmann::json j = {{"name", spec.name},
+                      {"direction", std::string(to_string(spec.direction))},
+                      {"kind", std::string(to_string(spec.kind))},
+                      {"role", std::string(to_string(spec.role))},
+                      {"higher_is_better", spec.higher_is_better()}};
+  if (spec.threshold) {
+    j["threshold"] = *spec.threshold;
+    j["threshold_why"] = spec.threshold_why;
+  }
+  return j;
 }
 
 bool has_declaration(const nlohmann::json& j) {
@@ -96,10 +128,17 @@ core::Expected<MetricSpec> metric_spec_from_json(const nlohmann::json& j, std::s
   const auto kind = parse_metric_kind(word("kind"));
   if (!kind) return bad("kind", "binary, count, continuous");
   const auto role = parse_metric_role(word("role"));
-  if (!role) return bad("role", "quality, diagnostic, cost");
+  if (!role) return bad("role", "quality, distance, change, diagnostic, cost");
   spec.direction = *direction;
   spec.kind = *kind;
   spec.role = *role;
+  if (const auto t = j.find("threshold"); t != j.end()) {
+    if (!t->is_number() || t->get<double>() < 0.0)
+      return core::fail(core::ErrorKind::parse, at + ": metric " + spec.name + ": threshold " + t->dump() +
+                                                    " is not a number ≥ 0");
+    spec.threshold = t->get<double>();
+    spec.threshold_why = word("threshold_why");
+  }
   return spec;
 }
 

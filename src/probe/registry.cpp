@@ -35,7 +35,7 @@ const std::vector<Entry>& registry() {
 void check_gate(const nlohmann::json& gate, const Probe& probe, const config::Site& site) {
   std::vector<std::string> quality;
   for (const auto& m : probe.metrics())
-    if (m.is_quality()) quality.push_back(m.name);
+    if (m.is_judged()) quality.push_back(m.name);
   if (!gate.is_array() || gate.empty())
     site.fail("expected a non-empty array of the probe's quality metrics (" + [&] {
       std::string list;

@@ -74,6 +74,8 @@ TEST(FirstHourII, ASeenButUnprovenDifferenceIsNeverCalledWorse) {
   kt::TempDir dir;
   json cfg = three_cells();
   cfg["grid"]["k"] = {"f16", "q4_0"};
+  // complete's metrics are changes, gated only when named (issue 50): named here, by the probe's "gate".
+  cfg["probes"][0]["gate"] = {"match_reference", "common_prefix_chars"};
   const path run = dir / "run";
   auto swept = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   ASSERT_EQ(swept.exit_code, 0) << swept.output;

@@ -63,7 +63,7 @@ TEST(CompleteProbe, DeclaresExactlyTheMetricsItEmitsOnTheReferenceAndOnACell) {
   EXPECT_EQ(find_metric(specs, "match_reference")->kind, MetricKind::binary);
   EXPECT_EQ(find_metric(specs, "predicted_n")->role, MetricRole::diagnostic);
   EXPECT_EQ(find_metric(specs, "predicted_n")->direction, Direction::none);
-  EXPECT_FALSE(find_metric(specs, "predicted_n")->is_quality());
+  EXPECT_FALSE(find_metric(specs, "predicted_n")->is_judged());
   // The manifest entry carries the declarations.
   const json entry = manifest_entry(*probe);
   EXPECT_EQ(entry["deterministic"], true);

@@ -184,7 +184,7 @@ TEST_F(SpeedProbeTest, OneItemPerDepthRunsLlamaBenchBesideTheServerWithTheCellsS
 
 TEST_F(SpeedProbeTest, SpeedsAreCostMetricsNeverQuality) {
   auto probe = make({});
-  for (const auto& m : probe->metrics()) EXPECT_FALSE(m.is_quality()) << m.name;
+  for (const auto& m : probe->metrics()) EXPECT_FALSE(m.is_judged()) << m.name;
   EXPECT_EQ(kvsweep::probe::find_metric(probe->metrics(), "pp_tok_s")->role, kvsweep::probe::MetricRole::cost);
   EXPECT_EQ(kvsweep::probe::find_metric(probe->metrics(), "tg_tok_s")->role, kvsweep::probe::MetricRole::cost);
   EXPECT_FALSE(probe->deterministic());

@@ -33,8 +33,9 @@ class CompleteProbe final : public Probe {
   std::vector<InputFile> inputs() const override { return m_prompts.inputs; }
 
   std::vector<MetricSpec> metrics() const override {
-    return {quality("match_reference", Direction::higher_better, MetricKind::binary),
-            quality("common_prefix_chars", Direction::higher_better, MetricKind::count),
+    // Both compare the answer with the reference cell's: a change, not a loss (a rewording counts).
+    return {change("match_reference", Direction::higher_better, MetricKind::binary),
+            change("common_prefix_chars", Direction::higher_better, MetricKind::count),
             diagnostic("predicted_n", MetricKind::count)};
   }
   bool deterministic() const override { return true; }  // greedy, seed fixed

@@ -159,12 +159,14 @@ class DivergenceProbe final : public Probe {
   std::vector<InputFile> inputs() const override { return m_prompts.inputs; }
 
   std::vector<MetricSpec> metrics() const override {
-    return {quality("diverged", Direction::lower_better, MetricKind::binary),
-            quality("flip_index", Direction::higher_better, MetricKind::count),
-            quality("mean_kl", Direction::lower_better, MetricKind::continuous),
-            quality("max_kl", Direction::lower_better, MetricKind::continuous),
-            quality("mean_js", Direction::lower_better, MetricKind::continuous),
-            quality("same_top1_rate", Direction::higher_better, MetricKind::continuous),
+    // Whether and where the greedy text leaves the reference's: changes. How far each step's distribution
+    // moved: distances, the mean KL per step gated by its threshold (metric_spec.hpp: kMeanKlThreshold).
+    return {change("diverged", Direction::lower_better, MetricKind::binary),
+            change("flip_index", Direction::higher_better, MetricKind::count),
+            distance("mean_kl", Direction::lower_better, MetricKind::continuous, kMeanKlThreshold, kMeanKlWhy),
+            distance("max_kl", Direction::lower_better, MetricKind::continuous),
+            distance("mean_js", Direction::lower_better, MetricKind::continuous),
+            distance("same_top1_rate", Direction::higher_better, MetricKind::continuous),
             diagnostic("n_steps", MetricKind::count)};
   }
   bool deterministic() const override { return true; }  // greedy in both modes

@@ -65,20 +65,24 @@ class KldProbe final : public Probe {
   }
 
   std::vector<MetricSpec> metrics() const override {
-    std::vector<MetricSpec> out = {quality("mean_kld", Direction::lower_better, MetricKind::continuous),
+    // Distances from the reference's distribution; the two the field ranks K/V pairs by (mean KLD and its
+    // 99.9th percentile) gate on their thresholds (metric_spec.hpp: kMeanKlThreshold, kKldP999Threshold).
+    std::vector<MetricSpec> out = {distance("mean_kld", Direction::lower_better, MetricKind::continuous,
+                                            kMeanKlThreshold, kMeanKlWhy),
                                    diagnostic("mean_kld_se", MetricKind::continuous),
-                                   quality("same_top_p", Direction::higher_better, MetricKind::continuous),
+                                   distance("same_top_p", Direction::higher_better, MetricKind::continuous),
                                    diagnostic("same_top_p_se", MetricKind::continuous),
-                                   quality("ppl_ratio", Direction::lower_better, MetricKind::continuous),
+                                   distance("ppl_ratio", Direction::lower_better, MetricKind::continuous),
                                    diagnostic("ppl_ratio_se", MetricKind::continuous),
-                                   quality("rms_dp", Direction::lower_better, MetricKind::continuous),
+                                   distance("rms_dp", Direction::lower_better, MetricKind::continuous),
                                    diagnostic("rms_dp_se", MetricKind::continuous),
                                    diagnostic("ppl_q", MetricKind::continuous),
                                    diagnostic("ppl_base", MetricKind::continuous)};
     // The tail (KldSummary::tail): the 99.9th percentile of the per-token KLD is how the field now
-    // ranks K/V pairs, so it is gated; the rest is recorded for the report and for reading.
+    // ranks K/V pairs, so it gates on its threshold; the rest is recorded for the report and for reading.
     for (const auto& name : kld_tail_names())
-      out.push_back(name == "kld_p999" ? quality(name, Direction::lower_better, MetricKind::continuous)
+      out.push_back(name == "kld_p999" ? distance(name, Direction::lower_better, MetricKind::continuous,
+                                                  kKldP999Threshold, kKldP999Why)
                                        : diagnostic(name, MetricKind::continuous));
     return out;
   }

@@ -186,7 +186,7 @@ void pair_result(const SummaryResult& r, const SummaryResult& b, const SummaryDo
     const auto& xs = rm->values;
     const auto& ys = bm->values;
     const probe::MetricSpec spec = spec_for(current, baseline, r.probe, metric, all_binary(xs) && all_binary(ys));
-    if (!spec.is_quality()) {
+    if (!spec.is_judged()) {
       ++cmp.diagnostics;
       continue;
     }
@@ -212,7 +212,7 @@ void pair_missing(const SummaryDocument& current, const SummaryDocument& baselin
       const auto& ys = base_metric.values;
       if (ys.empty()) continue;
       const probe::MetricSpec spec = spec_for(current, baseline, b.probe, base_metric.name, all_binary(ys));
-      if (!spec.is_quality()) continue;
+      if (!spec.is_judged()) continue;
       Check c = start_check(b, cell == current_cells.end() ? b.cell : cell->second->id, base_metric.name, spec);
       no_current_values(c, ys, options);
       if (cell == current_cells.end()) {

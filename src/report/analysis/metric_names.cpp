@@ -12,7 +12,7 @@ void check_metric_name(std::string_view option, std::string_view spec, const std
   std::vector<std::string> accepted, diagnostics;
   for (const auto& [probe_name, metrics] : probes) {
     for (const auto& m : metrics) {
-      const bool ok = roles == AcceptedRoles::any || m.is_quality();
+      const bool ok = roles == AcceptedRoles::any || m.is_judged();
       auto& into = ok ? accepted : diagnostics;
       for (const std::string& key : {m.name, probe_name + "." + m.name})
         if (std::ranges::find(into, key) == into.end()) into.push_back(key);

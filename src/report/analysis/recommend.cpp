@@ -30,13 +30,14 @@ Margin margin_for(const ProbeDef& probe, const probe::MetricSpec& metric, const 
 }
 
 /// Whether `metric` decides verdicts: --gate when given (PROBE.METRIC or METRIC), else the probe's
-/// config "gate", else every quality metric.
+/// config "gate", else its role (MetricSpec::gated_by_default: quality, and distance with a threshold;
+/// a change metric only when named).
 bool gates(const ProbeDef& probe, const probe::MetricSpec& metric, const RecommendOptions& options) {
-  if (!metric.is_quality()) return false;
+  if (!metric.is_judged()) return false;
   if (!options.gate.empty())
     return options.gate.contains(probe.name + "." + metric.name) || options.gate.contains(metric.name);
   if (!probe.gate.empty()) return std::find(probe.gate.begin(), probe.gate.end(), metric.name) != probe.gate.end();
-  return true;
+  return metric.gated_by_default();
 }
 
 /// lower ÷ margin: above −1 is non-inferior.
@@ -65,7 +66,7 @@ AxisSensitivity k_versus_v(const RunData& data, const std::string& model, std::s
   out.alpha = options.alpha;
   const probe::MetricSpec* metric = nullptr;
   for (const auto& m : probe.metrics) {
-    if (m.is_quality() && !data.values(ref, probe.name, m.name).values.empty()) {
+    if (m.is_judged() && !data.values(ref, probe.name, m.name).values.empty()) {
       metric = &m;
       break;
     }

@@ -97,6 +97,13 @@ RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
     }
     return h;
   }
+  // Every cell answered every probe, yet none has a gated metric: the run measured only changes.
+  if (!mr.cells.empty() && std::all_of(mr.cells.begin(), mr.cells.end(), [](const CellVerdict& cv) {
+        return cv.metrics.empty() && cv.missing_probes.empty();
+      })) {
+    h.kind = RecommendHeadline::Kind::nothing_gated;
+    return h;
+  }
   if (const CellVerdict* cheapest = cheapest_of(mr, nothing_worse_seen)) {
     not_proven(*cheapest, h);
     return h;
@@ -216,6 +223,19 @@ HeadlineWords inferior_words(const RecommendHeadline& h, const RunData& data, co
               (all ? std::string() : " and " + missed(h.cells_incomplete)) + ": keep the reference " + setting(data, ref) + "."};
 }
 
+/// No advice: the run's judged metrics are all changes — how the output differs, not whether it got worse.
+HeadlineWords nothing_gated_words(const RunData& data) {
+  std::string changes;
+  for (const auto& p : data.probes())
+    for (const auto& m : p.metrics)
+      if (m.is_judged() && !m.gated_by_default()) changes += (changes.empty() ? "" : ", ") + p.name + "." + m.name;
+  return {"Nothing gated",
+          "this run measured only how the output changes (" + (changes.empty() ? std::string("no judged metric") : changes) +
+              "), not whether it got worse: a reworded answer is a change, not a loss. Nothing is advised; name the "
+              "changes that matter to you with recommend --gate (or a probe's \"gate\"), or add a probe scored "
+              "against ground truth (recall, toolcall) or a distance with a threshold (kld, divergence's mean_kl)."};
+}
+
 /// No advice: a reference that answered nothing says nothing of any K/V setting, its own included.
 HeadlineWords nothing_measured_words(const CellDef& ref) {
   const std::string first_line = ref.message.substr(0, ref.message.find('\n'));
@@ -249,6 +269,7 @@ HeadlineWords words(const RecommendHeadline& h, const RunData& data, const CellD
     case RecommendHeadline::Kind::no_other_cell:
       return {"No other cell answered", "nothing to compare " + ref.types() + " with: keep the reference " + setting(data, ref) + "."};
     case RecommendHeadline::Kind::nothing_measured: return nothing_measured_words(ref);
+    case RecommendHeadline::Kind::nothing_gated: return nothing_gated_words(data);
     case RecommendHeadline::Kind::no_reference: break;
   }
   return {"No reference cell", "nothing to compare against."};

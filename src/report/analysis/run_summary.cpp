@@ -53,7 +53,7 @@ MetricRoles roles_for(const ProbeDef& probe) {
   }
   auto usable = [&](const std::string& name, bool binary) {
     const MetricDef* m = probe::find_metric(probe.metrics, name);
-    return m != nullptr && m->is_quality() && m->is_binary() == binary;
+    return m != nullptr && m->is_judged() && m->is_binary() == binary;
   };
   for (const char* known : {"passed", "match_reference"}) {
     if (r.pass_metric.empty() && usable(known, true)) r.pass_metric = known;
@@ -68,7 +68,7 @@ MetricRoles roles_for(const ProbeDef& probe) {
     if (r.main_metric.empty() && usable(metric.name, false)) r.main_metric = metric.name;
   }
   for (const auto& metric : probe.metrics) {
-    if (r.main_metric.empty() && metric.is_quality()) r.main_metric = metric.name;
+    if (r.main_metric.empty() && metric.is_judged()) r.main_metric = metric.name;
   }
   if (r.main_metric.empty() && !probe.metrics.empty()) r.main_metric = probe.metrics.front().name;
   return r;
@@ -150,7 +150,7 @@ std::optional<GridStats> grid_of(const RunData& data, const SummaryOptions& opti
   g.probe = probe.name;
   g.metric = metric.name;
   g.higher_is_better = metric.higher_is_better();
-  g.quality = metric.is_quality();
+  g.quality = metric.is_judged();
   std::vector<double> bits_k, bits_v, bits_kv, means;
   std::map<std::string, std::vector<double>> rows, columns;  // cell means by K type, by V type
   for (std::size_t cell = 0; cell < cells.size(); ++cell) {

@@ -57,7 +57,11 @@ std::string better_arrow(bool higher_is_better) { return higher_is_better ? "↑
 std::string better_arrow(const MetricDef& metric) {
   if (metric.direction == probe::Direction::none) return "(diagnostic)";
   if (metric.role == probe::MetricRole::cost) return better_arrow(metric.higher_is_better()) + " (cost)";
-  return better_arrow(metric.higher_is_better()) + (metric.is_quality() ? "" : " (diagnostic)");
+  if (!metric.is_judged()) return better_arrow(metric.higher_is_better()) + " (diagnostic)";
+  // The role beside the arrow: a change is not a loss, a distance is judged by its threshold (quality: bare).
+  if (metric.role == probe::MetricRole::change) return better_arrow(metric.higher_is_better()) + " (change)";
+  if (metric.role == probe::MetricRole::distance) return better_arrow(metric.higher_is_better()) + " (distance)";
+  return better_arrow(metric.higher_is_better());
 }
 
 Table headline_table(const RunData& data, const RunSummary& summary, const std::string& probe) {
@@ -154,7 +158,7 @@ Table gradient_table(const RunData& data, const RunSummary& summary, const std::
   if (def == nullptr) return t;
   for (const auto& model : data.groups()) {
     for (const auto& metric : def->metrics) {
-      if (!metric.is_quality()) continue;  // a gradient is a quality verdict
+      if (!metric.is_judged()) continue;  // a gradient is a quality verdict
       const GridStats* g = summary.grid(model, probe, metric.name);
       if (g == nullptr) continue;
       std::vector<double> means;

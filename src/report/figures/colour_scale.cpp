@@ -58,7 +58,7 @@ ColourScale heatmap_scale(const probe::MetricSpec& metric, std::optional<std::pa
     lo = *std::min_element(means.begin(), means.end());
     hi = *std::max_element(means.begin(), means.end());
   }
-  if (!metric.is_quality()) {
+  if (!metric.is_judged()) {
     s.basis = ColourScale::Basis::neutral;
     s.lo = declared ? declared->first : lo;
     s.hi = declared ? declared->second : hi;

@@ -14,7 +14,7 @@ std::string tradeoff_metric(const RunData& data, const RunSummary& summary, cons
   const ProbeDef* def = data.probe(probe);
   if (def == nullptr) return "";
   for (const auto& m : def->metrics) {
-    if (!m.is_quality()) continue;
+    if (!m.is_judged()) continue;
     for (std::size_t cell = 0; cell < data.cells().size(); ++cell) {
       const MetricStats* s = summary.find(cell, probe, m.name);
       if (s != nullptr && s->summary.n > 0) return m.name;

@@ -31,7 +31,7 @@ std::string change_text(const CellDef& cell, const MetricStats& m) {
 
 bool is_quality(const ProbeDef& probe, const std::string& metric) {
   const auto def = std::find_if(probe.metrics.begin(), probe.metrics.end(), [&](const MetricDef& d) { return d.name == metric; });
-  return def == probe.metrics.end() || def->is_quality();
+  return def == probe.metrics.end() || def->is_judged();
 }
 
 /// One row per probe and model: cells with values, the pass rate, the main metric across cells and

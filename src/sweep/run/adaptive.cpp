@@ -113,7 +113,7 @@ AdaptiveGate::AdaptiveGate(const probe::Probe& probe, const std::vector<probe::R
   for (const auto& item : planned) m_planned.push_back(item.key);
   const auto calibration = probe.calibration();
   for (const auto& spec : probe.metrics()) {
-    if (!spec.is_quality()) continue;
+    if (!spec.gated_by_default()) continue;  // the verdicts recommend gives by default
     GatedMetric m;
     m.spec = spec;
     std::vector<double> raw;

@@ -25,7 +25,10 @@ struct RecommendHeadline {
   /// missed a probe, at least one the former. `incomplete`: every other cell missed a probe.
   /// `no_other_cell`: only the reference answered. `nothing_measured`: the reference has no ok record
   /// (ModelRecommendation::nothing_measured): no verdict, no advice.
-  enum class Kind { recommended, not_proven, difference_seen, inferior, incomplete, no_other_cell, no_reference, nothing_measured };
+  /// nothing_gated: the cells answered, but no metric of the run gates (only changes were measured, which
+  /// say how the output differs, not whether it got worse): nothing is advised until one is named.
+  enum class Kind { recommended, not_proven, difference_seen, inferior, incomplete, no_other_cell, no_reference, nothing_measured,
+                    nothing_gated };
   Kind kind = Kind::no_reference;
   std::optional<std::size_t> reference;  // index into RunData::cells()
   /// recommended: that cell; not_proven: the cheapest cell with nothing worse seen; difference_seen: the

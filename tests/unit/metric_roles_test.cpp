@@ -1,0 +1,154 @@
+// Metric roles (issue 50 item 1): quality (ground truth), distance (how far the distribution moved,
+// gated on a threshold), change (how the output differs: reported, gated only when named). The shipped
+// probes declare them; recommend gates quality + thresholded distance by default, so a reworded answer
+// is not a loss while a distance beyond its threshold is.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kvsweep/probe/complete/complete.hpp"
+#include "kvsweep/probe/divergence/divergence.hpp"
+#include "kvsweep/probe/kld/kld.hpp"
+#include "kvsweep/probe/margin.hpp"
+#include "kvsweep/probe/metric_spec.hpp"
+#include "kvsweep/report/analysis/recommend.hpp"
+#include "kvsweep/report/analysis/recommend_headline.hpp"
+#include "kvsweep/report/input/run_data.hpp"
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using nlohmann::json;
+namespace probe = kvsweep::probe;
+namespace report = kvsweep::report;
+
+namespace {
+
+const probe::MetricSpec& spec(const std::vector<probe::MetricSpec>& specs, const std::string& name) {
+  const probe::MetricSpec* found = probe::find_metric(specs, name);
+  EXPECT_NE(found, nullptr) << name;
+  static const probe::MetricSpec none;
+  return found ? *found : none;
+}
+
+TEST(MetricRoles, TheShippedProbesDeclareChangesDistancesAndTheirThresholds) {
+  const probe::ConfigSource site{{"t.json", "probes[0]"}, "."};
+  const auto complete = probe::make_complete_probe({{"kind", "complete"}}, site)->metrics();
+  for (const char* name : {"match_reference", "common_prefix_chars"}) {
+    EXPECT_EQ(spec(complete, name).role, probe::MetricRole::change) << name;
+    EXPECT_TRUE(spec(complete, name).is_judged()) << name;
+    EXPECT_FALSE(spec(complete, name).gated_by_default()) << name;
+  }
+  const auto divergence = probe::make_divergence_probe({{"kind", "divergence"}}, site)->metrics();
+  EXPECT_EQ(spec(divergence, "diverged").role, probe::MetricRole::change);
+  EXPECT_EQ(spec(divergence, "flip_index").role, probe::MetricRole::change);
+  EXPECT_EQ(spec(divergence, "mean_kl").role, probe::MetricRole::distance);
+  EXPECT_EQ(spec(divergence, "mean_kl").threshold, std::optional<double>(probe::kMeanKlThreshold));
+  EXPECT_TRUE(spec(divergence, "mean_kl").gated_by_default());
+  EXPECT_EQ(spec(divergence, "max_kl").role, probe::MetricRole::distance);
+  EXPECT_FALSE(spec(divergence, "max_kl").gated_by_default()) << "a distance without a threshold is reported";
+  const auto kld =
+      probe::make_kld_probe({{"kind", "kld"}, {"corpus", {{"random_bodies", {{"functions", 2}}}}}}, site)->metrics();
+  EXPECT_EQ(spec(kld, "mean_kld").threshold, std::optional<double>(0.01));
+  EXPECT_EQ(spec(kld, "kld_p999").threshold, std::optional<double>(0.1));
+  EXPECT_TRUE(spec(kld, "kld_p999").gated_by_default());
+  EXPECT_EQ(spec(kld, "same_top_p").role, probe::MetricRole::distance);
+  EXPECT_FALSE(spec(kld, "same_top_p").gated_by_default());
+  EXPECT_FALSE(spec(kld, "mean_kld_se").is_judged());
+}
+
+TEST(MetricRoles, TheDeclarationCarriesTheThresholdAndItIsTheDefaultMargin) {
+  const probe::MetricSpec kl = probe::distance("mean_kl", probe::Direction::lower_better, probe::MetricKind::continuous,
+                                               0.01, "why");
+  const json j = probe::to_json(kl);
+  EXPECT_EQ(j["role"], "distance");
+  EXPECT_EQ(j["threshold"], 0.01);
+  const auto back = probe::metric_spec_from_json(j, "m");
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->role, probe::MetricRole::distance);
+  EXPECT_EQ(back->threshold, std::optional<double>(0.01));
+  EXPECT_EQ(back->threshold_why, "why");
+  const probe::Margin margin = probe::default_margin(*back, std::nullopt, {});
+  EXPECT_DOUBLE_EQ(margin.value, 0.01);
+  EXPECT_THAT(margin.basis, HasSubstr("distance threshold"));
+  json bad = j;
+  bad["threshold"] = "small";
+  EXPECT_FALSE(probe::metric_spec_from_json(bad, "m"));
+  EXPECT_EQ(probe::parse_metric_role("change"), std::optional<probe::MetricRole>(probe::MetricRole::change));
+}
+
+json cell(const std::string& k) {
+  return {{"model", "m"}, {"type_k", k}, {"type_v", "f16"}, {"id", "m-" + k + "-f16"}, {"is_reference", k == "f16"},
+          {"outcome", "ok"}, {"effective", {{"type_k", k}, {"type_v", "f16"}, {"k_mib", k == "f16" ? 2.0 : 1.0}, {"v_mib", 2.0}}}};
+}
+
+json record(const std::string& k, const std::string& probe_name, int item, json metrics) {
+  return {{"cell", {{"model", "m"}, {"type_k", k}, {"type_v", "f16"}}}, {"probe", probe_name}, {"kind", probe_name},
+          {"item", "i" + std::to_string(item)}, {"status", "ok"}, {"metrics", std::move(metrics)}};
+}
+
+/// complete (change) and a mean KL (distance, threshold 0.01) on 12 items: q8_0 rewords a third of the
+/// answers and moves the KL by ~0.003; q4_0 rewords them all and moves it by ~0.03.
+report::RunData run(bool with_distance) {
+  json probes = {{{"name", "complete"}, {"kind", "complete"},
+                  {"metrics", {probe::to_json(probe::change("match_reference", probe::Direction::higher_better,
+                                                            probe::MetricKind::binary))}}}};
+  if (with_distance)
+    probes.push_back({{"name", "divergence"}, {"kind", "divergence"},
+                      {"metrics", {probe::to_json(probe::distance("mean_kl", probe::Direction::lower_better,
+                                                                  probe::MetricKind::continuous, 0.01, "test"))}}});
+  json manifest = {{"name", "roles"}, {"n_ctx", 4096}, {"probes", probes},
+                   {"cells", {cell("f16"), cell("q8_0"), cell("q4_0")}},
+                   {"config", {{"grid", {{"k", {"f16", "q8_0", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}}}}}};
+  std::vector<json> records;
+  for (int i = 0; i < 12; ++i) {
+    records.push_back(record("f16", "complete", i, {{"match_reference", 1}}));
+    records.push_back(record("q8_0", "complete", i, {{"match_reference", i % 3 == 0 ? 0 : 1}}));
+    records.push_back(record("q4_0", "complete", i, {{"match_reference", 0}}));
+    if (!with_distance) continue;
+    records.push_back(record("f16", "divergence", i, {{"mean_kl", 0.0}}));
+    records.push_back(record("q8_0", "divergence", i, {{"mean_kl", 0.003 + 0.0002 * (i % 4)}}));
+    records.push_back(record("q4_0", "divergence", i, {{"mean_kl", 0.03 + 0.002 * (i % 4)}}));
+  }
+  auto data = report::RunData::from(std::move(manifest), std::move(records));
+  EXPECT_TRUE(data) << (data ? "" : data.error().message);
+  return std::move(*data);
+}
+
+TEST(MetricRoles, AChangeIsNotALossButADistanceBeyondItsThresholdIs) {
+  const report::RunData data = run(true);
+  const auto rec = report::recommend(data);
+  ASSERT_EQ(rec.models.size(), 1u);
+  const auto headline = report::recommend_headline(rec.models[0]);
+  ASSERT_EQ(headline.kind, report::RecommendHeadline::Kind::recommended);
+  EXPECT_EQ(data.cells()[*headline.cell].type_k, "q8_0") << "a reworded answer with the distribution in its threshold";
+  const auto words = report::explain(headline, data);
+  EXPECT_EQ(words.verdict, "Recommended: -ctk q8_0 -ctv f16");
+  for (const auto& cv : rec.models[0].cells) {
+    for (const auto& v : cv.metrics) EXPECT_NE(v.metric, "match_reference") << "a change gates only when named";
+    if (data.cells()[cv.cell].type_k == "q4_0") {
+      EXPECT_GT(cv.inferior, 0u) << "KL 0.03 is past its threshold 0.01";
+    }
+  }
+}
+
+TEST(MetricRoles, AChangeGatesWhenNamed) {
+  const report::RunData data = run(true);
+  report::RecommendOptions options;
+  options.gate = {"complete.match_reference", "divergence.mean_kl"};
+  const auto headline = report::recommend_headline(report::recommend(data, options).models[0]);
+  EXPECT_NE(headline.kind, report::RecommendHeadline::Kind::recommended) << "q8_0 rewords a third of its answers";
+}
+
+TEST(MetricRoles, ARunThatMeasuredOnlyChangesAdvisesNothing) {
+  const report::RunData data = run(false);
+  const auto headline = report::recommend_headline(report::recommend(data).models[0]);
+  ASSERT_EQ(headline.kind, report::RecommendHeadline::Kind::nothing_gated);
+  const auto words = report::explain(headline, data);
+  EXPECT_EQ(words.verdict, "Nothing gated");
+  EXPECT_THAT(words.sentence, HasSubstr("complete.match_reference"));
+  EXPECT_THAT(words.sentence, HasSubstr("--gate"));
+  EXPECT_THAT(words.sentence, Not(HasSubstr("keep")));
+}
+
+}  // namespace
