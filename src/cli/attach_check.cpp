@@ -1,6 +1,9 @@
 #include "kvsweep/cli/attach_check.hpp"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/server/url_check.hpp"
@@ -33,6 +36,13 @@ void check_attached_servers(const config::Config& config) {
   const auto& s = config.server;
   if (s.backend == "external")
     check_one(config, "server.url", s.url, s.api == "ollama", s.url_user, s.url_password, s.api_key_env);
+  // The log that vouches for the attached server's K/V types: unreadable is a setup error, not N failed cells.
+  if (!s.log.empty()) {
+    std::ifstream in(s.log);
+    if (!in)
+      throw core::FatalError(config.file.string() + ": server.log '" + s.log + "': " + std::strerror(errno) +
+                             " (the file the attached llama-server logs to, read for its K/V types)");
+  }
   if (config.embedder && !config.embedder->url.empty() &&
       (config.embedder->backend == "external" || config.embedder->backend == "ollama")) {
     const auto& e = *config.embedder;

@@ -102,6 +102,7 @@ struct ServerSource {
   std::string url_user;
   std::string url_password;
   const config::ServerConfig* command = nullptr;  // backend "command": the launch template
+  std::string log;                                // external llama-server: its log file (server.log)
 };
 
 /// The backend for `source`, its binary resolved now (a missing binary is a setup error);
@@ -116,7 +117,7 @@ std::unique_ptr<server::Backend> make_backend(const ServerSource& source, server
   if (source.backend == "command") return std::make_unique<server::TemplateBackend>(template_options(*source.command));
   if (source.backend == "external")
     return std::make_unique<server::ExternalBackend>(
-        server::ExternalOptions{source.url, source.api_key_env, source.url_user, source.url_password});
+        server::ExternalOptions{source.url, source.api_key_env, source.url_user, source.url_password, source.log});
   llama.binary = resolve_binary(source.binary);
   return std::make_unique<server::LlamaServerBackend>(llama);
 }
@@ -267,7 +268,7 @@ std::unique_ptr<server::Backend> make_cell_backend(const config::Config& cfg) {
   const bool external = cfg.server.backend == "external";
   return make_backend(ServerSource{cfg.server.backend, cfg.server.api, cfg.server.binary, external ? cfg.server.url : "",
                                    external ? cfg.server.api_key_env : "", external ? cfg.server.url_user : "",
-                                   external ? cfg.server.url_password : "", &cfg.server},
+                                   external ? cfg.server.url_password : "", &cfg.server, cfg.server.log},
                       server::LlamaServerOptions{});
 }
 
@@ -341,7 +342,7 @@ RunningEmbedder start_embedder(const config::Config& cfg, const sweep::RunStore&
                              : cfg.server.backend == "llama-server" ? cfg.server.binary
                                                                     : "llama-server";
   RunningEmbedder running;
-  running.backend = make_backend(ServerSource{e.backend, "", binary, e.url, e.api_key_env, e.url_user, e.url_password},
+  running.backend = make_backend(ServerSource{e.backend, "", binary, e.url, e.api_key_env, e.url_user, e.url_password, nullptr, ""},
                                  server::LlamaServerOptions{"", true, e.pooling});
   if (e.backend == "ollama" && cfg.server.backend == "ollama") spec.env = cfg.server.env;  // the same model store
   auto inst = running.backend->start(spec, cancel_flag());

@@ -164,7 +164,7 @@ void register_secrets(const Config& c) {
 ServerConfig read_server(const nlohmann::json& sj, const Site& s) {
   ServerConfig server;
   std::vector<std::string> keys = {"backend", "binary", "args", "env", "ctx", "ready_timeout_s", "request_timeout_s",
-                                   "stop_grace_s", "url", "api_key_env", "api"};
+                                   "stop_grace_s", "url", "api_key_env", "api", "log"};
   keys.insert(keys.end(), command_server_keys().begin(), command_server_keys().end());
   check_keys(sj, keys, s);
   // A preset or a command line is a launch template: backend "command" unless the section says otherwise.
@@ -225,6 +225,10 @@ ServerConfig read_server(const nlohmann::json& sj, const Site& s) {
                            "in server.env");
     check_ollama_env(server.env, s.child("env"));
   }
+  server.log = get_string(sj, "log", "", s);
+  if (!server.log.empty() && (server.backend != "external" || server.api != "llama-server"))
+    s.child("log").fail("only for an attached llama-server (backend \"external\", api \"llama-server\"): the file "
+                        "that server logs to, read for the K/V types it allocated");
   check_server_args(server.args, s.child("args"));
   if (server.backend == "llama-server") check_llama_arg_forms(server.args, s.child("args"));
   return server;
@@ -381,6 +385,8 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
   check_run_name(c.name, root.child("name"));
   c.output_dir = get_string(doc, "output_dir", "runs", root);
   if (doc.contains("server")) c.server = read_server(doc["server"], root.child("server"));
+  if (!c.server.log.empty() && std::filesystem::path(c.server.log).is_relative())
+    c.server.log = (c.base_dir / c.server.log).lexically_normal().string();
   c.variants = read_variants(doc, c.server, c.base_dir, root.child("variants"));
   c.models = read_models(doc, c.server.backend, c.base_dir, root);
   c.grid = read_grid(doc, c.server, root);

@@ -351,6 +351,7 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
 
   // 3. The flavour's own steps (Ollama: the tag exists, the model is warm).
   ReadyContext context{*client, spec, *ready_body, at->info, deadline, attach.has_value()};
+  if (attach) context.attached_log = attach->log_path;
   if (auto after = flavour.after_ready(context); !after) {
     if (!instance->alive()) return start_died(*instance, flavour, at->who, after.error().when);
     const std::string log = instance->log_since_start();

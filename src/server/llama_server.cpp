@@ -1,7 +1,11 @@
 #include "kvsweep/server/llama_server.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
+#include "kvsweep/core/read_file.hpp"
+#include "kvsweep/server/attach_verify.hpp"
 #include "kvsweep/server/llama_api.hpp"
 
 namespace kvsweep::server {
@@ -46,12 +50,49 @@ process::LaunchSpec LlamaServerFlavour::launch_spec(const CellSpec& spec, int po
   return launch;
 }
 
+/// An attached server, before any item: its model and context (/props) are the cell's, and its K/V
+/// types are read from the log the user named (server/attach_verify); without one they stay declared.
+std::expected<void, ReadyFailure> verify_attached(ReadyContext& context) {
+  auto props = context.client.get_json("/props", kPropsLimit);
+  if (!props)
+    return std::unexpected(ReadyFailure{"while answering /props",
+                                        "the attached server does not answer GET /props (" + props.error().message +
+                                            "), so the model it serves cannot be checked: attach a llama-server",
+                                        CellOutcome::config_mismatch});
+  const AttachedProps said = read_props(*props);
+  context.info["build_info"] = said.build_info.empty() ? nlohmann::json("unknown") : nlohmann::json(said.build_info);
+  context.info["model_path"] = said.model_path;
+  context.info["model_ftype"] = said.model_ftype;
+  context.info["n_ctx"] = said.n_ctx;
+  context.info["total_slots"] = said.total_slots;
+  if (const std::string differs = props_mismatch(said, context.spec); !differs.empty())
+    return std::unexpected(ReadyFailure{"while checking /props", "the attached server is not this cell's: " + differs,
+                                        CellOutcome::config_mismatch});
+  if (context.attached_log.empty()) {
+    context.info["kv_types"] = "declared, unverified";
+    context.info["kv_unconfirmed"] = "declared by the config, unverified: an attached llama-server does not report its "
+                                     "K/V types (name the file it logs to, at -lv 4, in server.log to verify them)";
+    return {};
+  }
+  auto text = core::read_file(context.attached_log, core::Links::follow);
+  if (!text)
+    return std::unexpected(ReadyFailure{"while reading server.log",
+                                        "server.log '" + context.attached_log + "': " + std::strerror(errno),
+                                        CellOutcome::config_mismatch});
+  auto effective = effective_from_log(*text, context.attached_log, context.client.base_url(), said);
+  if (!effective)
+    return std::unexpected(ReadyFailure{"while reading server.log", effective.error(), CellOutcome::config_mismatch});
+  context.info["kv_types"] = "from server.log " + context.attached_log;
+  context.effective = *effective;
+  return {};
+}
+
 std::expected<void, ReadyFailure> LlamaServerFlavour::after_ready(ReadyContext& context) const {
-  // Provenance only: a server without /props is still usable.
+  if (context.attached) return verify_attached(context);
+  // Provenance only: a server kvsweep launched is checked by its log; one without /props is still usable.
   // Read leniently: a field of another type (or /props not an object) is recorded "unknown".
   if (auto props = context.client.get_json("/props", kPropsLimit)) {
     context.info["build_info"] = text_or_unknown(*props, "build_info");
-    if (context.attached) return {};
     context.info["model_path"] = text_or_unknown(*props, "model_path");
     if (props->is_object() && props->contains("default_generation_settings"))
       context.info["n_ctx"] = count_or_unknown((*props)["default_generation_settings"], "n_ctx");

@@ -44,7 +44,7 @@ TEST(Leaks, AnApiKeyAndUrlUserinfoReachTheServerButNoFileOfTheRun) {
   server::LlamaServerBackend backend({kt::llama_bin_dir() + "/llama-server"});
   server::CellSpec spec;
   spec.model_path = kt::tiny_model().string();
-  spec.n_ctx = 1024;
+  spec.n_ctx = 2048;                   // the config's server.ctx: an attached server's context is checked
   spec.log_path = dir / "server.log";  // outside the run directory
   spec.extra_args = {"-t", "1", "--api-key", kKey};
   spec.ready_timeout = std::chrono::seconds(kt::scaled_s(60));
@@ -60,6 +60,7 @@ TEST(Leaks, AnApiKeyAndUrlUserinfoReachTheServerButNoFileOfTheRun) {
   cfg["server"] = {{"backend", "external"},
                    {"url", "http://kvuser:" + std::string(kPassword) + "@127.0.0.1:" + std::to_string(port)},
                    {"api_key_env", "KVSWEEP_LEAK_TEST_KEY"},
+                   {"ctx", 2048},
                    {"ready_timeout_s", kt::scaled_s(60)},
                    {"request_timeout_s", kt::scaled_s(60)}};
   auto run = dir / "run";
@@ -67,7 +68,7 @@ TEST(Leaks, AnApiKeyAndUrlUserinfoReachTheServerButNoFileOfTheRun) {
   ::unsetenv("KVSWEEP_LEAK_TEST_KEY");
   ASSERT_EQ(r.exit_code, 0) << r.output;  // the key was sent: llama-server refuses requests without it
   auto manifest = kt::read_manifest(run);
-  EXPECT_EQ(manifest["cells"][0]["outcome"], "ok") << manifest["cells"].dump();
+  EXPECT_EQ(manifest["cells"][0]["outcome"], "kv_unverified") << manifest["cells"].dump();  // types declared
   EXPECT_EQ(manifest["server"]["url"], "http://127.0.0.1:" + std::to_string(port));
   EXPECT_EQ(manifest["config"]["server"]["url"], "http://127.0.0.1:" + std::to_string(port));
   EXPECT_EQ(kt::read_records(run).size(), 4u);

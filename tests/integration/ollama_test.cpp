@@ -188,7 +188,8 @@ TEST(Ollama, AttachModeLaunchesNothingAndRecordsTheKvTypeAsDeclared) {
   EXPECT_EQ(manifest["server"]["version"], "0.33.0-fake");
   ASSERT_EQ(manifest["cells"].size(), 1u);
   const auto& c = manifest["cells"][0];
-  EXPECT_EQ(c["outcome"], "ok") << c.dump();
+  // Attached: the types are the config's declaration, which the server never confirmed.
+  EXPECT_EQ(c["outcome"], "kv_unverified") << c.dump();
   EXPECT_TRUE(c["effective"]["declared"].get<bool>());
   EXPECT_EQ(c["effective"]["type_k"], "q8_0");
   auto records = kt::read_records(run);

@@ -260,7 +260,7 @@ TEST_F(Lifecycle, AFlavourStepThatFailsUsesItsOutcomeOrTheLog) {
 }
 
 TEST_F(Lifecycle, AttachLaunchesNothingAndDeclaresTheTypes) {
-  auto started = server::Lifecycle(launcher, probe).attach(flavour, {"http://10.0.0.5:8080/", {"sekret", "", ""}}, spec, cancel);
+  auto started = server::Lifecycle(launcher, probe).attach(flavour, {"http://10.0.0.5:8080/", {"sekret", "", ""}, ""}, spec, cancel);
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_TRUE(launcher.launched.empty());
   EXPECT_EQ(probe.credentials.at(0).token, "sekret");

@@ -81,6 +81,10 @@ struct ServerConfig {
   std::string url_password;
   std::string api_key_env;               // external: env var holding the API key
   std::string api = "llama-server";      // external: which API the server speaks (llama-server | ollama); command: openai
+  // external (api llama-server): the attached server's own log file, read for the K/V types it allocated
+  // (its last start); "" = the types are declared, unverified. Not part of the config's identity: a
+  // resume after the server restarted may name another file.
+  std::string log;
   CommandConfig command;                 // backend "command"
 };
 

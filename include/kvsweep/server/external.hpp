@@ -1,7 +1,11 @@
 #pragma once
 /// The external backend: attach to a server that is already running at a URL; nothing is
-/// launched, and the KV types are what the user declared.
+/// launched. Its model and context are checked against the cell (/props), its K/V types read from
+/// the log file the user names (server.log), else recorded as declared, unverified (kv_unverified).
+/// One server is one cell: a second cell attaching to the same URL in one invocation is refused.
 
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "kvsweep/server/backend.hpp"
@@ -15,6 +19,7 @@ struct ExternalOptions {
   std::string api_key_env;  // name of the environment variable holding the key ("" = none)
   std::string user;         // basic auth, from the URL's userinfo (the url holds none)
   std::string password;
+  std::string log;          // server.log: the attached server's log file, for the K/V types it allocated
 };
 
 class ExternalBackend final : public Backend {
@@ -30,6 +35,8 @@ class ExternalBackend final : public Backend {
   ExternalOptions m_options;
   LlamaServerFlavour m_flavour{LlamaServerOptions{}};
   Lifecycle m_lifecycle;
+  std::mutex m_mutex;
+  std::map<std::string, std::string> m_cell_at;  // URL → the cell attached to it in this invocation
 };
 
 }  // namespace kvsweep::server

@@ -36,6 +36,7 @@ ReadyProbe& http_ready_probe();
 struct Attach {
   std::string url;                // scheme://host:port[/prefix], without userinfo (http::split_userinfo)
   http::Credentials credentials;  // never written anywhere
+  std::string log_path;           // the server's own log file, read for its K/V types ("": declared, unverified)
 };
 
 /// The bearer token held by the environment variable `env_name` (server.api_key_env); "" when
@@ -53,6 +54,8 @@ struct ReadyContext {
   /// Set by a flavour that read the effective K/V types over HTTP (vLLM's /metrics, SGLang's
   /// /server_info): the lifecycle checks these instead of reading them from the log.
   std::optional<EffectiveKv> effective = std::nullopt;
+  /// Attached: the server's log file the user named (Attach::log_path); "" when none.
+  std::string attached_log = {};
 };
 
 /// Why after_ready failed. When the server died meanwhile the cell is judged from its log.

@@ -285,6 +285,15 @@ HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
   if (h.kind != RecommendHeadline::Kind::nothing_measured)
     if (const std::string note = cache_setting(data.manifest(), h.cell ? data.cells()[*h.cell] : ref).note; !note.empty())
       out.sentence += " " + note + ".";
+  // Types the servers never confirmed (an attached server, a template without a confirmation): the
+  // answer compares what the user declared, so it says so.
+  std::string unverified;
+  for (const CellDef* c : {&ref, h.cell ? &data.cells()[*h.cell] : nullptr})
+    if (c && c->outcome == "kv_unverified") unverified += (unverified.empty() ? "" : " and ") + c->types();
+  if (!unverified.empty() && h.kind != RecommendHeadline::Kind::nothing_measured)
+    out.sentence += " The K/V types of " + unverified +
+                    " are declared, unverified (the server did not confirm them; see the Cell outcomes): this holds "
+                    "only if the server really ran them.";
   return out;
 }
 

@@ -104,18 +104,26 @@ class Runner::CellRun {
     r.ready_s = m_instance->ready_seconds();
     r.effective = m_instance->effective();
     // The lifecycle refused a mismatch; a log without the KV line leaves the types unchecked.
-    m_unverified = m_instance->kv_check() == server::KvCheck::unverified;
+    // An attached server's types the user only declared are no better: recorded kv_unverified too.
+    const server::KvCheck check = m_instance->kv_check();
+    m_unverified = check == server::KvCheck::unverified || check == server::KvCheck::declared;
     if (m_unverified) {
       // A launch template's confirmation endpoint says what it lacked (server::TemplateFlavour).
       const std::string why = m_instance->info().value("kv_unconfirmed", "");
-      r.message = "K/V types unconfirmed: " + (why.empty() ? std::string("the server's log holds no KV cache line") : why);
+      const std::string fallback = check == server::KvCheck::declared
+                                       ? "declared by the config, unverified: the attached server does not report them"
+                                       : "the server's log holds no KV cache line";
+      r.message = "K/V types unconfirmed: " + (why.empty() ? fallback : why);
       m_runner.m_progress.note(m_cell.label() + ": " + r.message + "; the types are unchecked (kv_unverified)");
     }
     if (r.effective.path.path == server::AttentionPath::converted)
       m_runner.m_progress.note(m_cell.label() + ": attention path converted: " + r.effective.path.reason);
     m_info = m_runner.cell_info(m_cell, m_spec);
     r.outcome = server::CellOutcome::ok;
-    m_runner.lifecycle_event(r, "server_ready", {{"ready_s", r.ready_s}});
+    nlohmann::json ready = {{"ready_s", r.ready_s}};
+    // The model an OpenAI API server is asked for (server::TemplateFlavour chose it from /v1/models).
+    if (const nlohmann::json info = m_instance->info(); info.contains("openai_model")) ready["openai_model"] = info["openai_model"];
+    m_runner.lifecycle_event(r, "server_ready", std::move(ready));
     return true;
   }
 

@@ -1,0 +1,149 @@
+// Attaching to a running llama-server (backend "external"), verified before any item (issue 51,
+// item 3): the model and context it serves (/props) must be the cell's, its K/V types are read from
+// the log the user names (server.log), one server is never two cells, and types nobody confirmed
+// are labelled "declared, unverified" in the record, the recommendation and --strict's exit code.
+// A real llama-server on the tiny model, started here as the user would; no fakes.
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness.hpp"
+#include "kvsweep/server/llama_server.hpp"
+
+namespace kt = kvsweep::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace kvsweep;
+
+namespace {
+
+bool holds(const std::string& text, const std::string& needle) { return text.find(needle) != std::string::npos; }
+
+/// A llama-server on the tiny model with the given K/V types, logging (-lv 4) to `log`; stopped at scope exit.
+struct RunningServer {
+  server::LlamaServerBackend backend{{kt::llama_bin_dir() + "/llama-server"}};
+  std::unique_ptr<server::Instance> instance;
+  std::string url;
+
+  RunningServer(const fs::path& log, const std::string& type_k, const std::string& type_v) {
+    server::CellSpec spec;
+    spec.model_path = kt::tiny_model().string();
+    spec.type_k = type_k;
+    spec.type_v = type_v;
+    spec.n_ctx = 2048;
+    spec.log_path = log;
+    spec.extra_args = {"-t", "1", "-fa", "on"};
+    spec.ready_timeout = std::chrono::seconds(kt::scaled_s(60));
+    spec.stop_grace = std::chrono::seconds(2);
+    std::atomic<bool> cancel{false};
+    auto started = backend.start(spec, cancel);
+    if (!started) throw std::runtime_error(started.error().message);
+    instance = std::move(*started);
+    url = "http://127.0.0.1:" + std::to_string(instance->info()["port"].get<int>());
+  }
+  ~RunningServer() {
+    if (instance) instance->stop();
+  }
+};
+
+json attach_config(const std::string& url, const std::vector<std::string>& types, const std::string& reference) {
+  auto cfg = kt::base_config(kt::tiny_model());
+  cfg["grid"] = {{"k", types}, {"v", "same-as-k"}, {"reference", reference}, {"order", "as-listed"}};
+  cfg["server"] = {{"backend", "external"},
+                   {"url", url},
+                   {"ctx", 2048},
+                   {"ready_timeout_s", kt::scaled_s(60)},
+                   {"request_timeout_s", kt::scaled_s(60)}};
+  return cfg;
+}
+
+json cell_of(const json& manifest, const std::string& types) {
+  for (const auto& c : manifest["cells"])
+    if (c["type_k"].get<std::string>() + "/" + c["type_v"].get<std::string>() == types) return c;
+  return json();
+}
+
+}  // namespace
+
+TEST(Attach, OneServerAttachedAsTwoCellsIsRefusedAndItsDeclaredTypesAreLabelledUnverified) {
+  kt::TempDir dir;
+  RunningServer server(dir / "server.log", "q8_0", "q8_0");
+  // The user's mistake from the issue: one q8_0/q8_0 server, a grid of f16/f16 and q8_0/q8_0.
+  const fs::path run = dir / "run";
+  auto cfg = attach_config(server.url, {"f16", "q8_0"}, "f16/f16");
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string(), "--strict"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // --strict: a refused cell and types nobody confirmed
+  const json manifest = kt::read_manifest(run);
+  const json first = cell_of(manifest, "f16/f16");
+  const json second = cell_of(manifest, "q8_0/q8_0");
+  EXPECT_EQ(first["outcome"], "kv_unverified") << first.dump();
+  EXPECT_TRUE(holds(first.value("message", ""), "declared by the config, unverified")) << first.dump();
+  EXPECT_EQ(second["outcome"], "config_mismatch") << second.dump();
+  EXPECT_TRUE(holds(second.value("message", ""), "already answered as tiny/f16/f16")) << second.dump();
+  for (const auto& rec : kt::read_records(run))
+    EXPECT_FALSE(rec["type_k"] == "q8_0" && rec["status"] == "ok") << "the server compared with itself: " << rec.dump();
+  // The recommendation never says "answered like f16/f16" of a server measured twice.
+  auto advice = kt::run_kvsweep({"recommend", run.string()});
+  EXPECT_FALSE(holds(advice.output, "-ctk q8_0 -ctv q8_0 answered like")) << advice.output;
+}
+
+TEST(Attach, TheServerLogVerifiesTheTypesAndRefusesACellItDoesNotRun) {
+  kt::TempDir dir;
+  const fs::path log = dir / "server.log";
+  RunningServer server(log, "q8_0", "q8_0");
+  {
+    SCOPED_TRACE("the log says q8_0/q8_0: a cell declared f16/f16 is refused before any item");
+    auto cfg = attach_config(server.url, {"f16"}, "f16/f16");
+    cfg["server"]["log"] = log.string();
+    const fs::path run = dir / "declared-f16";
+    auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+    const json cell = cell_of(kt::read_manifest(run), "f16/f16");
+    EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump() << r.output;
+    EXPECT_TRUE(holds(cell.value("message", ""), "the server allocated K=q8_0 V=q8_0")) << cell.dump();
+    EXPECT_TRUE(kt::read_records(run).empty() || !std::filesystem::exists(run / "records.jsonl"));
+  }
+  {
+    SCOPED_TRACE("the log confirms q8_0/q8_0: an ok cell, --strict passes");
+    auto cfg = attach_config(server.url, {"q8_0"}, "q8_0/q8_0");
+    cfg["server"]["log"] = log.string();
+    const fs::path run = dir / "verified";
+    auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string(), "--strict"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const json cell = cell_of(kt::read_manifest(run), "q8_0/q8_0");
+    EXPECT_EQ(cell["outcome"], "ok") << cell.dump();
+    EXPECT_FALSE(cell["effective"].value("declared", true)) << cell.dump();
+    EXPECT_GT(cell["effective"].value("k_mib", 0.0), 0.0) << cell.dump();
+  }
+  {
+    SCOPED_TRACE("a log of another server (another port) cannot vouch for this one");
+    auto cfg = attach_config(server.url, {"q8_0"}, "q8_0/q8_0");
+    const fs::path other = dir / "other.log";
+    std::ofstream(other) << "0.00.001 I srv  llama_server: initializing ...\n"
+                            "llama_kv_cache: size =    0.56 MiB (  2048 cells,   2 layers,  1/1 seqs), K (q8_0):    "
+                            "0.28 MiB, V (q8_0):    0.28 MiB\n"
+                            "srv  llama_server: listening on http://127.0.0.1:1\n";
+    cfg["server"]["log"] = other.string();
+    const fs::path run = dir / "other-log";
+    kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+    const json cell = cell_of(kt::read_manifest(run), "q8_0/q8_0");
+    EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump();
+    EXPECT_TRUE(holds(cell.value("message", ""), "does not say it listens on port")) << cell.dump();
+  }
+}
+
+TEST(Attach, AServerOfAnotherModelIsNotRecordedAsTheConfigsModel) {
+  kt::TempDir dir;
+  RunningServer server(dir / "server.log", "f16", "f16");
+  auto cfg = attach_config(server.url, {"f16"}, "f16/f16");
+  cfg["models"] = {{{"name", "copy"}, {"path", kt::copy_model().string()}}};  // the server runs the tiny model
+  const fs::path run = dir / "run";
+  auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
+  const json cell = cell_of(kt::read_manifest(run), "f16/f16");
+  EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump() << r.output;
+  EXPECT_TRUE(holds(cell.value("message", ""), "(/props model_path), the config names")) << cell.dump();
+  EXPECT_FALSE(fs::exists(run / "records.jsonl") && !kt::read_records(run).empty());
+}
