@@ -71,6 +71,25 @@ TEST(CompleteProbe, DeclaresExactlyTheMetricsItEmitsOnTheReferenceAndOnACell) {
                                        {"role", "diagnostic"}, {"higher_is_better", true}}));
 }
 
+TEST(CompleteProbe, ACellItemTheReferenceDidNotAnswerFailsInsteadOfBeingRecordedOkWithoutItsComparison) {
+  auto probe = make_complete_probe({{"kind", "complete"}, {"prompts", {"Once upon a time"}}},
+                                   ConfigSource{{"t.json", "probes[0]"}, "/nonexistent"});
+  const std::string content = "a story";
+  FakeApi api = answering(content);
+  CellInfo cell;
+  const Item item = probe->items().at(0);
+  Record failed;  // the reference's item failed: no ok answer to compare with
+  failed.item = item.key;
+  failed.status = "error";
+  const std::vector<Record> none, only_failed = {failed};
+  for (const std::vector<Record>* reference : {static_cast<const std::vector<Record>*>(nullptr), &none, &only_failed}) {
+    Context ctx{api, cell, nullptr, reference};
+    auto r = probe->run(item, ctx);
+    ASSERT_FALSE(r) << "an ok record without match_reference: " << r->metrics.dump();
+    EXPECT_THAT(r.error().message, ::testing::HasSubstr("no ok answer of the reference cell for item " + item.key));
+  }
+}
+
 TEST(MetricSpec, RoundTripsThroughJsonAndNamesWhatIsWrong) {
   const MetricSpec spec = quality("mean_kl", Direction::lower_better, MetricKind::continuous);
   const json j = to_json(spec);

@@ -511,5 +511,20 @@ TEST(Recommend, MaxSlowdownDropsAPairSlowerThanRTimesTheReference) {
   EXPECT_TRUE(recommend(data, options).models[0].recommended.has_value());
 }
 
+TEST(Recommend, AProvenCellALimitLeavesOutIsSaidSoNeverNotProvenWithNothingUnsettled) {
+  const RunData data = prefill_run(4, true);
+  RecommendOptions options;
+  options.max_slowdown = 0.9;  // leaves out q4_0/f16, the only non-inferior cell
+  const Recommendation fast = recommend(data, options);
+  ASSERT_FALSE(fast.models[0].recommended.has_value());
+  const RecommendHeadline h = recommend_headline(fast.models[0]);
+  EXPECT_EQ(h.kind, RecommendHeadline::Kind::over_limits);
+  const HeadlineWords words = explain(h, data);
+  EXPECT_EQ(words.verdict, "Nothing within your limits");
+  EXPECT_THAT(words.sentence, HasSubstr("--max-slowdown: tg 0.50× < 0.90×")) << words.sentence;
+  EXPECT_THAT(words.sentence, Not(HasSubstr("not proven"))) << words.sentence;
+  EXPECT_THAT(words.sentence, Not(HasSubstr("corpus"))) << words.sentence;
+}
+
 }  // namespace
 }  // namespace kvsweep::report

@@ -41,6 +41,20 @@ class CompleteProbe final : public Probe {
   bool deterministic() const override { return true; }  // greedy, seed fixed
 
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
+    // A cell's answer is recorded only beside the reference's: an item the reference did not answer
+    // fails (and runs again on resume once it has), never an ok record without match_reference.
+    const Record* reference = nullptr;
+    if (!ctx.cell.is_reference) {
+      if (ctx.reference_records)
+        for (const auto& r : *ctx.reference_records)
+          if (r.item == item.key && r.ok()) reference = &r;
+      if (!reference || !reference->response.is_object() || !reference->response.contains("content") ||
+          !reference->response["content"].is_string())
+        return core::fail(core::ErrorKind::invalid,
+                          "no ok answer of the reference cell for item " + item.key +
+                              " (did its complete item fail?); nothing to compare with: it runs again on resume "
+                              "once the reference has one");
+    }
     server::CompletionRequest req;
     std::string prompt = item.spec.at("prompt").get<std::string>();
     if (m_chat) req.messages = {{"user", prompt}};
@@ -59,13 +73,10 @@ class CompleteProbe final : public Probe {
     if (ctx.cell.is_reference) {
       out.metrics["match_reference"] = 1;
       out.metrics["common_prefix_chars"] = res->content.size();
-    } else if (ctx.reference_records) {
-      for (const auto& r : *ctx.reference_records) {
-        if (r.item != item.key || !r.ok()) continue;
-        std::string ref = r.response.value("content", "");
-        out.metrics["match_reference"] = ref == res->content ? 1 : 0;
-        out.metrics["common_prefix_chars"] = common_prefix(ref, res->content);
-      }
+    } else {
+      const std::string ref = reference->response["content"].get<std::string>();
+      out.metrics["match_reference"] = ref == res->content ? 1 : 0;
+      out.metrics["common_prefix_chars"] = common_prefix(ref, res->content);
     }
     return out;
   }

@@ -40,6 +40,14 @@ bool incomplete(const CellVerdict& cv) { return cv.metrics.empty() || !cv.missin
 /// Below the reference on some gated metric, no verdict inferior, nothing missing: a difference seen, not proven.
 bool below_not_proven(const CellVerdict& cv) { return cv.inferior == 0 && !incomplete(cv) && !nothing_worse_seen(cv); }
 
+/// Non-inferior on every gated metric, no probe missed: what only a limit (--vram, --max-slowdown) keeps
+/// from being recommended.
+bool proven_everywhere(const CellVerdict& cv) {
+  return !incomplete(cv) && std::all_of(cv.metrics.begin(), cv.metrics.end(), [](const MetricVerdict& v) {
+    return v.result.verdict == stats::Decision::non_inferior;
+  });
+}
+
 /// The cell with the fewest KV bytes per token among those `keep` accepts; nullptr when none.
 const CellVerdict* cheapest_of(const ModelRecommendation& mr, bool (*keep)(const CellVerdict&)) {
   const auto cost = [](const CellVerdict& cv) {
@@ -102,6 +110,16 @@ RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
         return cv.metrics.empty() && cv.missing_probes.empty();
       })) {
     h.kind = RecommendHeadline::Kind::nothing_gated;
+    return h;
+  }
+  // Proven, but a limit the user set left it out: never "not proven" (nothing is unsettled).
+  if (const CellVerdict* cheapest = cheapest_of(mr, proven_everywhere)) {
+    h.kind = RecommendHeadline::Kind::over_limits;
+    h.cell = cheapest->cell;
+    h.gated = cheapest->metrics.size();
+    if (!cheapest->too_slow.empty()) h.left_out = "--max-slowdown: " + cheapest->too_slow;
+    for (const auto& [cell, need] : mr.over_vram)
+      if (cell == cheapest->cell) h.left_out += (h.left_out.empty() ? "" : "; ") + std::string("--vram: needs ") + need;
     return h;
   }
   if (const CellVerdict* cheapest = cheapest_of(mr, nothing_worse_seen)) {
@@ -270,6 +288,12 @@ HeadlineWords words(const RecommendHeadline& h, const RunData& data, const CellD
       return {"No other cell answered", "nothing to compare " + ref.types() + " with: keep the reference " + setting(data, ref) + "."};
     case RecommendHeadline::Kind::nothing_measured: return nothing_measured_words(ref);
     case RecommendHeadline::Kind::nothing_gated: return nothing_gated_words(data);
+    case RecommendHeadline::Kind::over_limits:
+      return {"Nothing within your limits",
+              setting(data, data.cells()[*h.cell]) + " (the cheapest such cell) is non-inferior to " + ref.types() +
+                  (h.gated == 1 ? std::string(" on its one gated metric") : " on all " + std::to_string(h.gated) + " gated metrics") +
+                  ", but a limit you set leaves it out (" + (h.left_out.empty() ? std::string("--vram, --max-slowdown") : h.left_out) +
+                  "): keep the reference " + setting(data, ref) + ", or relax the limit."};
     case RecommendHeadline::Kind::no_reference: break;
   }
   return {"No reference cell", "nothing to compare against."};

@@ -27,14 +27,17 @@ struct RecommendHeadline {
   /// (ModelRecommendation::nothing_measured): no verdict, no advice.
   /// nothing_gated: the cells answered, but no metric of the run gates (only changes were measured, which
   /// say how the output differs, not whether it got worse): nothing is advised until one is named.
+  /// over_limits: a cell is non-inferior on every gated metric, yet --vram or --max-slowdown left
+  /// every such cell out; `cell` is the cheapest of them and `left_out` says which limit and why.
   enum class Kind { recommended, not_proven, difference_seen, inferior, incomplete, no_other_cell, no_reference, nothing_measured,
-                    nothing_gated };
+                    nothing_gated, over_limits };
   Kind kind = Kind::no_reference;
   std::optional<std::size_t> reference;  // index into RunData::cells()
   /// recommended: that cell; not_proven: the cheapest cell with nothing worse seen; difference_seen: the
   /// cheapest cell below the reference without an inferior verdict.
   std::optional<std::size_t> cell;
   std::size_t gated = 0;       // recommended: the cell's gated metrics
+  std::string left_out;        // over_limits: "--max-slowdown: tg 0.50× < 0.90×" or "--vram: needs …"
   bool no_difference = false;  // not_proven: every estimate is 0 (else only none below 0)
   std::size_t items = 0;       // not_proven: the most items behind one of the cell's metrics
   /// The other cells by what keeps each from the answer, counted once in this order: an `inferior`
