@@ -1,5 +1,9 @@
 #include "kvsweep/cli/template_options.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "kvsweep/cli/capability_check.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/process/child.hpp"
@@ -21,6 +25,27 @@ std::string resolve_template_binary(const config::ServerConfig& server) {
   return found;
 }
 
+/// The program a launch template starts (its argv[0], {binary} filled in) exists and is executable
+/// now, so that a missing or non-executable one fails the dry run and the run before any cell, not
+/// every cell late; a bare name is looked up on PATH as the launch will.
+void check_template_program(const config::ServerConfig& server, const std::string& binary) {
+  const auto& argv = server.command.argv;
+  if (argv.empty()) return;
+  std::string program = argv.front();
+  if (const auto at = program.find("{binary}"); at != std::string::npos) program.replace(at, 8, binary);
+  const std::string what = "the program of " + server.command.server + "'s command (server.command[0]) '" + program + "'";
+  if (program.find('/') == std::string::npos) {
+    if (process::which(program).empty())
+      throw core::FatalError(what + " is not found on PATH: install it, or give its path");
+    return;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(program, ec))
+    throw core::FatalError(what + (std::filesystem::exists(program, ec) ? " is not a file" : " is not found"));
+  if (::access(program.c_str(), X_OK) != 0)
+    throw core::FatalError(what + " is not executable (chmod +x it, or give another)");
+}
+
 }  // namespace
 
 server::TemplateOptions template_options(const config::ServerConfig& server) {
@@ -29,6 +54,7 @@ server::TemplateOptions template_options(const config::ServerConfig& server) {
   o.who = c.server;
   o.command = c.argv;
   o.binary = resolve_template_binary(server);
+  check_template_program(server, o.binary);
   o.env = server.env;
   o.spelling = c.spelling;
   o.ready_path = c.ready_path;

@@ -141,11 +141,13 @@ core::Error exchange_error(const Exchange& x, const std::string& what, std::chro
                 " bytes, more than this request can need (its bound: max tokens and prompt); stopped reading",
             0};
   if (x.error == httplib::Error::Read)
-    // The server closed the connection (or reset it) before the answer was whole, well before the
-    // deadline. The caller tells a dead server from a live one that cut its answer.
-    return {core::ErrorKind::timeout,
-            what + ": the answer was cut: the connection closed after " + seconds_text(x.seconds) +
-                " s, before the answer was complete",
+    // The server closed the connection (or reset it) before the answer was whole, or sent one that
+    // is not HTTP (a bad chunk size, headers without an end), well before the deadline: a malformed
+    // answer, not a wait that ran out. The caller tells a dead server from a live one that cut its
+    // answer; a live one goes on with the next item (never abandoned as wedged).
+    return {core::ErrorKind::parse,
+            what + ": the answer was cut or malformed: the connection closed after " + seconds_text(x.seconds) +
+                " s, before a whole HTTP answer",
             0};
   return from_httplib(x.error, what);
 }

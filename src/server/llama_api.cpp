@@ -242,7 +242,7 @@ core::Expected<CompletionResponse> complete_streamed(http::Client& client, const
   if (*end == StreamEnd::caller) {
     response.stop_type = "cancel";
   } else if (response.stop_type.empty()) {
-    return core::fail(core::ErrorKind::timeout, "stream ended before its final chunk");
+    return core::fail(core::ErrorKind::parse, "stream ended before its final chunk (a cut or malformed answer)");
   }
   return response;
 }

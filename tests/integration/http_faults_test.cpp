@@ -36,20 +36,21 @@ TEST(HttpFaults, EachFaultIsItsItemsStatusAndResumeRerunsOnlyThoseItems) {
   auto file = kt::write_config(dir, cfg);
   auto run = dir / "run";
 
-  // Run 1: 500 and non-JSON fail their items and the cell goes on; the cut answer gets no
-  // complete answer from a live server: the item times out and the cell is wedged.
+  // Run 1: 500, non-JSON and the cut answer (a malformed answer from a live server, never a wait
+  // that ran out) fail their items and the cell goes on; the stall times out and wedges the cell.
   auto r1 = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
   EXPECT_EQ(r1.exit_code, 0) << r1.output;
   std::vector<std::string> statuses;
   for (const auto& rec : kt::read_records(run)) statuses.push_back(rec["status"]);
-  EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "http_status", "parse", "timeout"})) << r1.output;
+  EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "http_status", "parse", "parse", "timeout"})) << r1.output;
   auto records = kt::read_records(run);
-  ASSERT_EQ(records.size(), 4u);
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_THAT(records[3]["error"].get<std::string>(), HasSubstr("the answer was cut or malformed")) << records[3].dump();
   EXPECT_EQ(records[1]["http_status"], 500);
   EXPECT_THAT(records[1]["error"].get<std::string>(), HasSubstr("fake: injected failure")) << records[1].dump();
   EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "wedged");
 
-  // Run 2: the three failed items and the two never run; the stall wedges the cell again.
+  // Run 2: the failed items and the one never run (each fault is injected once).
   auto r2 = kt::run_kvsweep({"run", "--resume", run.string()});
   EXPECT_EQ(r2.exit_code, 0) << r2.output;
   // Run 3: what is left.
@@ -65,7 +66,7 @@ TEST(HttpFaults, EachFaultIsItsItemsStatusAndResumeRerunsOnlyThoseItems) {
     else failed.push_back(rec["spec"]["prompt"].get<std::string>() + ":" + rec["status"].get<std::string>());
   }
   EXPECT_EQ(failed, (std::vector<std::string>{"FAULT-500 beta:http_status", "FAULT-NONJSON gamma:parse",
-                                              "FAULT-CUT delta:timeout", "FAULT-STALL epsilon:timeout"}));
+                                              "FAULT-CUT delta:parse", "FAULT-STALL epsilon:timeout"}));
   for (const auto& p : prompts) EXPECT_EQ(ok[p], 1) << p;
   EXPECT_EQ(kt::read_manifest(run)["cells"][0]["outcome"], "ok");
   // alpha was asked once in all three runs: resume never reruns an item that has its ok record.

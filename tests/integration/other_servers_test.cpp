@@ -4,6 +4,7 @@
 // (config_mismatch), one that does not publish it (kv_unverified, never assumed), their error objects,
 // and grids refused before their first cell when the server lacks what a probe needs.
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -208,6 +209,25 @@ TEST(OtherServers, AnUnknownDtypeNamesTheServersOwnTypes) {
 }  // namespace
 
 namespace {
+
+TEST(OtherServers, ALaunchTemplatesMissingOrNonExecutableProgramFailsTheDryRunBeforeAnyCell) {
+  kt::TempDir dir;
+  const std::filesystem::path plain = dir / "server.sh";
+  std::ofstream(plain) << "#!/bin/sh\n";  // no execute bit
+  for (const auto& [program, words] : std::vector<std::pair<std::string, std::string>>{
+           {(dir / "absent-server").string(), "is not found"}, {plain.string(), "is not executable"}}) {
+    auto cfg = preset_config("vllm", {"auto"});
+    cfg["server"]["command"] = {program, "--model", "{model}", "--host", "{host}", "--port", "{port}", "--kv-cache-dtype", "{type_k}"};
+    for (const std::string mode : {"--dry-run", ""}) {
+      std::vector<std::string> args = {"run", kt::write_config(dir, cfg).string(), "-o", (dir / "run").string()};
+      if (!mode.empty()) args.push_back(mode);
+      const auto r = kt::run_kvsweep(args, 60);
+      EXPECT_EQ(r.exit_code, 2) << program << " " << mode << "\n" << r.output;
+      EXPECT_THAT(r.output, HasSubstr("'" + program + "' " + words)) << r.output;
+      EXPECT_THAT(r.output, Not(HasSubstr("[cell "))) << r.output;
+    }
+  }
+}
 
 TEST(OtherServers, EveryPresetsExampleConfigDryRunsUpToTheMissingServer) {
   for (const std::string name : {"vllm", "sglang", "tabbyapi", "llama-cpp-python"}) {

@@ -65,6 +65,18 @@ TEST(TimeEstimate, RatesCountOkItemsAndStartedCellsOfTheModelOnly) {
   EXPECT_DOUBLE_EQ(rates.item_s.at("complete"), 0.5);
 }
 
+TEST(TimeEstimate, ANegativeDurationInAPreviousRunIsNoRateAndNoEstimateIsNegative) {
+  const json manifest = {{"config_hash", "abc"},
+                         {"cells", {cell("m", 5.0, 1.0), cell("m", 3.0, -100.0), cell("m", -2.0, 1.0)}}};
+  const std::vector<json> records = {record("m", "recall", "ok", 2.0), record("m", "recall", "ok", -500.0)};
+  const auto rates = sweep::rates_from_run("run-1", manifest, records, "m");
+  EXPECT_EQ(rates.cells, 1u);  // only the cell whose durations are durations
+  EXPECT_DOUBLE_EQ(rates.server_s, 6.0);
+  EXPECT_DOUBLE_EQ(rates.item_s.at("recall"), 2.0);
+  const std::vector<sweep::PlannedProbe> planned = {{"recall", 10}};
+  EXPECT_GE(sweep::estimate_time(rates, 3, planned).seconds, 0.0);
+}
+
 TEST(TimeEstimate, SecondsAreCellsTimesServerAndItemsWithTheBusiestSlot) {
   sweep::RunRates rates;
   rates.server_s = 6.0;

@@ -1,6 +1,7 @@
 #include "kvsweep/sweep/estimate/time_estimate.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kvsweep::sweep {
 
@@ -12,16 +13,18 @@ RunRates rates_from_run(std::string run, const Manifest& manifest, std::span<con
   double server_total = 0;
   for (const auto& c : manifest.cell_list()) {
     // A cell skipped (all recorded) or refused before ready started no server: ready_s 0.
+    // A duration that is not one (negative, NaN, infinite: a doctored or torn file) is no rate.
     const double ready = c.ready_s.value_or(0.0);
-    if (c.model != model || ready <= 0) continue;
-    server_total += ready + c.stop_s.value_or(0.0);
+    const double stop = c.stop_s.value_or(0.0);
+    if (c.model != model || !(ready > 0) || !std::isfinite(ready) || !(stop >= 0) || !std::isfinite(stop)) continue;
+    server_total += ready + stop;
     ++rates.cells;
   }
   if (rates.cells > 0) rates.server_s = server_total / static_cast<double>(rates.cells);
 
   std::map<std::string, std::pair<double, std::size_t>> sums;  // probe → (seconds, items)
   for (const auto& r : records) {
-    if (!r.ok() || r.cell.model != model) continue;
+    if (!r.ok() || r.cell.model != model || !(r.wall_s >= 0) || !std::isfinite(r.wall_s)) continue;
     auto& [seconds, items] = sums[r.probe];
     seconds += r.wall_s;
     ++items;

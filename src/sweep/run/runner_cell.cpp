@@ -172,11 +172,13 @@ class Runner::CellRun {
     return item_failed(t, item, res.error(), wall);
   }
 
-  /// Did the server die? A killed server shows up as a connect or read error; give the kernel a
-  /// moment to let us reap it before deciding.
+  /// Did the server die? A killed server shows up as a connect error, a timeout or a cut answer
+  /// (parse); give the kernel a moment to let us reap it before deciding.
   bool server_alive(const core::Error& err) {
     bool alive = m_instance->alive();
-    for (int w = 0; alive && w < 10 && (err.kind == core::ErrorKind::connect || err.kind == core::ErrorKind::timeout); ++w) {
+    const bool may_be_death = err.kind == core::ErrorKind::connect || err.kind == core::ErrorKind::timeout ||
+                              err.kind == core::ErrorKind::parse;
+    for (int w = 0; alive && w < 10 && may_be_death; ++w) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       alive = m_instance->alive();
     }
