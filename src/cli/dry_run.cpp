@@ -1,7 +1,11 @@
 #include "kvsweep/cli/dry_run.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -11,7 +15,9 @@
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/cli/template_options.hpp"
 #include "kvsweep/config/keys.hpp"
+#include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
+#include "kvsweep/core/redact.hpp"
 #include "kvsweep/probe/margin.hpp"
 #include "kvsweep/probe/recall/recall.hpp"
 #include "kvsweep/process/known_crash.hpp"
@@ -26,15 +32,30 @@ namespace kvsweep::cli {
 
 namespace {
 
+/// printf to stdout through core::redact: everything the dry run prints (a launch template's
+/// --api-key, a slot's secret variable, a message quoting either) passes the one redaction.
+[[gnu::format(printf, 1, 2)]] void say(const char* format, ...) {
+  std::va_list args;
+  va_start(args, format);
+  std::va_list measure;
+  va_copy(measure, args);
+  const int n = std::vsnprintf(nullptr, 0, format, measure);
+  va_end(measure);
+  std::string text(static_cast<std::size_t>(std::max(n, 0)), '\0');
+  std::vsnprintf(text.data(), text.size() + 1, format, args);
+  va_end(args);
+  std::fputs(core::redact(text).c_str(), stdout);
+}
+
 /// Tokens of `text` by the model's own tokenizer (llama-server's /tokenize, no special tokens);
 /// nullopt with a reason printed when it cannot be counted.
 std::optional<std::size_t> count_tokens(const config::Config& cfg, server::Backend& backend, const std::string& text) {
   if (config::uses_ollama(cfg.server)) {
-    std::printf("    tokens: not counted (Ollama has no /tokenize); random bodies run ~1.5 bytes a token, code ~3\n");
+    say("    tokens: not counted (Ollama has no /tokenize); random bodies run ~1.5 bytes a token, code ~3\n");
     return std::nullopt;
   }
   if (cfg.server.backend == "command" && cfg.server.command.openai.tokenizer == "none") {
-    std::printf("    tokens: not counted (%s has no tokenizer endpoint); random bodies run ~1.5 bytes a token, code ~3\n",
+    say("    tokens: not counted (%s has no tokenizer endpoint); random bodies run ~1.5 bytes a token, code ~3\n",
                 cfg.server.command.server.c_str());
     return std::nullopt;
   }
@@ -51,14 +72,14 @@ std::optional<std::size_t> count_tokens(const config::Config& cfg, server::Backe
   std::error_code ec;
   if (!instance) {
     std::filesystem::remove(spec.log_path, ec);
-    std::printf("    tokens: not counted: the server did not start for the count (%s)\n", instance.error().message.c_str());
+    say("    tokens: not counted: the server did not start for the count (%s)\n", instance.error().message.c_str());
     return std::nullopt;
   }
   auto tokens = (*instance)->api().tokenize(text, false);
   (*instance)->stop();
   std::filesystem::remove(spec.log_path, ec);
   if (!tokens) {
-    std::printf("    tokens: not counted: /tokenize failed (%s)\n", tokens.error().message.c_str());
+    say("    tokens: not counted: /tokenize failed (%s)\n", tokens.error().message.c_str());
     return std::nullopt;
   }
   return tokens->size();
@@ -70,22 +91,22 @@ void print_corpus(const probe::RecallProbe& recall, const config::Config& cfg, s
   const std::size_t targets = corpus.targets.size();
   const int wanted = recall.config().sample_size;
   if (static_cast<std::size_t>(wanted) > targets)
-    std::printf("    warning: k (sample_size) is %d but the corpus has %zu functions to recall: %zu items are used\n",
+    say("    warning: k (sample_size) is %d but the corpus has %zu functions to recall: %zu items are used\n",
                 wanted, targets, targets);
   const double bytes = static_cast<double>(corpus.text.size());
-  std::printf("    corpus: %zu functions, %s bytes\n", targets, report::shortest(bytes).c_str());
+  say("    corpus: %zu functions, %s bytes\n", targets, report::shortest(bytes).c_str());
   const auto count = count_tokens(cfg, backend, corpus.text);
   if (!count) return;
   const double tokens = static_cast<double>(*count);
-  std::printf("    tokens: %zu (counted by the model's tokenizer: llama-server /tokenize on %s, started once for "
+  say("    tokens: %zu (counted by the model's tokenizer: llama-server /tokenize on %s, started once for "
               "the count); %.2f bytes a token\n",
               *count, cfg.models.front().name.c_str(), tokens > 0 ? bytes / tokens : 0.0);
   if (*count + 256 > static_cast<std::size_t>(n_ctx))
-    std::printf("    warning: -c %d is smaller than the corpus (%zu tokens) with its question: set server.ctx to at "
+    say("    warning: -c %d is smaller than the corpus (%zu tokens) with its question: set server.ctx to at "
                 "least %zu plus the longest answer\n",
                 n_ctx, *count, *count + 256);
   else
-    std::printf("    -c %d leaves %zu tokens for the question and the answer\n", n_ctx,
+    say("    -c %d leaves %zu tokens for the question and the answer\n", n_ctx,
                 static_cast<std::size_t>(n_ctx) - *count);
 }
 
@@ -96,12 +117,12 @@ void print_power(const probe::Probe& p, std::size_t items, const nlohmann::json&
   for (const auto& m : p.metrics()) {
     if (!m.is_judged()) continue;
     if (gate.is_array() ? std::find(gate.begin(), gate.end(), m.name) == gate.end() : !m.gated_by_default()) continue;
-    if (first) std::printf("    verdicts with %zu items per cell (non-inferiority at the default margin, alpha 0.05):\n", items);
+    if (first) say("    verdicts with %zu items per cell (non-inferiority at the default margin, alpha 0.05):\n", items);
     first = false;
     const probe::Margin margin = probe::default_margin(m, p.calibration(), {});
     report::SettleOutlook outlook = report::settle_outlook(m, margin.value, items);
     outlook.items_max = p.items_max();
-    std::printf("      %s\n", report::settle_line(outlook).c_str());
+    say("      %s\n", report::settle_line(outlook).c_str());
   }
 }
 
@@ -133,8 +154,7 @@ std::optional<sweep::RunRates> measure_rates(const config::Config& cfg, std::vec
   for (const auto& p : probes)
     if (!p->needs_embedder()) names += (names.empty() ? "" : "|") + p->name();
   if (names.empty()) return std::nullopt;
-  const std::filesystem::path runs =
-      std::filesystem::temp_directory_path() / ("kvsweep-measure-" + std::to_string(::getpid()));
+  const std::filesystem::path runs = measure_directory();
   sweep::RunOptions options;
   options.items_per_probe = 1;
   options.filter = sweep::parse_filter({"model=" + model.name + ",k=" + cfg.grid.reference.type_k +
@@ -143,7 +163,7 @@ std::optional<sweep::RunRates> measure_rates(const config::Config& cfg, std::vec
   {
     auto store = sweep::RunStore::create((runs / "run").string());
     if (!store) {
-      std::printf("time: not measured: %s\n", store.error().message.c_str());
+      say("time: not measured: %s\n", store.error().message.c_str());
       return std::nullopt;
     }
     Quiet quiet;
@@ -151,7 +171,7 @@ std::optional<sweep::RunRates> measure_rates(const config::Config& cfg, std::vec
     const sweep::RunResult result = runner.run();
     for (const auto& c : result.cells)
       if (c.outcome != server::CellOutcome::ok)
-        std::printf("time: the measurement's cell %s ended %s: %s\n", c.cell.label().c_str(),
+        say("time: the measurement's cell %s ended %s: %s\n", c.cell.label().c_str(),
                     std::string(server::to_string(c.outcome)).c_str(), c.message.c_str());
     rates = sweep::previous_rates(runs, model.path);
   }
@@ -171,17 +191,17 @@ void print_time(const config::Config& cfg, std::vector<std::unique_ptr<probe::Pr
     const auto n = static_cast<std::size_t>(std::ranges::count(cells, m.name, &sweep::Cell::model));
     if (n == 0) continue;
     const std::string prefix = cfg.models.size() > 1 ? "  " + m.name + ": " : "";
-    if (cfg.models.size() > 1 && &m == &cfg.models.front()) std::printf("time, per model:\n");
+    if (cfg.models.size() > 1 && &m == &cfg.models.front()) say("time, per model:\n");
     auto rates = sweep::previous_rates(runs, m.path);
     if (!rates && measure) rates = measure_rates(cfg, probes, backend, m);
     if (!rates) {
-      std::printf("%stime: no previous run of this model to estimate from (complete runs under %s)%s\n", prefix.c_str(),
+      say("%stime: no previous run of this model to estimate from (complete runs under %s)%s\n", prefix.c_str(),
                   runs.string().c_str(),
                   measure ? "" : "; --dry-run --measure times one item of each probe on the reference cell now "
                                  "(one server start) and estimates from it");
       continue;
     }
-    std::printf("%s%s\n", prefix.c_str(), time_line_of(cfg, *rates, n, planned, ropts).c_str());
+    say("%s%s\n", prefix.c_str(), time_line_of(cfg, *rates, n, planned, ropts).c_str());
   }
 }
 
@@ -195,7 +215,7 @@ void print_launch(const config::Config& cfg, const sweep::Cell& cell, int n_ctx)
   spec.extra_args = cfg.server.args;
   std::string line;
   for (const auto& a : server::template_argv(options, spec, 0)) line += (line.empty() ? "" : " ") + a;
-  std::printf("launch (%s, cell %s): %s\n", cfg.server.command.server.c_str(), cell.label().c_str(), line.c_str());
+  say("launch (%s, cell %s): %s\n", cfg.server.command.server.c_str(), cell.label().c_str(), line.c_str());
 }
 
 /// A resume's plan: the items of the planned cells the run has recorded ok (kept, not run again) and
@@ -204,7 +224,7 @@ void print_resume(const std::string& run_dir, const std::vector<sweep::Cell>& ce
                   const std::vector<std::unique_ptr<probe::Probe>>& probes, const sweep::RunOptions& ropts) {
   std::error_code ec;
   if (!std::filesystem::is_directory(run_dir, ec)) {
-    std::printf("resume %s: no such run directory (the run would fail to open it)\n", run_dir.c_str());
+    say("resume %s: no such run directory (the run would fail to open it)\n", run_dir.c_str());
     return;
   }
   auto records = sweep::RunStore::read_records(run_dir);
@@ -221,13 +241,13 @@ void print_resume(const std::string& run_dir, const std::vector<sweep::Cell>& ce
         if (ok.contains(sweep::triple_key(cell.key(), p->name(), item.key))) ++kept;
       }
     }
-  std::printf("resume %s: %zu of these %zu items are recorded ok and kept; %zu to run\n", run_dir.c_str(), kept,
+  say("resume %s: %zu of these %zu items are recorded ok and kept; %zu to run\n", run_dir.c_str(), kept,
               planned, planned - kept);
   if (!ropts.grown.is_object()) return;
-  std::printf("the config grows the run (config hash %s → %s):\n", ropts.grown.value("from_config_hash", "").c_str(),
+  say("the config grows the run (config hash %s → %s):\n", ropts.grown.value("from_config_hash", "").c_str(),
               ropts.grown.value("to_config_hash", "").c_str());
   for (const auto& a : ropts.grown.value("added", nlohmann::json::array()))
-    std::printf("  + %s\n", a.get<std::string>().c_str());
+    say("  + %s\n", a.get<std::string>().c_str());
 }
 
 /// On a host with AMX: whether the llama.cpp server the run would launch can take llama.cpp's AMX path
@@ -241,7 +261,7 @@ void print_host(server::Backend& backend) {
   // Ollama ≥ 0.30 launches the llama-server it finds in <bin>/../lib/ollama/.
   if (kind == "ollama") binary = binary.parent_path().parent_path() / "lib" / "ollama" / "llama-server";
   else if (kind != "llama-server") return;
-  std::printf("%s\n", process::amx_host_note(true, binary, process::binary_has_amx(binary)).c_str());
+  say("%s\n", process::amx_host_note(true, binary, process::binary_has_amx(binary)).c_str());
 }
 
 }  // namespace
@@ -265,6 +285,13 @@ std::vector<std::string> time_lines(const config::Config& cfg,
   return out;
 }
 
+std::filesystem::path measure_directory() {
+  std::string name = (std::filesystem::temp_directory_path() / "kvsweep-measure-XXXXXX").string();
+  if (::mkdtemp(name.data()) == nullptr)
+    throw core::FatalError("--measure: cannot create a directory " + name + ": " + std::strerror(errno));
+  return name;
+}
+
 std::filesystem::path runs_directory(const config::Config& cfg) {
   std::filesystem::path base(cfg.output_dir);
   return base.is_relative() ? std::filesystem::current_path() / base : base;
@@ -275,19 +302,19 @@ int print_dry_run(const config::Config& cfg, std::vector<std::unique_ptr<probe::
                   bool measure) {
   auto cells = sweep::plan_cells(cfg, ropts.shard, sweep::reference_support(probes, cfg));
   sweep::select_cells(cells, ropts.filter);
-  std::printf("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
-  if (ropts.shard) std::printf(", shard %d/%d", ropts.shard->index, ropts.shard->count);
-  std::printf("\ncells (%zu, in run order):\n", cells.size());
+  say("plan for %s (config hash %s)", cfg.name.c_str(), config::config_hash(cfg).c_str());
+  if (ropts.shard) say(", shard %d/%d", ropts.shard->index, ropts.shard->count);
+  say("\ncells (%zu, in run order):\n", cells.size());
   for (std::size_t i = 0; i < cells.size(); ++i)
-    std::printf("  %2zu. %s%s\n", i + 1, cells[i].label().c_str(),
+    say("  %2zu. %s%s\n", i + 1, cells[i].label().c_str(),
                 cells[i].support        ? "  (reference, support: owned by another shard, run for comparisons)"
                 : cells[i].is_reference ? "  (reference)"
                                         : "");
   const int n_ctx = sweep::planned_context_size(cfg, probes);
-  std::printf("context: %s %d for every cell (%s)\n", cfg.server.backend == "command" ? "{ctx} =" : "-c", n_ctx,
+  say("context: %s %d for every cell (%s)\n", cfg.server.backend == "command" ? "{ctx} =" : "-c", n_ctx,
               cfg.server.ctx > 0 ? "server.ctx" : "the probes' estimate of their prompts, at least 4096; server.ctx sets it");
   if (cfg.server.backend == "command" && !cells.empty()) print_launch(cfg, cells.front(), n_ctx);
-  std::printf("probes:\n");
+  say("probes:\n");
   std::size_t per_cell = 0;
   std::vector<sweep::PlannedProbe> planned;
   for (std::size_t index = 0; index < probes.size(); ++index) {
@@ -296,29 +323,29 @@ int print_dry_run(const config::Config& cfg, std::vector<std::unique_ptr<probe::
     auto items = p->items();
     per_cell += items.size();
     planned.push_back({p->name(), items.size()});
-    std::printf("  %s (%s): %zu items per cell:", p->name().c_str(), p->kind().c_str(), items.size());
-    for (std::size_t i = 0; i < items.size() && i < 8; ++i) std::printf(" %s", items[i].key.c_str());
-    std::printf("%s\n", items.size() > 8 ? " …" : "");
+    say("  %s (%s): %zu items per cell:", p->name().c_str(), p->kind().c_str(), items.size());
+    for (std::size_t i = 0; i < items.size() && i < 8; ++i) say(" %s", items[i].key.c_str());
+    say("%s\n", items.size() > 8 ? " …" : "");
     if (const auto* recall = dynamic_cast<const probe::RecallProbe*>(p.get())) print_corpus(*recall, cfg, backend, n_ctx);
     const nlohmann::json& pc = index < cfg.probes.size() ? cfg.probes[index] : nlohmann::json();
     print_power(*p, items.size(), pc.is_object() ? pc.value("gate", nlohmann::json()) : nlohmann::json());
   }
-  std::printf("total: %zu items\n", per_cell * cells.size());
+  say("total: %zu items\n", per_cell * cells.size());
   if (cfg.sweep.adaptive.enabled) {
     const auto& a = cfg.sweep.adaptive;
-    std::printf("adaptive: at most that many; each cell but the reference stops once its verdicts are settled "
+    say("adaptive: at most that many; each cell but the reference stops once its verdicts are settled "
                 "(from %d items, alpha %g, futility %g, item order seed %llu)\n",
                 a.min_items, a.alpha, a.futility, static_cast<unsigned long long>(a.seed));
   }
   print_time(cfg, probes, cells, planned, ropts, backend, measure);
   print_host(backend);
   if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
-    std::printf("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
+    say("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);
     for (int slot = 0; slot < ropts.parallel_cells; ++slot) {
-      std::printf("  slot %d:", slot);
+      say("  slot %d:", slot);
       for (const auto& [k, v] : config::expand_slot_env(ropts.slot_env, slot))
-        std::printf(" %s=%s", k.c_str(), config::is_secret_env_name(k) ? "<redacted>" : v.c_str());
-      std::printf("\n");
+        say(" %s=%s", k.c_str(), config::is_secret_env_name(k) ? "<redacted>" : v.c_str());
+      say("\n");
     }
   }
   if (!resumed_dir.empty()) print_resume(resumed_dir, cells, probes, ropts);

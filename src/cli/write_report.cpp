@@ -9,11 +9,14 @@
 #include "kvsweep/report/input/run_data.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
 #include "kvsweep/report/input/context.hpp"
+#include "kvsweep/sweep/run/run_folders.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::cli {
 
 WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<report::Format>& formats) {
+  // The report's renames into a linked report/ would replace the files of the link's target.
+  if (const std::string link = sweep::linked_run_folder(run_dir); !link.empty()) throw core::FatalError(link);
   auto data = report::RunData::load(run_dir);
   if (!data) throw core::FatalError(run_dir.string() + ": " + data.error().message + " (is it a kvsweep run directory?)");
   const report::RunSummary summary = report::summarize_run(*data);

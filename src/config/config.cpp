@@ -144,11 +144,17 @@ http::SplitUrl checked_url(const std::string& text, const Site& site) {
   return url;
 }
 
-/// What of `c` must never be written (core/redact.hpp): secret flag values in every args list,
-/// URL passwords, and the keys the api_key_env names hold.
+/// What of `c` must never be written (core/redact.hpp): secret flag values in every args list and
+/// in a launch template's command, secret-named environment values, URL passwords, and the keys the
+/// api_key_env names hold.
 void register_secrets(const Config& c) {
   core::add_secrets_from_args(c.server.args);
-  for (const auto& v : c.variants) core::add_secrets_from_args(v.args);
+  core::add_secrets_from_args(c.server.command.argv);
+  core::add_secrets_from_env(c.server.env);
+  for (const auto& v : c.variants) {
+    core::add_secrets_from_args(v.args);
+    core::add_secrets_from_env(v.env);
+  }
   core::add_secret(c.server.url_password);
   std::vector<std::string> key_envs = {c.server.api_key_env};
   if (c.embedder) {

@@ -16,7 +16,12 @@ std::set<std::string, std::greater<>>& secrets() {
   return s;
 }
 
-constexpr std::string_view kSecretFlags[] = {"--api-key", "--hf-token", "-hft"};
+// llama-server, vLLM and SGLang spell it --api-key, llama-cpp-python --api_key; --token is a hub token.
+constexpr std::string_view kSecretFlags[] = {"--api-key", "--api_key", "--hf-token", "--hf_token", "-hft", "--token"};
+constexpr std::string_view kSecretEnvWords[] = {"KEY",        "APIKEY",      "TOKEN", "SECRET",       "PASSWORD",
+                                                "PASSWD",     "CREDENTIAL",  "CREDENTIALS", "AUTH", "AUTHORIZATION"};
+/// A line held longer than this is let out in pieces (a server writing no newline).
+constexpr std::size_t kMaxHeldLine = std::size_t{1} << 20;
 
 bool is_token_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+' ||
@@ -119,6 +124,32 @@ void redact_flag_values(std::string& s) {
   }
 }
 
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// "OPENAI_API_KEY=K", "HF_TOKEN='K'" in running text: an environment-style (upper-case) name.
+void redact_env_values(std::string& s) {
+  for (std::size_t eq = s.find('='); eq != std::string::npos; eq = s.find('=', eq + 1)) {
+    std::size_t start = eq;
+    while (start > 0 && is_name_char(s[start - 1])) --start;
+    const std::string_view name = std::string_view(s).substr(start, eq - start);
+    if (name.empty() || std::ranges::any_of(name, [](char c) { return std::islower(static_cast<unsigned char>(c)); }) ||
+        !is_secret_env(name))
+      continue;
+    std::size_t j = eq + 1;
+    while (j < s.size() && (s[j] == '"' || s[j] == '\'')) ++j;
+    const std::size_t end = token_end(s, j);
+    if (end == j || std::string_view(s).substr(j, end - j) == kRedacted) continue;
+    s.replace(j, end - j, kRedacted);
+    eq = j;
+  }
+}
+
+/// The credential of an Authorization value ("Bearer K" → K), or the value when it has no scheme.
+std::string_view credential_of(std::string_view value) {
+  const auto space = value.find(' ');
+  return space == std::string_view::npos ? value : value.substr(space + 1);
+}
+
 }  // namespace
 
 void add_secret(std::string_view value) {
@@ -129,6 +160,26 @@ void add_secret(std::string_view value) {
 
 bool is_secret_flag(std::string_view flag) {
   return std::ranges::find(kSecretFlags, flag) != std::end(kSecretFlags);
+}
+
+bool is_secret_env(std::string_view name) {
+  for (std::size_t from = 0; from <= name.size();) {
+    std::size_t end = name.find('_', from);
+    if (end == std::string_view::npos) end = name.size();
+    const std::string_view word = name.substr(from, end - from);
+    for (const auto secret : kSecretEnvWords)
+      if (word.size() == secret.size() && iequal_at(word, 0, secret)) return true;
+    from = end + 1;
+  }
+  return false;
+}
+
+void add_secrets_from_env(const std::vector<std::pair<std::string, std::string>>& env) {
+  for (const auto& [name, value] : env) {
+    if (!is_secret_env(name)) continue;
+    add_secret(value);
+    add_secret(credential_of(value));
+  }
 }
 
 void add_secrets_from_args(const std::vector<std::string>& args) {
@@ -165,7 +216,23 @@ std::string redact(std::string_view text) {
   redact_userinfo(s);
   redact_authorization(s);
   redact_flag_values(s);
+  redact_env_values(s);
   return s;
+}
+
+std::string LineRedactor::feed(std::string_view chunk) {
+  m_pending.append(chunk);
+  const auto last = m_pending.rfind('\n');
+  if (last == std::string::npos) return m_pending.size() > kMaxHeldLine ? finish() : std::string();
+  std::string out = redact(std::string_view(m_pending).substr(0, last + 1));
+  m_pending.erase(0, last + 1);
+  return out;
+}
+
+std::string LineRedactor::finish() {
+  std::string out = redact(m_pending);
+  m_pending.clear();
+  return out;
 }
 
 nlohmann::json redact_json(const nlohmann::json& doc) {

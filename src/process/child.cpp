@@ -15,6 +15,7 @@
 
 #include "kvsweep/core/no_follow.hpp"
 #include "kvsweep/core/read_file.hpp"
+#include "kvsweep/process/log_pump.hpp"
 
 extern char** environ;
 
@@ -82,7 +83,10 @@ void kill_all_children(int sig) noexcept {
 }
 
 Child::Child(Child&& other) noexcept
-    : m_pid(std::exchange(other.m_pid, -1)), m_guard_fd(std::exchange(other.m_guard_fd, -1)), m_status(other.m_status) {}
+    : m_pid(std::exchange(other.m_pid, -1)),
+      m_guard_fd(std::exchange(other.m_guard_fd, -1)),
+      m_pump(std::move(other.m_pump)),
+      m_status(other.m_status) {}
 
 Child& Child::operator=(Child&& other) noexcept {
   if (this != &other) {
@@ -90,6 +94,7 @@ Child& Child::operator=(Child&& other) noexcept {
     release_guard();
     m_pid = std::exchange(other.m_pid, -1);
     m_guard_fd = std::exchange(other.m_guard_fd, -1);
+    m_pump = std::move(other.m_pump);
     m_status = other.m_status;
   }
   return *this;
@@ -103,6 +108,8 @@ Child::~Child() {
 void Child::release_guard() {
   // Only once the group is dead: closing it earlier would have the guard kill a live server.
   if (m_guard_fd >= 0) ::close(std::exchange(m_guard_fd, -1));
+  // The group is dead, so the pipe's end comes at once unless something left the group holds it.
+  if (m_pump) m_pump->finish(std::chrono::seconds(2));
 }
 
 std::string which(const std::string& program) {
@@ -172,17 +179,25 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
     log_fd = core::open_no_follow(spec.log_path, O_WRONLY | O_CREAT | O_APPEND);
     if (log_fd < 0) return core::fail(core::ErrorKind::io, core::open_failure(spec.log_path));
   }
+  // The child writes into a pipe, never into its log: kvsweep redacts each line on its way there.
+  int out_pipe[2] = {-1, -1};
+  if (log_fd >= 0 && ::pipe2(out_pipe, O_CLOEXEC) != 0) {
+    ::close(log_fd);
+    return core::fail(core::ErrorKind::process, std::string("pipe: ") + std::strerror(errno));
+  }
+  auto pump = log_fd >= 0 ? std::make_unique<LogPump>(out_pipe[0], log_fd) : nullptr;
+  const int out_fd = out_pipe[1];
   // A pipe that closes on exec tells the parent whether exec succeeded.
   int err_pipe[2];
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    if (log_fd >= 0) ::close(log_fd);
+    if (out_fd >= 0) ::close(out_fd);
     return core::fail(core::ErrorKind::process, std::string("pipe: ") + std::strerror(errno));
   }
   // The group's guard reads the other end of this pipe; only kvsweep holds the write end, so it
   // reads end-of-file exactly when kvsweep is gone, however it ended (kill -9 included).
   int guard_pipe[2];
   if (::pipe2(guard_pipe, O_CLOEXEC) != 0) {
-    if (log_fd >= 0) ::close(log_fd);
+    if (out_fd >= 0) ::close(out_fd);
     ::close(err_pipe[0]);
     ::close(err_pipe[1]);
     return core::fail(core::ErrorKind::process, std::string("pipe: ") + std::strerror(errno));
@@ -190,7 +205,7 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
-    if (log_fd >= 0) ::close(log_fd);
+    if (out_fd >= 0) ::close(out_fd);
     for (int fd : {err_pipe[0], err_pipe[1], guard_pipe[0], guard_pipe[1]}) ::close(fd);
     return core::fail(core::ErrorKind::process, std::string("fork: ") + std::strerror(errno));
   }
@@ -206,9 +221,9 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
     ::signal(SIGPIPE, SIG_DFL);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
-    if (log_fd >= 0) {
-      ::dup2(log_fd, 1);
-      ::dup2(log_fd, 2);
+    if (out_fd >= 0) {
+      ::dup2(out_fd, 1);
+      ::dup2(out_fd, 2);
     }
     // Descriptors another thread opened without O_CLOEXEC (a parallel cell's HTTP sockets)
     // must not live on in this child: a server holding a socket of another would keep it open.
@@ -222,7 +237,7 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
     ::_exit(127);
   }
   ::setpgid(pid, pid);  // also from the parent, so the group exists before we signal it
-  if (log_fd >= 0) ::close(log_fd);
+  if (out_fd >= 0) ::close(out_fd);
   ::close(err_pipe[1]);
   ::close(guard_pipe[0]);
   int child_errno = 0;
@@ -239,6 +254,7 @@ core::Expected<Child> Child::spawn(const LaunchSpec& spec) {
   Child c;
   c.m_pid = pid;
   c.m_guard_fd = guard_pipe[1];
+  c.m_pump = std::move(pump);
   return c;
 }
 

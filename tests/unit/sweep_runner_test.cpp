@@ -180,6 +180,28 @@ class Runner : public ::testing::Test {
   std::vector<nlohmann::json> records;
 };
 
+TEST_F(Runner, ARunFolderThatIsASymlinkIsRefusedNamingItsPath) {
+  const auto elsewhere = kt::temp_file("-elsewhere");
+  std::filesystem::remove_all(elsewhere);
+  std::filesystem::create_directories(elsewhere);
+  for (const char* folder : {"logs", "kld", "report"}) {
+    std::filesystem::remove_all(dir);
+    auto store = sweep::RunStore::create(dir);
+    ASSERT_TRUE(store) << store.error().message;
+    std::filesystem::remove_all(dir / folder);
+    std::filesystem::create_directory_symlink(elsewhere, dir / folder);
+    sweep::Runner runner(config, probes, backend, *store, progress, cancel, {});
+    try {
+      runner.run();
+      ADD_FAILURE() << folder << ": a linked run folder was written through";
+    } catch (const core::FatalError& e) {
+      EXPECT_THAT(e.what(), HasSubstr((dir / folder).string() + " is a symbolic link")) << folder;
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(elsewhere)) << folder;
+    EXPECT_TRUE(backend.started.empty()) << folder << ": nothing starts";
+  }
+}
+
 TEST_F(Runner, CrashAfterReadyRestartsOnceAndResumesTheUnfinishedItems) {
   scripted->script = [&](const std::string& key, int n) -> core::Expected<probe::ItemResult> {
     if (key == "b" && n == 1) return crash();

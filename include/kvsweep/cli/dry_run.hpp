@@ -23,6 +23,10 @@ std::vector<std::string> time_lines(const config::Config& config,
                                     const std::vector<std::unique_ptr<probe::Probe>>& probes,
                                     const sweep::RunOptions& options);
 
+/// A fresh directory of its own for --measure's run, under the temp directory (mkdtemp: a name nobody
+/// could plant beforehand, mode 0700, never one that exists). Throws core::FatalError when none can be made.
+std::filesystem::path measure_directory();
+
 /// Prints the plan on stdout. A probe whose prompt holds a corpus (recall) has it counted in tokens by
 /// the model's own tokenizer: `backend` starts one server for the first model (llama-server: loaded
 /// with -c 512 for the count, then stopped; external: the attached server) and asks /tokenize; an

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,11 +18,13 @@
 
 namespace kvsweep::process {
 
+class LogPump;
+
 struct LaunchSpec {
   std::vector<std::string> argv;                           // argv[0] is looked up on PATH when it has no '/'
   std::vector<std::pair<std::string, std::string>> env;    // set (or overridden) in the child
   std::vector<std::string> unset_env;                      // removed from the child's environment
-  std::filesystem::path log_path;                          // stdout and stderr are appended here
+  std::filesystem::path log_path;                          // stdout and stderr are appended here, redacted (LogPump)
 };
 
 /// How a child ended: exit code, or the signal that killed it.
@@ -56,10 +59,12 @@ class Child {
   void signal_group(int sig) const;
 
  private:
-  /// Closes kvsweep's end of the guard's pipe (after the group is dead).
+  /// Closes kvsweep's end of the guard's pipe (after the group is dead) and lets the log pump
+  /// write the group's last output.
   void release_guard();
   pid_t m_pid = -1;
   int m_guard_fd = -1;  // the write end the group's guard waits on
+  std::unique_ptr<LogPump> m_pump;  // the child's output into its log; null without a log
   std::optional<ExitStatus> m_status;
 };
 

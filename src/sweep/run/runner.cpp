@@ -5,6 +5,8 @@
 
 #include "kvsweep/config/variants.hpp"
 #include "kvsweep/core/clock.hpp"
+#include "kvsweep/core/error.hpp"
+#include "kvsweep/sweep/run/run_folders.hpp"
 
 namespace kvsweep::sweep {
 
@@ -77,6 +79,8 @@ server::CellSpec Runner::cell_spec(const Cell& cell, int slot) const {
 }
 
 RunResult Runner::run() {
+  // A link planted for logs/, kld/, speed/ or report/ would be written through: refused before anything runs.
+  if (const std::string link = linked_run_folder(m_store.dir()); !link.empty()) throw core::FatalError(link);
   auto t0 = std::chrono::steady_clock::now();
   auto cells = plan_cells(m_config, m_options.shard, reference_support(m_probes, m_config));
   select_cells(cells, m_options.filter);
