@@ -41,7 +41,8 @@ Credentials credentials_from_args(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto eq = args[i].find('=');
     const std::string flag = args[i].substr(0, eq);
-    if (flag != "--api-key" && flag != "--api-key-file") continue;
+    // llama-server, vLLM and SGLang spell it --api-key, llama-cpp-python --api_key.
+    if (flag != "--api-key" && flag != "--api_key" && flag != "--api-key-file") continue;
     std::string value = eq != std::string::npos ? args[i].substr(eq + 1) : i + 1 < args.size() ? args[i + 1] : "";
     if (flag == "--api-key-file") {
       std::ifstream in(value);

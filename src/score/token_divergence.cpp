@@ -55,9 +55,16 @@ double kl(const std::vector<double>& p, const std::vector<double>& q) {
   return sum;
 }
 
-bool any_nan(std::span<const IdLogprob> side) {
-  return std::any_of(side.begin(), side.end(), [](const IdLogprob& t) { return std::isnan(t.logprob); });
+/// A value no log-probability can take: NaN, infinite, or above 0 by more than a server's rounding.
+/// exp(1e308) is inf, and the buckets of inf are NaN: never scored.
+bool any_impossible(std::span<const IdLogprob> side) {
+  return std::any_of(side.begin(), side.end(),
+                     [](const IdLogprob& t) { return !std::isfinite(t.logprob) || t.logprob > 1e-4; });
 }
+
+/// Rounding can leave a value a hair below 0 for identical distributions; a divergence is never
+/// negative. A NaN stays NaN (std::max(0.0, NaN) is 0.0: "identical").
+double not_negative(double d) { return std::isnan(d) ? d : std::max(0.0, d); }
 
 }  // namespace
 
@@ -76,18 +83,17 @@ BucketedPair bucket_top_n(std::span<const IdLogprob> p, std::span<const IdLogpro
 }
 
 double kl_divergence(std::span<const IdLogprob> p, std::span<const IdLogprob> q, double floor) {
-  if (any_nan(p) || any_nan(q)) return std::nan("");
+  if (any_impossible(p) || any_impossible(q)) return std::nan("");
   const BucketedPair b = bucket_top_n(p, q, floor);
-  // Rounding can leave a value a hair below 0 for identical distributions; KL is never negative.
-  return std::max(0.0, kl(b.p, b.q));
+  return not_negative(kl(b.p, b.q));
 }
 
 double js_divergence(std::span<const IdLogprob> p, std::span<const IdLogprob> q, double floor) {
-  if (any_nan(p) || any_nan(q)) return std::nan("");
+  if (any_impossible(p) || any_impossible(q)) return std::nan("");
   const BucketedPair b = bucket_top_n(p, q, floor);
   std::vector<double> m(b.p.size());
   for (std::size_t i = 0; i < m.size(); ++i) m[i] = 0.5 * (b.p[i] + b.q[i]);
-  return std::max(0.0, 0.5 * kl(b.p, m) + 0.5 * kl(b.q, m));
+  return not_negative(0.5 * kl(b.p, m) + 0.5 * kl(b.q, m));
 }
 
 std::optional<std::size_t> flip_index(std::span<const std::int32_t> a, std::span<const std::int32_t> b) {

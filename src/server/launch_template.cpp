@@ -195,7 +195,21 @@ std::string TemplateFlavour::log_complete_marker() const {
   return m_options.confirm.source == KvConfirm::Source::llama_log ? "model loaded" : "";
 }
 
+OpenAiOptions TemplateFlavour::api_options(const CellSpec& spec) const {
+  OpenAiOptions api = m_options.api;
+  if (api.fallback_model.empty()) api.fallback_model = spec.model_path;
+  return api;
+}
+
 std::expected<void, ReadyFailure> TemplateFlavour::after_ready(ReadyContext& context) const {
+  // The model every request asks for is the launched one (a server may list others), and the run
+  // says which: the cell's server_ready event carries it.
+  const std::shared_ptr<http::Client> client(std::shared_ptr<http::Client>(), &context.client);  // not owned
+  auto asked = OpenAiApi(client, api_options(context.spec)).model();
+  if (!asked)
+    return std::unexpected(
+        ReadyFailure{"while choosing the model from /v1/models", asked.error().message, CellOutcome::load_failed});
+  context.info["openai_model"] = *asked;
   const KvConfirm& c = m_options.confirm;
   context.info["kv_confirmed_by"] = [&]() -> nlohmann::json {
     switch (c.source) {
@@ -224,9 +238,7 @@ EffectiveKv TemplateFlavour::effective(const std::string& log, const CellSpec&) 
 }
 
 std::unique_ptr<Api> TemplateFlavour::make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const {
-  OpenAiOptions api = m_options.api;
-  if (api.fallback_model.empty()) api.fallback_model = spec.model_path;
-  return std::make_unique<OpenAiApi>(std::move(client), std::move(api));
+  return std::make_unique<OpenAiApi>(std::move(client), api_options(spec));
 }
 
 std::expected<std::unique_ptr<Instance>, StartFailure> TemplateBackend::start(const CellSpec& spec,

@@ -119,6 +119,7 @@ struct Endpoint {
   std::size_t log_offset = 0;  // where this start's lines begin in the log
   std::string who;             // the server in messages
   nlohmann::json info = nlohmann::json::object();
+  http::Credentials credentials;  // a launched server's key from its own argv (--api-key K)
 };
 
 /// The server at `attach`, its URL without a trailing slash; its K/V types are the user's declaration.
@@ -153,6 +154,8 @@ std::expected<Endpoint, StartFailure> launched_endpoint(process::Launcher& launc
     return std::unexpected(StartFailure{CellOutcome::load_failed, core::open_failure(spec.log_path), "", {}});
   }
   at.log_offset = file_size_or_zero(spec.log_path);
+  // A launched server started with --api-key (server.args, a launch template's command) wants that key from us too.
+  at.credentials = http::credentials_from_args(launch.argv);
   auto spawned = launcher.launch(launch);
   if (!spawned) return std::unexpected(StartFailure{CellOutcome::load_failed, "cannot start " + at.who + ": " + spawned.error().message, "", {}});
   at.child = std::move(*spawned);
@@ -333,8 +336,7 @@ std::expected<std::unique_ptr<Instance>, StartFailure> Lifecycle::start(const Fl
   std::expected<Endpoint, StartFailure> at =
       attach ? attached_endpoint(flavour, *attach) : launched_endpoint(m_launcher, flavour, spec);
   if (!at) return std::unexpected(std::move(at.error()));
-  // A launched server started with --api-key (server.args) wants that key from us too.
-  const http::Credentials credentials = attach ? attach->credentials : http::credentials_from_args(spec.extra_args);
+  const http::Credentials credentials = attach ? attach->credentials : at->credentials;
   auto client = std::make_shared<http::Client>(at->base_url, http::Timeouts{Ms(2000), spec.request_timeout});
   credentials.apply(*client);
   auto instance = std::make_unique<ManagedInstance>(std::move(at->child), client, spec, at->log_offset);

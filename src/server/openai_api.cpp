@@ -6,6 +6,7 @@
 
 #include "kvsweep/server/llama_api.hpp"
 #include "kvsweep/server/stream_reader.hpp"
+#include "kvsweep/server/token_logprobs.hpp"
 
 namespace kvsweep::server {
 
@@ -45,10 +46,14 @@ std::int32_t id_of_token_text(const std::string& token) {
   }
 }
 
-/// A logprob the server wrote: a number (a null or a string is a server that lost it).
+/// A logprob the server wrote: a number (a null or a string is a server that lost it), and a possible
+/// one (finite, at most 0): 1e308 or +50 scored would read as two identical distributions.
 core::Expected<double> logprob_of(const json& v, const std::string& where) {
-  if (v.is_number()) return v.get<double>();
-  return core::fail(core::ErrorKind::parse, "logprobs: " + where + " is " + v.dump() + ", not a number");
+  if (!v.is_number()) return core::fail(core::ErrorKind::parse, "logprobs: " + where + " is " + v.dump() + ", not a number");
+  const double lp = v.get<double>();
+  if (const std::string why = impossible_logprob(lp); !why.empty())
+    return core::fail(core::ErrorKind::parse, "logprobs: " + where + " is " + v.dump() + ": " + why);
+  return lp;
 }
 
 /// One entry of `logprobs.content[]`: {token, logprob, id?, top_logprobs[{token, logprob, id?}]}.
@@ -101,20 +106,41 @@ core::Expected<std::vector<TokenLogprob>> legacy_logprobs(const json& lp) {
   return out;
 }
 
+/// One count of `usage` (a JSON object): a non-negative integer; absent, negative or fractional is an
+/// error, never 0 tokens.
+core::Expected<int> usage_count(const json& usage, const char* key) {
+  const json v = usage.is_object() ? usage.value(key, json()) : json();
+  if (v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() <= INT32_MAX) return v.get<int>();
+  if (v.is_null()) return core::fail(core::ErrorKind::parse, std::string("the answer's usage has no ") + key +
+                                                                 " (its token counts are unknown)");
+  return core::fail(core::ErrorKind::parse, std::string("the answer's usage.") + key + " is " + v.dump() +
+                                                ", not a count of tokens");
+}
+
 /// The usage counts as timings measured by the client around the request.
-Timings client_timings(const json& usage, double first_ms, double wall_ms) {
+core::Expected<Timings> client_timings(const json& usage, double first_ms, double wall_ms) {
+  if (!usage.is_object())
+    return core::fail(core::ErrorKind::parse, "the answer carries neither timings nor usage: its token counts are unknown");
   Timings t;
   t.requests = 1;
   t.client_measured = true;
-  const auto count = [&](const json& j, const char* key) {
-    return j.is_object() && j.contains(key) && j[key].is_number_integer() ? std::max(0, j[key].get<int>()) : 0;
-  };
-  const int cached = usage.is_object() && usage.contains("prompt_tokens_details")
-                         ? count(usage["prompt_tokens_details"], "cached_tokens")
-                         : 0;
+  const auto prompt = usage_count(usage, "prompt_tokens");
+  if (!prompt) return std::unexpected(prompt.error());
+  const auto predicted = usage_count(usage, "completion_tokens");
+  if (!predicted) return std::unexpected(predicted.error());
+  int cached = 0;
+  if (const json details = usage.value("prompt_tokens_details", json()); details.is_object() && details.contains("cached_tokens") &&
+                                                                         !details["cached_tokens"].is_null()) {
+    const auto c = usage_count(details, "cached_tokens");
+    if (!c) return std::unexpected(c.error());
+    if (*c > *prompt)
+      return core::fail(core::ErrorKind::parse, "the answer's usage counts " + std::to_string(*c) + " cached of " +
+                                                    std::to_string(*prompt) + " prompt tokens: impossible");
+    cached = *c;
+  }
   t.cache_n = cached;
-  t.prompt_n = std::max(0, count(usage, "prompt_tokens") - cached);
-  t.predicted_n = count(usage, "completion_tokens");
+  t.prompt_n = *prompt - cached;
+  t.predicted_n = *predicted;
   t.prompt_ms = first_ms;
   t.predicted_ms = std::max(0.0, wall_ms - first_ms);
   return t;
@@ -235,7 +261,9 @@ core::Expected<CompletionResponse> parse_openai_completion(const json& body, boo
       if (!t) return std::unexpected(t.error());
       r.timings = *t;
     } else {
-      r.timings = client_timings(body.value("usage", json()), 0.0, wall_ms);
+      auto t = client_timings(body.value("usage", json()), 0.0, wall_ms);
+      if (!t) return std::unexpected(t.error());
+      r.timings = *t;
     }
     return r;
   } catch (const std::exception& e) {
@@ -282,23 +310,45 @@ core::Expected<void> OpenAiStream::add(std::string_view data) {
   }
 }
 
-CompletionResponse OpenAiStream::take(double first_ms, double wall_ms) {
+core::Expected<CompletionResponse> OpenAiStream::take(double first_ms, double wall_ms) {
   CompletionResponse r = std::move(m_response);
-  if (!m_server_timings) r.timings = client_timings(m_usage, first_ms, wall_ms);
+  if (!m_server_timings) {
+    auto t = client_timings(m_usage, first_ms, wall_ms);
+    if (!t) return std::unexpected(t.error());
+    r.timings = *t;
+  }
   ids_from_probs(r);
   return r;
 }
 
-std::string OpenAiApi::model() {
+core::Expected<std::string> choose_model(const std::vector<std::string>& ids, const OpenAiOptions& options) {
+  if (!options.model.empty()) return options.model;
+  if (ids.empty()) return options.fallback_model;
+  // A served name or a path ("/models/Qwen3-8B.gguf", "org/Qwen3-8B"): the launched model's file name.
+  const auto stem = [](std::string_view id) {
+    id = id.substr(id.find_last_of('/') == std::string_view::npos ? 0 : id.find_last_of('/') + 1);
+    if (id.size() > 5 && id.substr(id.size() - 5) == ".gguf") id.remove_suffix(5);
+    return std::string(id);
+  };
+  const std::string launched = stem(options.fallback_model);
+  for (const auto& id : ids)
+    if (id == options.fallback_model) return id;
+  for (const auto& id : ids)
+    if (!launched.empty() && stem(id) == launched) return id;
+  if (ids.size() == 1) return ids.front();
+  std::string listed;
+  for (const auto& id : ids) listed += (listed.empty() ? "" : ", ") + id;
+  return core::fail(core::ErrorKind::invalid, "GET /v1/models lists " + std::to_string(ids.size()) + " models (" + listed +
+                                                  ") and none of them is the launched model '" + options.fallback_model +
+                                                  "': set server.openai.model to the one to ask");
+}
+
+core::Expected<std::string> OpenAiApi::model() {
   std::lock_guard lock(m_model_mutex);
   if (!m_model) {
-    if (!m_options.model.empty()) {
-      m_model = m_options.model;
-    } else if (auto ids = models(); ids && !ids->empty()) {
-      m_model = ids->front();
-    } else {
-      m_model = m_options.fallback_model;
-    }
+    // A server without /v1/models (or a failed answer): the launched model is asked for by name.
+    const auto ids = m_options.model.empty() ? models() : std::vector<std::string>{};
+    m_model = choose_model(ids.value_or(std::vector<std::string>{}), m_options);
   }
   return *m_model;
 }
@@ -315,7 +365,9 @@ core::Expected<std::vector<std::string>> OpenAiApi::models() {
 
 core::Expected<CompletionResponse> OpenAiApi::complete(const CompletionRequest& request) {
   const bool chat = !request.messages.empty();
-  auto body = openai_body(request, m_options, model());
+  const auto asked = model();
+  if (!asked) return std::unexpected(asked.error());
+  auto body = openai_body(request, m_options, *asked);
   if (!body) return std::unexpected(body.error());
   const std::string path = chat ? "/v1/chat/completions" : "/v1/completions";
   std::string text = body->dump(-1, ' ', false, json::error_handler_t::replace);
@@ -333,9 +385,9 @@ core::Expected<CompletionResponse> OpenAiApi::complete(const CompletionRequest& 
   });
   if (!end) return std::unexpected(end.error());
   const bool ended = !stream.response().stop_type.empty();
-  CompletionResponse response = stream.take(std::max(first_ms, 0.0), ms_since(t0));
-  if (*end == StreamEnd::caller) response.stop_type = "cancel";
-  else if (!ended) return core::fail(core::ErrorKind::timeout, "stream ended before its finish_reason");
+  if (*end != StreamEnd::caller && !ended) return core::fail(core::ErrorKind::timeout, "stream ended before its finish_reason");
+  auto response = stream.take(std::max(first_ms, 0.0), ms_since(t0));
+  if (response && *end == StreamEnd::caller) response->stop_type = "cancel";
   return within_request(std::move(response), request);
 }
 
@@ -349,10 +401,13 @@ core::Expected<std::vector<std::int32_t>> OpenAiApi::tokenize(const std::string&
       path = "/tokenize";
       request = {{"content", text}, {"add_special", add_special}};
       break;
-    case TokenizerApi::vllm:
+    case TokenizerApi::vllm: {
+      const auto asked = model();
+      if (!asked) return std::unexpected(asked.error());
       path = "/tokenize";
-      request = {{"model", model()}, {"prompt", text}, {"add_special_tokens", add_special}};
+      request = {{"model", *asked}, {"prompt", text}, {"add_special_tokens", add_special}};
       break;
+    }
     case TokenizerApi::tabbyapi:
       path = "/v1/token/encode";
       request = {{"text", text}, {"add_bos_token", add_special}};
@@ -379,11 +434,14 @@ core::Expected<std::string> OpenAiApi::detokenize(const std::vector<std::int32_t
       request = {{"tokens", tokens}};
       field = "content";
       break;
-    case TokenizerApi::vllm:
+    case TokenizerApi::vllm: {
+      const auto asked = model();
+      if (!asked) return std::unexpected(asked.error());
       path = "/detokenize";
-      request = {{"model", model()}, {"tokens", tokens}};
+      request = {{"model", *asked}, {"tokens", tokens}};
       field = "prompt";
       break;
+    }
     case TokenizerApi::tabbyapi:
       path = "/v1/token/decode";
       request = {{"tokens", tokens}};
@@ -400,7 +458,9 @@ core::Expected<std::string> OpenAiApi::detokenize(const std::vector<std::int32_t
 core::Expected<std::vector<std::vector<float>>> OpenAiApi::embed(const std::vector<std::string>& inputs) {
   if (!m_options.capabilities.has(Capability::embeddings))
     return core::fail(core::ErrorKind::unsupported, "this server serves no embeddings (capability embeddings)");
-  auto body = m_client->post_for_json("/v1/embeddings", {{"model", model()}, {"input", inputs}, {"encoding_format", "float"}});
+  const auto asked = model();
+  if (!asked) return std::unexpected(asked.error());
+  auto body = m_client->post_for_json("/v1/embeddings", {{"model", *asked}, {"input", inputs}, {"encoding_format", "float"}});
   if (!body) return std::unexpected(body.error());
   try {
     std::vector<std::vector<float>> out(inputs.size());

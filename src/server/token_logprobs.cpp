@@ -1,5 +1,7 @@
 #include "kvsweep/server/token_logprobs.hpp"
 
+#include <cmath>
+
 namespace kvsweep::server {
 
 std::vector<TokenLogprob> read_token_logprobs(const nlohmann::json& entries) {
@@ -16,6 +18,15 @@ std::vector<TokenLogprob> read_token_logprobs(const nlohmann::json& entries) {
     out.push_back(std::move(tp));
   }
   return out;
+}
+
+std::string impossible_logprob(double logprob) {
+  // A server's float rounding can put log(1) a hair above 0; 1e-4 is far above rounding, far below +50.
+  constexpr double kAboveZero = 1e-4;
+  if (std::isnan(logprob)) return "not a number: a log-probability is finite and at most 0";
+  if (!std::isfinite(logprob)) return "infinite: a log-probability is finite and at most 0";
+  if (logprob > kAboveZero) return "above 0: a log-probability is at most 0 (a probability at most 1)";
+  return {};
 }
 
 }  // namespace kvsweep::server

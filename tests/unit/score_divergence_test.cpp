@@ -1,5 +1,7 @@
 #include "kvsweep/score/token_divergence.hpp"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -105,6 +107,17 @@ TEST(Divergence, DuplicateIdsAreSummedAndNanPropagates) {
   const Top bad{IdLogprob{1, std::nan("")}};
   EXPECT_TRUE(std::isnan(kl_divergence(bad, q)));
   EXPECT_TRUE(std::isnan(js_divergence(q, bad)));
+}
+
+TEST(Divergence, ImpossibleLogprobsAreNanNeverZero) {
+  // exp(1e308) is inf; max(0, NaN) is 0: 1e308 or +50 on both sides used to score KL 0, "identical".
+  const Top q{tok(1, 0.4), tok(2, 0.4)};
+  for (const double bad : {1e308, 50.0, std::numeric_limits<double>::infinity()}) {
+    const Top impossible{IdLogprob{1, bad}, IdLogprob{2, -1.0}};
+    EXPECT_TRUE(std::isnan(kl_divergence(impossible, impossible))) << bad;
+    EXPECT_TRUE(std::isnan(kl_divergence(q, impossible))) << bad;
+    EXPECT_TRUE(std::isnan(js_divergence(impossible, q))) << bad;
+  }
 }
 
 TEST(Divergence, FlipIndex) {

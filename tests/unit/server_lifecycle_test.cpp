@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_launcher.hpp"
+#include "kvsweep/server/launch_template.hpp"
 #include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/server/llama_api.hpp"
 #include "kvsweep/server/llama_server.hpp"
@@ -268,6 +269,24 @@ TEST_F(Lifecycle, AttachLaunchesNothingAndDeclaresTheTypes) {
   EXPECT_EQ((*started)->info()["url"], "http://10.0.0.5:8080");
   EXPECT_THAT((*started)->info().dump(), Not(HasSubstr("sekret")));
   EXPECT_TRUE((*started)->alive());
+}
+
+TEST_F(Lifecycle, ALaunchTemplatesOwnApiKeyIsSentAsABearerToken) {
+  // vLLM/SGLang's --api-key and llama-cpp-python's --api_key in server.command, not server.args.
+  for (const std::vector<std::string>& key : {std::vector<std::string>{"--api-key", "sk-template-key-1"},
+                                              std::vector<std::string>{"--api_key=sk-template-key-1"}}) {
+    server::TemplateOptions o;
+    o.binary = "srv";
+    o.command = {"{binary}", "--port", "{port}"};
+    o.command.insert(o.command.end(), key.begin(), key.end());
+    const server::TemplateFlavour template_flavour(o);
+    probe.credentials.clear();
+    auto started = server::Lifecycle(launcher, probe).launch(template_flavour, spec, cancel);
+    ASSERT_TRUE(started) << started.error().message;
+    ASSERT_FALSE(probe.credentials.empty());
+    EXPECT_EQ(probe.credentials.at(0).token, "sk-template-key-1");
+    (*started)->stop();
+  }
 }
 
 TEST_F(Lifecycle, TheVersionProbeReadsWhatTheBinaryPrints) {

@@ -4,9 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/launch_template.hpp"
 #include "kvsweep/server/openai_api.hpp"
+#include "kvsweep/server/token_logprobs.hpp"
 
 using ::testing::HasSubstr;
 
@@ -144,16 +148,67 @@ TEST(OpenAiStream, ChunksAddUpAndTheFirstChunkTimesThePrompt) {
   ASSERT_TRUE(s.add("[DONE]"));
   EXPECT_TRUE(s.finished());
   const auto r = s.take(10.0, 30.0);
-  EXPECT_EQ(r.content, "ab");
-  EXPECT_EQ(r.stop_type, "eos");
-  EXPECT_TRUE(r.timings.client_measured);
-  EXPECT_EQ(r.timings.prompt_ms, 10.0);
-  EXPECT_EQ(r.timings.predicted_ms, 20.0);
-  EXPECT_EQ(r.timings.predicted_n, 2);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->content, "ab");
+  EXPECT_EQ(r->stop_type, "eos");
+  EXPECT_TRUE(r->timings.client_measured);
+  EXPECT_EQ(r->timings.prompt_ms, 10.0);
+  EXPECT_EQ(r->timings.predicted_ms, 20.0);
+  EXPECT_EQ(r->timings.predicted_n, 2);
   server::OpenAiStream bad(true);
   const auto error = bad.add(R"({"object":"error","message":"boom","code":500})");
   ASSERT_FALSE(error);
   EXPECT_THAT(error.error().message, HasSubstr("boom"));
+}
+
+TEST(OpenAiAnswer, ImpossibleLogprobsFailTheAnswerInsteadOfScoringAsIdentical) {
+  for (const double bad : {1e308, 50.0, 0.01}) {
+    const json content = {{"content", {{{"id", 1}, {"token", "a"}, {"logprob", -0.1},
+                                        {"top_logprobs", {{{"id", 1}, {"token", "a"}, {"logprob", bad}}}}}}}};
+    const auto top = server::parse_openai_logprobs(content);
+    ASSERT_FALSE(top) << bad;
+    EXPECT_THAT(top.error().message, HasSubstr("at most 0")) << bad;
+    const auto legacy = server::parse_openai_logprobs({{"tokens", {" a"}}, {"token_logprobs", {bad}}});
+    ASSERT_FALSE(legacy) << bad;
+    EXPECT_EQ(legacy.error().kind, core::ErrorKind::parse);
+  }
+  // Rounding a hair above 0 is a probability of 1.
+  EXPECT_TRUE(server::parse_openai_logprobs({{"tokens", {" a"}}, {"token_logprobs", {1e-7}}}));
+  EXPECT_EQ(server::impossible_logprob(-3.0), "");
+  EXPECT_NE(server::impossible_logprob(std::nan("")), "");
+  EXPECT_NE(server::impossible_logprob(-std::numeric_limits<double>::infinity()), "");
+}
+
+TEST(OpenAiAnswer, AMissingOrImpossibleUsageIsAnErrorNeverZeroTokens) {
+  const json choice = {{"text", "a"}, {"finish_reason", "stop"}};
+  for (const json& usage : {json(), json{{"prompt_tokens", 3}}, json{{"prompt_tokens", -1}, {"completion_tokens", 2}},
+                            json{{"prompt_tokens", 3}, {"completion_tokens", 1.5}},
+                            json{{"prompt_tokens", 3}, {"completion_tokens", "2"}},
+                            json{{"prompt_tokens", 3}, {"completion_tokens", 2}, {"prompt_tokens_details", {{"cached_tokens", 9}}}}}) {
+    json body = {{"choices", {choice}}};
+    if (!usage.is_null()) body["usage"] = usage;
+    const auto r = server::parse_openai_completion(body, false, 10.0);
+    ASSERT_FALSE(r) << usage.dump();
+    EXPECT_THAT(r.error().message, HasSubstr("usage")) << usage.dump();
+  }
+  server::OpenAiStream s(false);
+  ASSERT_TRUE(s.add(R"({"choices":[{"text":"a","finish_reason":"stop"}]})"));
+  EXPECT_FALSE(s.take(1.0, 2.0));  // no usage chunk: unknown, not 0 tokens
+}
+
+TEST(OpenAiModel, TheLaunchedModelIsAskedForNotTheFirstListed) {
+  server::OpenAiOptions o;
+  o.fallback_model = "/models/Qwen3-8B-Q8_0.gguf";
+  EXPECT_EQ(*server::choose_model({"other-model", "Qwen3-8B-Q8_0"}, o), "Qwen3-8B-Q8_0");
+  EXPECT_EQ(*server::choose_model({"other-model", "/models/Qwen3-8B-Q8_0.gguf"}, o), "/models/Qwen3-8B-Q8_0.gguf");
+  EXPECT_EQ(*server::choose_model({"served-name"}, o), "served-name");  // the only one: vLLM's --served-model-name
+  EXPECT_EQ(*server::choose_model({}, o), o.fallback_model);            // nothing listed: asked by path
+  const auto several = server::choose_model({"a-model", "b-model"}, o);
+  ASSERT_FALSE(several);
+  EXPECT_THAT(several.error().message, HasSubstr("a-model, b-model"));
+  EXPECT_THAT(several.error().message, HasSubstr("openai.model"));
+  o.model = "b-model";
+  EXPECT_EQ(*server::choose_model({"a-model", "b-model"}, o), "b-model");
 }
 
 TEST(ServerErrors, EveryServersErrorObjectGivesItsMessage) {

@@ -19,7 +19,7 @@ struct Credentials {
   void apply(Client& client) const;
 };
 
-/// The key a server launched with `args` wants: --api-key K (the first of a comma list) or the
+/// The key a server launched with `args` wants: --api-key K or --api_key K (the first of a comma list) or the
 /// first line of --api-key-file F; empty credentials when neither is given.
 Credentials credentials_from_args(const std::vector<std::string>& args);
 

@@ -37,12 +37,12 @@ BucketedPair bucket_top_n(std::span<const IdLogprob> p, std::span<const IdLogpro
                           double floor = kProbabilityFloor);
 
 /// KL(P || Q) = sum_i p_i ln(p_i / q_i) in nats (Kullback & Leibler 1951) over bucket_top_n's buckets.
-/// A NaN logprob gives NaN.
+/// An impossible logprob (NaN, infinite, above 0) gives NaN, never 0.
 double kl_divergence(std::span<const IdLogprob> p, std::span<const IdLogprob> q,
                      double floor = kProbabilityFloor);
 
 /// JS(P, Q) = KL(P || M) / 2 + KL(Q || M) / 2 with M = (P + Q) / 2, in nats, within [0, ln 2]
-/// (Lin 1991), over bucket_top_n's buckets.
+/// (Lin 1991), over bucket_top_n's buckets. An impossible logprob gives NaN.
 double js_divergence(std::span<const IdLogprob> p, std::span<const IdLogprob> q,
                      double floor = kProbabilityFloor);
 

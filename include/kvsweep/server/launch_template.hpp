@@ -89,12 +89,16 @@ class TemplateFlavour final : public Flavour {
   int ready_status() const override { return m_options.ready_status; }
   std::string listening_line(int port) const override;
   std::string log_complete_marker() const override;
-  /// The HTTP confirmation (http_json, http_prometheus), read once the server is ready.
+  /// The model the requests ask for (OpenAiApi::model, recorded as info "openai_model"; several
+  /// models listed and none of them the launched one fails the start), then the HTTP confirmation
+  /// (http_json, http_prometheus), read once the server is ready.
   std::expected<void, ReadyFailure> after_ready(ReadyContext& context) const override;
   EffectiveKv effective(const std::string& log, const CellSpec& spec) const override;
   std::unique_ptr<Api> make_api(std::shared_ptr<http::Client> client, const CellSpec& spec) const override;
 
  private:
+  /// The API's options for `spec`: the launched model ({model}) when the config names none.
+  OpenAiOptions api_options(const CellSpec& spec) const;
   TemplateOptions m_options;
 };
 

@@ -39,8 +39,9 @@ std::optional<TokenizerApi> parse_tokenizer_api(std::string_view name);
 std::string_view to_string(TokenizerApi api);
 
 struct OpenAiOptions {
-  /// The request's "model"; empty: the first id /v1/models lists (asked once), else `fallback_model`.
+  /// The request's "model"; empty: chosen from what /v1/models lists (choose_model, asked once).
   std::string model;
+  /// The launched model (a launch template's {model}: a path or a served name).
   std::string fallback_model;
   Capabilities capabilities = Capabilities::all();
   TokenizerApi tokenizer = TokenizerApi::none;
@@ -62,6 +63,12 @@ core::Expected<CompletionResponse> parse_openai_completion(const nlohmann::json&
 /// Per-token log-probabilities from a choice's `logprobs` in either shape (see the top of this file).
 core::Expected<std::vector<TokenLogprob>> parse_openai_logprobs(const nlohmann::json& logprobs);
 
+/// The "model" to ask for when the config names none (`options.model` empty), from the ids `/v1/models`
+/// lists: the one that names the launched model (`options.fallback_model`, whole or by its file name
+/// without .gguf), else the only one listed; nothing listed: fallback_model itself. Several ids and
+/// none of them the launched model is an error naming them (set openai.model).
+core::Expected<std::string> choose_model(const std::vector<std::string>& ids, const OpenAiOptions& options);
+
 /// Builds a CompletionResponse from the chunks of a streamed OpenAI answer (`data: {…}` events):
 /// text or delta content appended, logprobs collected, finish_reason as the stop type, the newest
 /// `timings` or `usage` kept.
@@ -71,8 +78,9 @@ class OpenAiStream {
   core::Expected<void> add(std::string_view data);
   const CompletionResponse& response() const { return m_response; }
   /// The response with its timings: the server's, else the client's (`first_ms`: the first chunk's
-  /// arrival after the request, `wall_ms`: the whole request).
-  CompletionResponse take(double first_ms, double wall_ms);
+  /// arrival after the request, `wall_ms`: the whole request) with the `usage` counts; an answer with
+  /// neither, or impossible counts, is an error.
+  core::Expected<CompletionResponse> take(double first_ms, double wall_ms);
   bool finished() const { return m_finished; }
 
  private:
@@ -97,15 +105,16 @@ class OpenAiApi final : public Api {
 
   /// The model ids GET /v1/models lists.
   core::Expected<std::vector<std::string>> models();
+  /// The "model" every request carries: OpenAiOptions::model, else choose_model over models()
+  /// (asked once; a server without /v1/models is asked for fallback_model).
+  core::Expected<std::string> model();
 
  private:
-  /// The "model" every request carries (OpenAiOptions::model).
-  std::string model();
 
   std::shared_ptr<http::Client> m_client;
   OpenAiOptions m_options;
   std::mutex m_model_mutex;
-  std::optional<std::string> m_model;
+  std::optional<core::Expected<std::string>> m_model;
 };
 
 }  // namespace kvsweep::server

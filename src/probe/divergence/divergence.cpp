@@ -7,6 +7,7 @@
 
 #include "kvsweep/probe/greedy.hpp"
 #include "kvsweep/score/token_divergence.hpp"
+#include "kvsweep/server/token_logprobs.hpp"
 
 namespace kvsweep::probe {
 
@@ -67,6 +68,11 @@ core::Expected<TopList> top_of(const server::TokenLogprob& tp) {
       return core::fail(core::ErrorKind::unsupported,
                         "the server reports top log-probabilities without token ids; divergence needs them "
                         "(llama-server's /completion gives them)");
+    // Scored, 1e308 or +50 would read as KL 0: the item fails instead.
+    if (const std::string why = server::impossible_logprob(t.logprob); !why.empty())
+      return core::fail(core::ErrorKind::parse, "the server reports a top log-probability of " +
+                                                    std::to_string(t.logprob) + " for token " + std::to_string(t.id) +
+                                                    ": " + why);
     out.push_back({t.id, t.logprob});
   }
   return out;
