@@ -34,7 +34,6 @@
 #include "kvsweep/server/llama_server.hpp"
 #include "kvsweep/server/ollama.hpp"
 #include "kvsweep/sweep/plan/filter_check.hpp"
-#include "kvsweep/sweep/store/merge.hpp"
 #include "kvsweep/sweep/run/runner.hpp"
 
 namespace kvsweep::cli {
@@ -287,24 +286,23 @@ void resolve_variant_binaries(const config::Config& cfg, sweep::RunOptions& ropt
 }
 
 /// A resume's checks, before the dry run (which shows their outcome) and the run: the config is the
-/// run's or only grows it (else refused, naming the change; a run without a manifest: its records must
-/// fit the config), and the models and input files are those the run started with (their hashes into `ropts`).
+/// run's or only grows it (else refused, naming the change), and the run is the one it started as: its
+/// identity (models, embedder, input files, server build and environment; the models' hashes into
+/// `ropts`, and the build it started with when `allow_build_change` lets another continue it).
 void check_resume(const RunTarget& target, const config::Config& cfg,
-                  const std::vector<std::unique_ptr<probe::Probe>>& probes, sweep::RunOptions& ropts, bool announce) {
+                  const std::vector<std::unique_ptr<probe::Probe>>& probes, const nlohmann::json& server,
+                  bool allow_build_change, sweep::RunOptions& ropts, bool announce) {
   if (!target.resume) return;
   std::error_code ec;
   if (!std::filesystem::is_directory(target.run_dir, ec)) return;  // opening the store says so
-  if (target.previous) {
-    ropts.grown = check_growth(cfg, probes, *target.previous, target.run_dir);
-    if (announce && ropts.grown.is_object())
-      std::fprintf(stderr, "kvsweep: the run grows (config hash %s → %s): its records are kept, only what is new runs\n",
-                   ropts.grown.value("from_config_hash", "").c_str(), ropts.grown.value("to_config_hash", "").c_str());
-  } else {
-    check_records_fit(cfg, probes, target.run_dir);
-  }
-  ropts.models = checked_models(cfg, target.previous, target.run_dir);
-  check_inputs(probes, target.previous, target.run_dir);
-  check_server_env(cfg, target.previous, target.run_dir);
+  if (!target.previous) return;  // nothing recorded yet (manifest_to_resume refuses records without one)
+  ropts.grown = check_growth(cfg, probes, *target.previous, target.run_dir);
+  if (announce && ropts.grown.is_object())
+    std::fprintf(stderr, "kvsweep: the run grows (config hash %s → %s): its records are kept, only what is new runs\n",
+                 ropts.grown.value("from_config_hash", "").c_str(), ropts.grown.value("to_config_hash", "").c_str());
+  auto identity = check_resume_identity(cfg, probes, *target.previous, server, allow_build_change, target.run_dir);
+  ropts.models = std::move(identity.models);
+  ropts.build_changed_from = identity.build_changed_from;
 }
 
 /// The run's store: a new run directory, or the resumed one (checked before by check_resume); a torn
@@ -350,10 +348,9 @@ RunningEmbedder start_embedder(const config::Config& cfg, const sweep::RunStore&
   running.instance = std::move(*inst);
   nlohmann::json desc = {{"backend", e.backend}, {"model", e.model},
                          {"pooling", e.pooling}, {"url", e.url}, {"server", running.instance->info()}};
-  if (e.backend == "llama-server") {
-    if (auto h = core::sha256_file(e.model)) desc["sha256"] = *h;
-    desc["server"]["argv"] = nullptr;  // port-specific noise
-  }
+  // The instrument's weights: its identity, the one a resume checks (sweep::hash_embedder).
+  if (auto h = sweep::hash_embedder(cfg); h && !h->empty()) desc["sha256"] = *h;
+  if (e.backend == "llama-server") desc["server"]["argv"] = nullptr;  // port-specific noise
   running.embedder = std::make_unique<probe::ApiEmbedder>(running.instance->api(), desc);
   return running;
 }
@@ -415,23 +412,9 @@ int run_command(const RunOpts& o) {
   resolve_variant_binaries(cfg, ropts);
 
   if (cfg.server.backend == "ollama") check_ollama_grid(cfg, backend->describe().value("version", ""));
-  // The server build is part of the run's identity: a resumed run's new cells must come from the build
-  // its first cells came from.
-  if (target.resume && target.previous && target.previous->contains("server")) {
-    const std::string before = sweep::server_build(*target.previous);
-    const std::string now = sweep::server_build({{"server", backend->describe()}});
-    if (before != now) {
-      if (!o.allow_build_change)
-        throw core::FatalError("--resume " + target.run_dir + ": the run started with " + before + ", this one would run " +
-                               now + " (KVSWEEP_LLAMA_BIN or server.binary changed?); cells of two builds are not one "
-                               "run: use the first build, start a new run, or pass --allow-build-change to continue "
-                               "anyway (recorded in the manifest)");
-      ropts.build_changed_from = before;
-    }
-  }
-
   // The dry run shows a growth in its plan; the run says it once (not under -q).
-  check_resume(target, cfg, probes, ropts, !o.dry_run && spdlog::get_level() < spdlog::level::warn);
+  check_resume(target, cfg, probes, backend->describe(), o.allow_build_change, ropts,
+               !o.dry_run && spdlog::get_level() < spdlog::level::warn);
 
   // The dry run after the checks: a missing model, binary or server fails it as it would fail the run.
   // Tags missing from Ollama's store are named with the `ollama pull` that fetches each (the run

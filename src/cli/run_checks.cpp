@@ -8,56 +8,114 @@
 
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/server/server_env.hpp"
 #include "kvsweep/sweep/plan/plan.hpp"
 #include "kvsweep/sweep/run/runner.hpp"
 #include "kvsweep/sweep/store/growth.hpp"
-#include "kvsweep/sweep/store/input_hashes.hpp"
+#include "kvsweep/sweep/store/run_identity.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::cli {
 
 std::optional<nlohmann::json> manifest_to_resume(const std::string& run_dir, bool have_config) {
+  const std::filesystem::path manifest_path = std::filesystem::path(run_dir) / "manifest.json";
   auto manifest = sweep::RunStore::read_manifest(run_dir);
-  if (manifest) return std::move(*manifest);
-  if (have_config) return std::nullopt;
+  if (manifest) {
+    // Read strictly once, here: a field of another type would otherwise read as "nothing recorded" and
+    // switch its check off.
+    auto identity = sweep::read_identity(*manifest);
+    std::string bad = identity ? "" : identity.error().message;
+    if (const auto f = manifest->find("config_file"); bad.empty() && f != manifest->end() && !f->is_string())
+      bad = "config_file: got " + std::string(f->type_name()) + ", expected a string";
+    if (!bad.empty())
+      throw core::FatalError("--resume " + run_dir + ": " + manifest_path.string() + ": " + bad +
+                             "; the run cannot be checked against what would run now: start a new run with "
+                             "-o NEW_DIR");
+    return std::move(*manifest);
+  }
   std::error_code ec;
-  if (!std::filesystem::is_directory(run_dir, ec))
+  if (!std::filesystem::is_directory(run_dir, ec)) {
+    if (have_config) return std::nullopt;
     throw core::FatalError("--resume " + run_dir + ": no such run directory; start a run with: kvsweep run CONFIG -o " +
                            run_dir);
-  if (!std::filesystem::exists(std::filesystem::path(run_dir) / "manifest.json", ec))
+  }
+  // Records without the manifest that says what made them (its config hash, models, inputs): a config
+  // given now cannot be told from the one they were made with (max_tokens is in no record).
+  const auto records = std::filesystem::path(run_dir) / "records.jsonl";
+  if (std::filesystem::exists(records, ec) && std::filesystem::file_size(records, ec) > 0)
+    throw core::FatalError("--resume " + run_dir + ": the run holds records but no readable manifest.json (" +
+                           manifest.error().message + "), so what made them (config, models, input files) cannot "
+                           "be told and nothing can be added to them; start a new run with: kvsweep run CONFIG -o "
+                           "NEW_DIR (or restore " + manifest_path.string() + ")");
+  if (have_config) return std::nullopt;
+  if (!std::filesystem::exists(manifest_path, ec))
     throw core::FatalError("--resume " + run_dir + ": the run has no manifest.json (it stopped before writing one, so "
                            "nothing of it can be read back); start it again with: kvsweep run CONFIG --resume " + run_dir);
   throw core::FatalError("--resume " + run_dir + ": " + manifest.error().message +
                          "; pass the config to resume it anyway: kvsweep run CONFIG --resume " + run_dir);
 }
 
-std::vector<sweep::ModelHash> checked_models(const config::Config& config, const std::optional<nlohmann::json>& previous,
-                                             const std::string& run_dir) {
-  auto models = sweep::hash_models(config);
-  if (!models) throw core::FatalError(config.file.string() + ": models: " + models.error().message);
-  if (previous) {
-    if (const std::string changed = sweep::changed_models(*previous, *models); !changed.empty())
-      throw core::FatalError("--resume " + run_dir + ": " + changed +
-                             "\na changed model is a new run: start one with -o NEW_DIR (or restore the model file)");
-  }
-  return std::move(*models);
+namespace {
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += "\n  " + l;
+  return out;
 }
 
-void check_inputs(const std::vector<std::unique_ptr<probe::Probe>>& probes, const std::optional<nlohmann::json>& previous,
-                  const std::string& run_dir) {
-  if (!previous || !previous->is_object() || !previous->contains("probes")) return;
-  nlohmann::json now = nlohmann::json::array();
-  for (const auto& p : probes) now.push_back(probe::manifest_entry(*p));
-  const auto changes = sweep::changed_inputs((*previous)["probes"], now);
-  if (changes.empty()) return;
-  throw core::FatalError("--resume " + run_dir + ": an input file changed since the run started:\n" +
-                         sweep::describe_input_changes(changes, "when the run started", "now") +
-                         "\nthe items would be scored against answers to the old inputs: start a new run with "
-                         "-o NEW_DIR (or restore the file)");
+/// How a resume refuses a changed part of the run's identity: what changed, and what to do instead.
+std::pair<std::string, std::string> refusal(sweep::IdentityPart part) {
+  using P = sweep::IdentityPart;
+  const std::string fresh = "start a new run with -o NEW_DIR";
+  switch (part) {
+    case P::model: return {"a model file changed since the run started", "a changed model is a new run: " + fresh + " (or restore the model file)"};
+    case P::embedder:
+      return {"the embedder's model changed since the run started",
+              "telephone's similarities are measured with one instrument: " + fresh + " (or restore the embedder's model)"};
+    case P::input:
+      return {"an input file changed since the run started",
+              "the items would be scored against answers to the old inputs: " + fresh + " (or restore the file)"};
+    case P::server_env:
+      return {"the servers would start with another environment than the run's cells did (from the manifest's server_env)",
+              "cells of one run share one environment (llama.cpp reads these): set it back as the run had it, or " + fresh};
+    case P::server_build:
+      return {"",
+              "cells of two builds are not one run: use the first build, " + fresh + ", or pass --allow-build-change to "
+              "continue anyway (recorded in the manifest)"};
+    case P::config: break;
+  }
+  return {"the config changed", fresh};
+}
+
+}  // namespace
+
+ResumeIdentity check_resume_identity(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                                     const nlohmann::json& previous, const nlohmann::json& server,
+                                     bool allow_build_change, const std::string& run_dir) {
+  auto was = sweep::read_identity(previous);  // checked readable by manifest_to_resume
+  if (!was) throw core::FatalError("--resume " + run_dir + ": manifest.json: " + was.error().message);
+  auto now = sweep::current_identity(config, probes, server, environ);
+  if (!now) throw core::FatalError(config.file.string() + ": models: " + now.error().message);
+  ResumeIdentity out{now->models, ""};
+  const auto changes = sweep::check_identity(*was, *now, "when the run started", "now");
+  using P = sweep::IdentityPart;
+  if (allow_build_change && !sweep::lines_of(changes, P::server_build).empty()) out.build_changed_from = was->server_build;
+  std::string refused;
+  for (const P part : {P::server_build, P::model, P::embedder, P::input, P::server_env}) {
+    if (part == P::server_build && allow_build_change) continue;
+    const auto lines = sweep::lines_of(changes, part);
+    if (lines.empty()) continue;
+    const auto [what, instead] = refusal(part);
+    // The build in one sentence: both builds are the change.
+    refused += part == P::server_build ? "\nthe run started with " + was->server_build + ", this one would run " +
+                                             now->server_build + " (KVSWEEP_LLAMA_BIN or server.binary changed?)\n" + instead
+                                       : "\n" + what + ":" + joined(lines) + "\n" + instead;
+  }
+  if (!refused.empty()) throw core::FatalError("--resume " + run_dir + ": the run is not the one it started as:" + refused);
+  return out;
 }
 
 namespace {
+
 
 /// What this config asks: its grid's cells and each probe's items with their specs.
 struct Asked {
@@ -96,24 +154,8 @@ std::vector<probe::Record> records_of(const std::string& run_dir) {
   return std::move(*records);
 }
 
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += "\n  " + l;
-  return out;
-}
 
 }  // namespace
-
-void check_records_fit(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                       const std::string& run_dir) {
-  const Asked asked = asked_by(config, probes);
-  for (const auto& r : records_of(run_dir)) {
-    if (const std::string why = misfit(r, asked); !why.empty())
-      throw core::FatalError("--resume " + run_dir + ": the run has no manifest, and its records.jsonl was not written "
-                             "with " + config.file.string() + " (" + why + "); resume it with the config it was made "
-                             "with, or start a new run with -o NEW_DIR");
-  }
-}
 
 nlohmann::json check_growth(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
                             const nlohmann::json& previous, const std::string& run_dir) {
@@ -143,31 +185,6 @@ nlohmann::json check_growth(const config::Config& config, const std::vector<std:
   }
   return {{"from_config_hash", before_hash}, {"to_config_hash", now_hash}, {"added", growth.added},
           {"at", core::iso8601(std::chrono::system_clock::now())}};
-}
-
-void check_server_env(const config::Config& config, const std::optional<nlohmann::json>& previous,
-                      const std::string& run_dir) {
-  if (!previous || !previous->contains("server_env") || !(*previous)["server_env"].is_object()) return;
-  const nlohmann::json& before = (*previous)["server_env"];
-  const nlohmann::json now = config::env_for_record(
-      server::launched_server_env(server::inherited_server_env(environ, config.server.backend), config.server.env));
-  std::set<std::string> names;
-  for (const nlohmann::json* side : {&before, &now})
-    for (auto it = side->begin(); it != side->end(); ++it) names.insert(it.key());
-  const auto shown = [](const nlohmann::json& env, const std::string& name) {
-    return env.contains(name) && env[name].is_string() ? env[name].get<std::string>() : std::string("unset");
-  };
-  std::vector<std::string> changed;
-  for (const auto& name : names) {
-    // Device selection picks the hardware (a resumed shard on another node), not what a cell answers.
-    if (server::is_device_env_name(name)) continue;
-    if (shown(before, name) != shown(now, name)) changed.push_back(name + ": " + shown(before, name) + " → " + shown(now, name));
-  }
-  if (changed.empty()) return;
-  throw core::FatalError("--resume " + run_dir + ": the servers would start with another environment than the run's "
-                         "cells did (from the manifest's server_env):" + joined(changed) +
-                         "\ncells of one run share one environment (llama.cpp reads these): set it back as the run "
-                         "had it, or start a new run with -o NEW_DIR");
 }
 
 }  // namespace kvsweep::cli

@@ -64,4 +64,39 @@ const RecordField* record_field(std::string_view name) {
   return it == std::end(kFields) ? nullptr : &*it;
 }
 
+namespace {
+
+/// Whether `v` has the schema type `type` (ARCHITECTURE.md's words).
+bool has_type(const json& v, std::string_view type) {
+  if (type == "string") return v.is_string();
+  if (type == "int") return v.is_number_integer();
+  if (type == "number") return v.is_number();
+  if (type == "object") return v.is_object();
+  return true;  // any
+}
+
+std::string got(const std::string& where, const json& v, std::string_view expected) {
+  return where + ": got " + v.type_name() + " " + v.dump().substr(0, 40) + ", expected " + std::string(expected);
+}
+
+}  // namespace
+
+std::string record_type_error(const nlohmann::json& line) {
+  for (const RecordField& field : kFields) {
+    const auto it = line.find(field.name);
+    if (it == line.end()) continue;
+    const std::string name(field.name);
+    const bool vowel = field.type == "int" || field.type == "object";
+    if (!has_type(*it, field.type)) return got(name, *it, (vowel ? "an " : "a ") + std::string(field.type));
+    // The values inside: a metric is a number or a boolean, a timing a number, a cell's key parts text.
+    for (auto v = it->begin(); it->is_object() && v != it->end(); ++v) {
+      if (name == "metrics" && !v->is_number() && !v->is_boolean())
+        return got(name + "." + v.key(), *v, "a number or boolean");
+      if (name == "timings" && !v->is_number()) return got(name + "." + v.key(), *v, "a number");
+      if (name == "cell" && !v->is_string()) return got(name + "." + v.key(), *v, "a string");
+    }
+  }
+  return "";
+}
+
 }  // namespace kvsweep::probe

@@ -187,6 +187,12 @@ std::filesystem::path ollama_import_store() {
   return cache / "kvsweep" / "ollama-models";
 }
 
+std::filesystem::path ollama_store_for(const CellSpec& spec) {
+  for (const auto& [name, value] : spec.env)
+    if (name == "OLLAMA_MODELS") return value;
+  return ollama_import_store();
+}
+
 std::optional<core::Expected<OllamaImport>> ollama_import_for(const std::string& model_path) {
   std::error_code ec;
   const std::filesystem::path file(model_path);
@@ -216,10 +222,49 @@ std::optional<core::Expected<OllamaImport>> ollama_import_for(const std::string&
   return core::Expected<OllamaImport>(OllamaImport{"kvsweep/" + stem + ":" + hex.substr(0, 12), hex, file});
 }
 
-core::Expected<bool> ollama_ensure_import(http::Client& client, const OllamaImport& import) {
+namespace {
+
+/// Whether the store's layer blob for `sha256` (content-addressed: blobs/sha256-<hex>) holds the
+/// GGUF's bytes. A blob of other content (replaced, corrupted) is removed so the import writes it again:
+/// Ollama's POST /api/blobs keeps a blob that exists without reading it. Hashed once per blob (size
+/// and mtime unchanged) per process, like the GGUF itself.
+core::Expected<bool> layer_intact(const std::filesystem::path& store, const std::string& sha256) {
+  const std::filesystem::path blob = store / "blobs" / ("sha256-" + sha256);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(blob, ec)) return false;
+  const auto size = std::filesystem::file_size(blob, ec);
+  const auto mtime = std::filesystem::last_write_time(blob, ec).time_since_epoch().count();
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::uintmax_t, long long>> verified;
+  std::lock_guard lock(mutex);
+  const auto it = verified.find(blob.string());
+  if (it != verified.end() && it->second == std::pair<std::uintmax_t, long long>{size, mtime}) return true;
+  auto hex = core::sha256_file(blob);
+  if (!hex) return std::unexpected(hex.error());
+  if (*hex == sha256) {
+    verified[blob.string()] = {size, static_cast<long long>(mtime)};
+    return true;
+  }
+  verified.erase(blob.string());
+  if (!std::filesystem::remove(blob, ec) && ec)
+    return core::fail(core::ErrorKind::io, blob.string() + " holds other content than " + sha256 + " (sha256 " + *hex +
+                                               ") and cannot be removed: " + ec.message());
+  return false;
+}
+
+}  // namespace
+
+core::Expected<bool> ollama_ensure_import(http::Client& client, const OllamaImport& import,
+                                          const std::filesystem::path& store) {
   auto show = client.post_for_json("/api/show", {{"model", import.tag}});
-  if (show) return false;
-  if (show.error().http_status != 404) return std::unexpected(show.error());
+  if (show) {
+    // The tag names the GGUF's content, but the store answers by name: its layer must be those bytes.
+    auto intact = layer_intact(store, import.sha256);
+    if (!intact) return std::unexpected(intact.error());
+    if (*intact) return false;
+  } else if (show.error().http_status != 404) {
+    return std::unexpected(show.error());
+  }
   std::optional<std::string> bytes = core::read_file(import.file, core::Links::follow);
   if (!bytes) return core::fail(core::ErrorKind::io, "cannot read " + import.file.string() + " to import it into Ollama");
   const std::string digest = "sha256:" + import.sha256;
@@ -269,7 +314,7 @@ OllamaEnv ollama_launch_env(const CellSpec& spec, int port, const std::vector<st
   };
   if (!user_set("OLLAMA_NO_CLOUD")) env.set.emplace_back("OLLAMA_NO_CLOUD", "1");
   if (!user_set("OLLAMA_MODELS") && ollama_import_for(spec.model_path))
-    env.set.emplace_back("OLLAMA_MODELS", ollama_import_store().string());
+    env.set.emplace_back("OLLAMA_MODELS", ollama_store_for(spec).string());
   for (const auto& name : inherited) {
     if (!ollama_drops_inherited(name)) continue;
     bool kept = false;
@@ -354,7 +399,7 @@ std::expected<void, ReadyFailure> OllamaFlavour::after_ready(ReadyContext& conte
     if (!*import) return std::unexpected(ReadyFailure{when, import->error().message, CellOutcome::load_failed});
     auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(context.deadline - std::chrono::steady_clock::now());
     client.set_read_timeout(std::max(remaining, std::chrono::milliseconds(1000)));
-    auto imported = ollama_ensure_import(client, **import);
+    auto imported = ollama_ensure_import(client, **import, ollama_store_for(context.spec));
     client.set_read_timeout(context.spec.request_timeout);
     if (!imported)
       return std::unexpected(ReadyFailure{when, "importing " + context.spec.model_path + " as " + (*import)->tag +
@@ -433,7 +478,10 @@ std::expected<std::unique_ptr<Instance>, StartFailure> OllamaBackend::start(cons
   if (m_options.url.empty()) return m_lifecycle.launch(m_flavour, spec, cancel);
   auto key = api_key_from_env(m_options.api_key_env);
   if (!key) return std::unexpected(key.error());
-  return m_lifecycle.attach(m_flavour, Attach{m_options.url, {*key, m_options.user, m_options.password}}, spec, cancel);
+  Attach attach;
+  attach.url = m_options.url;
+  attach.credentials = {*key, m_options.user, m_options.password};
+  return m_lifecycle.attach(m_flavour, attach, spec, cancel);
 }
 
 std::expected<OllamaInventory, StartFailure> OllamaBackend::check_models(const CellSpec& base,

@@ -94,10 +94,10 @@ TEST(IntegrityII, AResumeWithoutItsManifestRefusesAnotherConfigsRecords) {
   other["probes"][0]["prompts"] = {"Three", "Four"};
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, other, "b.json").string(), "--resume", run.string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("the run has no manifest, and its records.jsonl was not written with")) << r.output;
-  // The config it was made with resumes it.
+  EXPECT_THAT(r.output, HasSubstr("the run holds records but no readable manifest.json")) << r.output;
+  // Nor the config it was made with: without the manifest, that cannot be told (issue 51).
   r = kt::run_kvsweep({"run", (dir / "a.json").string(), "--resume", run.string()});
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
 TEST(IntegrityII, ANewRunIntoADirectoryOfAnEarlierRunWithoutRecordsIsRefused) {

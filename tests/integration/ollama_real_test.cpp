@@ -2,7 +2,9 @@
 // github.com/ollama/ollama@v0.30.1`), which launches the llama-server scripts/llama-cpp builds.
 // Each test gives its cells a model store of its own (server.env.OLLAMA_MODELS), so the GGUF
 // import runs in every test and no two tests write one store at once.
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -40,6 +42,15 @@ nlohmann::json real_ollama_config(const kt::TempDir& dir, const std::vector<std:
       {"grid", {{"k", types}, {"v", "tied"}, {"reference", types.front() + "/" + types.front()}, {"order", "as-listed"}}},
       {"probes", {{{"kind", "complete"}, {"max_tokens", 16}}}},
   };
+}
+
+/// Flips one byte near the end of `file` (its size, and a GGUF's header, unchanged).
+void flip_byte(const std::filesystem::path& file) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(-16, std::ios::end);
+  const char c = static_cast<char>(f.get());
+  f.seekp(-16, std::ios::end);
+  f.put(static_cast<char>(c ^ 0x5a));
 }
 
 std::map<std::string, nlohmann::json> cells_by_type(const nlohmann::json& manifest) {
@@ -200,4 +211,43 @@ TEST(RealOllama, AContextOllamaLoweredIsAConfigMismatchNotAQuietlySmallerCell) {
         << c.dump();
   }
   EXPECT_TRUE(kt::read_records(run).empty());  // no answer from a cell that is not the one asked for
+}
+
+// Issue 51: a GGUF under backend ollama is part of the run's identity (hashed like llama-server's),
+// and kvsweep's store is verified by content before a cell uses it.
+TEST(RealOllama, AResumeOnAReplacedGgufUnderOllamaIsRefusedNamingBothHashes) {
+  kt::ollama_bin_dir();  // throws, failing the test, when scripts/ollama has not installed it
+  kt::TempDir dir;
+  const auto model = dir / "tiny.gguf";
+  std::filesystem::copy_file(kt::tiny_model(), model);
+  auto cfg = real_ollama_config(dir, {"f16"});
+  cfg["models"][0]["path"] = model.string();
+  const auto config = kt::write_config(dir, cfg);
+  const auto run = dir / "run";
+  auto r = kt::run_kvsweep({"run", config.string(), "-o", run.string()}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string recorded = kt::read_manifest(run)["models"][0]["sha256"];
+  ASSERT_EQ(recorded.size(), 64u);
+
+  // kvsweep's store is content-addressed, but trusted by tag: a layer of other content under the
+  // GGUF's digest is replaced by the GGUF's bytes before a cell uses it.
+  const auto blob = dir / "store" / "blobs" / ("sha256-" + recorded);
+  ASSERT_TRUE(std::filesystem::exists(blob));
+  flip_byte(blob);
+  const auto run2 = dir / "run2";
+  r = kt::run_kvsweep({"run", config.string(), "-o", run2.string()}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(kt::read_manifest(run2)["cells"][0]["outcome"], "ok");
+  const auto blob_sha = [&] {
+    const std::string cmd = "sha256sum " + blob.string() + " > " + (dir / "blob.sha").string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    return kt::read_text(dir / "blob.sha").substr(0, 64);
+  };
+  EXPECT_EQ(blob_sha(), recorded);
+
+  flip_byte(model);
+  r = kt::run_kvsweep({"run", config.string(), "--resume", run.string()}, 600);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("a model file changed since the run started")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("sha256 " + recorded + " when the run started")) << r.output;
 }

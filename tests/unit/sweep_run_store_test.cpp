@@ -35,6 +35,17 @@ probe::Record typed(const std::string& item, const std::string& status = "ok") {
   return *probe::Record::from_json(record(item, status));
 }
 
+/// Reading `dir`'s records and opening its store both fail with a message starting `expected`; `dir` is removed.
+void expect_refused_from(const std::filesystem::path& dir, const std::string& expected) {
+  auto read = sweep::RunStore::read_records(dir);
+  ASSERT_FALSE(read) << expected;
+  EXPECT_EQ(read.error().message.rfind(expected, 0), 0u) << read.error().message;
+  auto open = sweep::RunStore::open(dir);
+  ASSERT_FALSE(open) << expected;
+  EXPECT_EQ(open.error().message.rfind(expected, 0), 0u) << open.error().message;
+  std::filesystem::remove_all(dir);
+}
+
 std::filesystem::path fresh_dir() {
   auto dir = kt::temp_file("-run");
   std::filesystem::remove_all(dir);
@@ -119,12 +130,37 @@ TEST(RunStoreRecords, ALineThatIsJsonButNotARecordIsNamedByFileAndLine) {
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "records.jsonl") << record("p0").dump() << "\n" << line << "\n" << record("p1").dump() << "\n";
     const std::string expected = (dir / "records.jsonl").string() + ": line 2 is not a record";
+    expect_refused_from(dir, expected);
+  }
+}
+
+// Issue 51: a metric of another type ("0", {…}) read as missing made recommend call the cell
+// "answered like f16/f16"; any field of another type is an error naming the file, the line and the field.
+TEST(RunStoreRecords, AFieldOfAnotherTypeIsAnErrorNamingTheFileLineAndField) {
+  const std::vector<std::pair<std::string, nlohmann::json>> bad = {
+      {"metrics.match_reference: got string \"0\"", {{"match_reference", "0"}}},
+      {"metrics.match_reference: got object", {{"match_reference", {{"v", 1}}}}},
+      {"metrics: got array", nlohmann::json::array()},
+  };
+  for (const auto& [expected_field, metrics] : bad) {
+    auto dir = fresh_dir();
+    std::filesystem::create_directories(dir);
+    auto mistyped = record("p1");
+    mistyped["metrics"] = metrics;
+    std::ofstream(dir / "records.jsonl") << record("p0").dump() << "\n" << mistyped.dump() << "\n";
+    const std::string expected = (dir / "records.jsonl").string() + ": line 2: " + expected_field;
+    expect_refused_from(dir, expected);
+  }
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"status", 1}, {"attempt", "1"}, {"wall_s", "0.5"}, {"timings", {{"predicted_n", "3"}}}}) {
+    auto dir = fresh_dir();
+    std::filesystem::create_directories(dir);
+    auto mistyped = record("p0");
+    mistyped[field] = value;
+    std::ofstream(dir / "records.jsonl") << mistyped.dump() << "\n";
     auto read = sweep::RunStore::read_records(dir);
-    ASSERT_FALSE(read) << line;
-    EXPECT_EQ(read.error().message.rfind(expected, 0), 0u) << read.error().message;
-    auto open = sweep::RunStore::open(dir);
-    ASSERT_FALSE(open) << line;
-    EXPECT_EQ(open.error().message.rfind(expected, 0), 0u) << open.error().message;
+    ASSERT_FALSE(read) << field;
+    EXPECT_THAT(read.error().message, HasSubstr("line 1: " + field)) << read.error().message;
     std::filesystem::remove_all(dir);
   }
 }

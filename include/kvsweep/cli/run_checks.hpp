@@ -1,6 +1,6 @@
 #pragma once
 /// What `kvsweep run` checks of a run directory before anything starts: the manifest a resume
-/// reads, and that a resume still has the models and the input files the run started with.
+/// reads, that a resume is still the run it started as (its identity), and that its config only grows it.
 
 #include <memory>
 #include <optional>
@@ -15,25 +15,28 @@
 
 namespace kvsweep::cli {
 
-/// The manifest of the run `run_dir` being resumed; nullopt when it has none and a config was
-/// given (`have_config`). Throws FatalError, saying how to start it again, when there is neither.
+/// The manifest of the run `run_dir` being resumed, its identity checked readable (sweep::read_identity:
+/// a field of another type, or no config_hash, is refused naming it); nullopt when the run has neither
+/// manifest nor records and a config was given (`have_config`: a run that stopped before writing
+/// anything). Throws FatalError, saying how to start afresh, for records without a manifest (the config
+/// they were made with cannot be told) and for a directory with neither when no config was given.
 std::optional<nlohmann::json> manifest_to_resume(const std::string& run_dir, bool have_config);
 
-/// Every model of `config` hashed; for a resume (`previous` set) throws FatalError naming both
-/// hashes when a model file changed since the run started.
-std::vector<sweep::ModelHash> checked_models(const config::Config& config, const std::optional<nlohmann::json>& previous,
-                                             const std::string& run_dir);
+/// What a resume keeps of its identity check: the models hashed now, and the build the run started
+/// with when it continues on another (--allow-build-change).
+struct ResumeIdentity {
+  std::vector<sweep::ModelHash> models;
+  std::string build_changed_from;
+};
 
-/// For a resume (`previous` set): throws FatalError naming each input file of the probes (prompts,
-/// texts, corpus files) whose content differs from what the run's manifest recorded.
-void check_inputs(const std::vector<std::unique_ptr<probe::Probe>>& probes, const std::optional<nlohmann::json>& previous,
-                  const std::string& run_dir);
-
-/// For a resume without a readable manifest (lost or torn, a config given): throws FatalError when
-/// records.jsonl holds a record this config could not have written — a cell outside its grid, a
-/// probe or an item it does not have — so that a config is never resumed onto another's records.
-void check_records_fit(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                       const std::string& run_dir);
+/// For a resume (`previous`, its manifest): the run's identity against what would run now
+/// (sweep::check_identity): the models and the embedder's model, the probes' input files, the server
+/// build (`server`, the backend's describe(); another one only with `allow_build_change`) and the
+/// environment the servers read. Throws FatalError naming each change and how to start a new run; the
+/// config's own change is check_growth's.
+ResumeIdentity check_resume_identity(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
+                                     const nlohmann::json& previous, const nlohmann::json& server,
+                                     bool allow_build_change, const std::string& run_dir);
 
 /// For a resume whose config hash is not the run's (`previous`, its manifest): the config may only
 /// grow it (sweep/store/growth: more items, cells, models, variants, probes) with every record of the run
@@ -42,11 +45,5 @@ void check_records_fit(const config::Config& config, const std::vector<std::uniq
 /// FatalError listing each change that is not growth, or the record that would not be kept.
 nlohmann::json check_growth(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
                             const nlohmann::json& previous, const std::string& run_dir);
-
-/// For a resume (`previous` set, with its `server_env`): throws FatalError naming each LLAMA_*, GGML_* or
-/// OLLAMA_* variable a cell's server would now start with that differs from what the run's cells had
-/// (inherited from kvsweep's environment or the config's server.env); device selection may differ.
-void check_server_env(const config::Config& config, const std::optional<nlohmann::json>& previous,
-                      const std::string& run_dir);
 
 }  // namespace kvsweep::cli

@@ -31,4 +31,9 @@ std::span<const RecordField> record_fields();
 /// The field called `name`; nullptr when the schema has none.
 const RecordField* record_field(std::string_view name);
 
+/// Why a line's fields are not of their schema types ("metrics.match_reference: got string \"0\", expected a
+/// number or boolean"); "" when each present field is. Every reader of records.jsonl checks it (the run
+/// store's line parser): a field read leniently as empty would make a measurement read as missing.
+std::string record_type_error(const nlohmann::json& line);
+
 }  // namespace kvsweep::probe

@@ -69,9 +69,15 @@ std::optional<core::Expected<OllamaImport>> ollama_import_for(const std::string&
 /// kvsweep's Ollama model store for imported GGUFs: $XDG_CACHE_HOME/kvsweep/ollama-models
 /// (~/.cache/kvsweep/ollama-models), shared by runs; content-addressed like any Ollama store.
 std::filesystem::path ollama_import_store();
+/// The model store a launched Ollama of `spec` reads: its server.env's OLLAMA_MODELS, else
+/// ollama_import_store().
+std::filesystem::path ollama_store_for(const CellSpec& spec);
 /// Imports `import` into the Ollama at `client` (POST /api/blobs/sha256:…, then /api/create with
-/// the blob as the model file) unless the tag is there already. Returns whether it imported.
-core::Expected<bool> ollama_ensure_import(http::Client& client, const OllamaImport& import);
+/// the blob as the model file) unless the tag is there already and `store`'s layer blob for it
+/// (blobs/sha256-<hex>) hashes to the GGUF's sha256; a blob of other content is removed and imported
+/// again. Returns whether it imported.
+core::Expected<bool> ollama_ensure_import(http::Client& client, const OllamaImport& import,
+                                          const std::filesystem::path& store);
 
 /// The types Ollama `version` passes on. Before 0.30 its in-process runner accepted f16, q8_0
 /// and q4_0 only (anything else ran as f16, with a warning in the log); since 0.30 the type goes

@@ -9,9 +9,9 @@
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/core/version.hpp"
-#include "kvsweep/server/server_env.hpp"
 #include "kvsweep/sweep/store/growth.hpp"
 #include "kvsweep/sweep/store/model_hashes.hpp"
+#include "kvsweep/sweep/store/run_identity.hpp"
 
 extern char** environ;
 
@@ -42,11 +42,7 @@ void Runner::open_manifest() {
   m.host = core::host_info();
   // What the servers read from their environment, inherited or configured: a variable set in the shell
   // (LLAMA_ATTN_ROT_DISABLE=1) changes a cell as much as an argument does, and compare names it.
-  if (m_config.server.backend != "external") {
-    const auto launched =
-        server::launched_server_env(server::inherited_server_env(environ, m_config.server.backend), m_config.server.env);
-    m.server_env = config::env_for_record(launched).get<std::map<std::string, std::string>>();
-  }
+  if (auto env = recorded_server_env(m_config, environ)) m.server_env = std::move(*env);
   if (!m.started_at) m.started_at = core::iso8601(std::chrono::system_clock::now());
   m.n_ctx = context_size();
   if (m_options.shard) m.shard = *m_options.shard;

@@ -67,12 +67,19 @@ std::vector<InputChange> changed_inputs(const nlohmann::json& a, const nlohmann:
   return out;
 }
 
-std::string describe_input_changes(const std::vector<InputChange>& changes, const std::string& a_side, const std::string& b_side) {
+std::vector<std::string> describe_lines(const std::vector<InputChange>& changes, const std::string& a_side,
+                                        const std::string& b_side) {
   const auto sha = [](const std::string& s) { return s.empty() ? std::string("not read") : "sha256 " + s; };
-  std::string out;
+  std::vector<std::string> out;
   for (const auto& c : changes)
-    out += (out.empty() ? "" : "\n") + std::string("probe '") + c.probe + "' " + c.key + " " + c.path + ": " +
-           sha(c.sha256_a) + " " + a_side + ", " + sha(c.sha256_b) + " " + b_side;
+    out.push_back("probe '" + c.probe + "' " + c.key + " " + c.path + ": " + sha(c.sha256_a) + " " + a_side + ", " +
+                  sha(c.sha256_b) + " " + b_side);
+  return out;
+}
+
+std::string describe_input_changes(const std::vector<InputChange>& changes, const std::string& a_side, const std::string& b_side) {
+  std::string out;
+  for (const auto& line : describe_lines(changes, a_side, b_side)) out += (out.empty() ? "" : "\n") + line;
   return out;
 }
 

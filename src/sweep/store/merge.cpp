@@ -7,8 +7,8 @@
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/probe/record.hpp"
 #include "kvsweep/sweep/store/cell_journal.hpp"
-#include "kvsweep/sweep/store/input_hashes.hpp"
 #include "kvsweep/sweep/store/manifest.hpp"
+#include "kvsweep/sweep/store/run_identity.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::sweep {
@@ -22,8 +22,10 @@ bool same_result(const probe::Record& a, const probe::Record& b) {
 }
 
 /// Phase read: each input's manifest, with the cells a crash kept out of it rebuilt from its
-/// journal; a run still running is refused.
-core::Expected<std::vector<Manifest>> read_manifests(const std::vector<std::filesystem::path>& inputs) {
+/// journal, and its identity (`identities`); a run still running is refused, and so is a manifest whose
+/// identity cannot be read (a field of another type).
+core::Expected<std::vector<Manifest>> read_manifests(const std::vector<std::filesystem::path>& inputs,
+                                                     std::vector<RunIdentity>& identities) {
   std::vector<Manifest> manifests;
   for (const auto& dir : inputs) {
     if (auto pid = RunStore::lock_holder(dir))
@@ -33,48 +35,47 @@ core::Expected<std::vector<Manifest>> read_manifests(const std::vector<std::file
     if (!json) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (" + json.error().message + ")");
     auto m = Manifest::from_json(*json);
     if (!m) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (manifest.json is not a JSON object)");
+    auto identity = read_identity(*json);
+    if (!identity)
+      return core::fail(core::ErrorKind::invalid, (dir / "manifest.json").string() + ": " + identity.error().message +
+                                                      "; a run whose identity cannot be read cannot be merged");
+    identities.push_back(std::move(*identity));
     if (auto journal = RunStore::read_cells(dir); !journal.empty()) m->cells = rebuild_cells(m->cell_list(), journal);
     manifests.push_back(std::move(*m));
   }
   return manifests;
 }
 
-/// The manifest's probes, or an empty array.
-nlohmann::json probes_of(const Manifest& manifest) {
-  return manifest.probes.is_null() ? nlohmann::json::array() : manifest.probes;
-}
-
-/// Phase check: every input ran the first one's config (its hash) on the same input files.
-core::Expected<void> check_one_config(const std::vector<std::filesystem::path>& inputs,
-                                      const std::vector<Manifest>& manifests) {
-  const std::string hash = manifests[0].config_hash.value_or("");
-  for (std::size_t i = 1; i < manifests.size(); ++i) {
-    std::string h = manifests[i].config_hash.value_or("");
-    if (h != hash) {
-      return core::fail(core::ErrorKind::invalid, "refusing to merge runs of different configs: " + inputs[0].string() +
-                                                      " has config hash " + hash + ", " + inputs[i].string() + " has " + h);
-    }
-    if (const auto changes = changed_inputs(probes_of(manifests[0]), probes_of(manifests[i])); !changes.empty()) {
-      return core::fail(core::ErrorKind::invalid, "refusing to merge runs that read different input files:\n" +
-                                                      describe_input_changes(changes, "in " + inputs[0].string(),
-                                                                             "in " + inputs[i].string()));
-    }
+/// What a merge refusal says of a part of the identity that differs.
+std::string refusal(IdentityPart part) {
+  switch (part) {
+    case IdentityPart::config: return "runs of different configs";
+    case IdentityPart::model: return "runs of different model files";
+    case IdentityPart::embedder: return "runs of different embedding models";
+    case IdentityPart::input: return "runs that read different input files";
+    case IdentityPart::server_build: return "runs of different server builds";
+    case IdentityPart::server_env: return "runs whose servers ran with another environment";
   }
-  return {};
+  return "runs of different inputs";
 }
 
-/// Phase check: every input ran the same server build (its `server.version` and `built_with`, what
-/// `llama-server --version` said), unless `allow` (then the merged manifest lists each input's).
-core::Expected<void> check_one_build(const std::vector<std::filesystem::path>& inputs,
-                                     const std::vector<Manifest>& manifests, bool allow) {
-  const std::string first = server_build(manifests[0]);
-  for (std::size_t i = 1; i < manifests.size() && !allow; ++i) {
-    if (const std::string b = server_build(manifests[i]); b != first)
-      return core::fail(core::ErrorKind::invalid,
-                        "refusing to merge runs of different server builds: " + inputs[0].string() + " ran " + first +
-                            ", " + inputs[i].string() + " ran " + b +
-                            "; their cells are not comparable as one run (--allow-build-change merges them anyway, "
-                            "listing each run's build in the manifest)");
+/// Phase check: every input is the first one's run (`check_identity`: config, models, embedder, input
+/// files, server environment, and the server build unless `allow_build_change`, when the merged
+/// manifest lists each input's build).
+core::Expected<void> check_one_identity(const std::vector<std::filesystem::path>& inputs,
+                                        const std::vector<RunIdentity>& identities, bool allow_build_change) {
+  for (std::size_t i = 1; i < identities.size(); ++i) {
+    const auto changes = check_identity(identities[0], identities[i], "in " + inputs[0].string(), "in " + inputs[i].string());
+    for (const auto& c : changes) {
+      if (c.part == IdentityPart::server_build && allow_build_change) continue;
+      std::string lines;
+      for (const auto& line : lines_of(changes, c.part)) lines += "\n  " + line;
+      const std::string hint = c.part == IdentityPart::server_build
+                                   ? "\ntheir cells are not comparable as one run (--allow-build-change merges them "
+                                     "anyway, listing each run's build in the manifest)"
+                                   : "\ntheir records do not measure one thing: merge only shards of one run";
+      return core::fail(core::ErrorKind::invalid, "refusing to merge " + refusal(c.part) + ":" + lines + hint);
+    }
   }
   return {};
 }
@@ -262,10 +263,10 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
   if (auto ready = prepare_output(output, staging); !ready) return std::unexpected(ready.error());
   MergeSummary summary;
   summary.runs = inputs.size();
-  auto manifests = read_manifests(inputs);
+  std::vector<RunIdentity> identities;
+  auto manifests = read_manifests(inputs, identities);
   if (!manifests) return std::unexpected(manifests.error());
-  if (auto same = check_one_config(inputs, *manifests); !same) return std::unexpected(same.error());
-  if (auto same = check_one_build(inputs, *manifests, allow_build_change); !same) return std::unexpected(same.error());
+  if (auto same = check_one_identity(inputs, identities, allow_build_change); !same) return std::unexpected(same.error());
   const Superseded superseded(*manifests);
   auto merged = merge_records(inputs, superseded, summary);
   if (!merged) return std::unexpected(merged.error());

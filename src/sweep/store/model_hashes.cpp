@@ -6,14 +6,25 @@
 
 namespace kvsweep::sweep {
 
+namespace {
+
+/// Whether a model named `path` under `backend` is a file kvsweep hashes: llama-server's and a launch
+/// template's (a GGUF, or a hub id that is no file), and a GGUF Ollama imports (else an Ollama tag).
+bool hashed_file(const std::string& backend, const std::string& path) {
+  std::error_code ec;
+  const bool file = backend == "llama-server" || backend == "command" ||
+                    (backend == "ollama" && config::is_gguf_path(path));
+  return file && std::filesystem::is_regular_file(path, ec);
+}
+
+}  // namespace
+
 core::Expected<std::vector<ModelHash>> hash_models(const config::Config& config) {
   std::vector<ModelHash> out;
   for (const auto& m : config.models) {
     ModelHash h{m.name, m.path, false, 0, ""};
-    std::error_code ec;
-    // A launch template's model may be a local file (a GGUF) or a hub id: hashed when it is a file.
-    const bool launched = config.server.backend == "llama-server" || config.server.backend == "command";
-    if (launched && std::filesystem::is_regular_file(m.path, ec)) {
+    if (hashed_file(config.server.backend, m.path)) {
+      std::error_code ec;
       h.is_file = true;
       h.size = std::filesystem::file_size(m.path, ec);
       auto sha = core::sha256_file(m.path);
@@ -25,6 +36,11 @@ core::Expected<std::vector<ModelHash>> hash_models(const config::Config& config)
   return out;
 }
 
+core::Expected<std::string> hash_embedder(const config::Config& config) {
+  if (!config.embedder || !hashed_file(config.embedder->backend, config.embedder->model)) return std::string();
+  return core::sha256_file(config.embedder->model);
+}
+
 nlohmann::json models_json(const std::vector<ModelHash>& models) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& m : models) {
@@ -34,23 +50,6 @@ nlohmann::json models_json(const std::vector<ModelHash>& models) {
       j["sha256"] = m.sha256;
     }
     out.push_back(std::move(j));
-  }
-  return out;
-}
-
-std::string changed_models(const nlohmann::json& manifest, const std::vector<ModelHash>& models) {
-  const nlohmann::json recorded = manifest.is_object() ? manifest.value("models", nlohmann::json::array())
-                                                       : nlohmann::json::array();
-  std::string out;
-  for (const auto& m : models) {
-    if (!m.is_file || !recorded.is_array()) continue;
-    for (const auto& old : recorded) {
-      if (!old.is_object() || old.value("name", "") != m.name) continue;
-      const auto sha = old.find("sha256");
-      if (sha == old.end() || !sha->is_string() || *sha == m.sha256) continue;
-      out += (out.empty() ? "" : "\n") + std::string("model '") + m.name + "' (" + m.path + ") changed since the run "
-             "started: sha256 " + sha->get<std::string>() + " then, " + m.sha256 + " now";
-    }
   }
   return out;
 }

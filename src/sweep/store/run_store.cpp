@@ -12,6 +12,7 @@
 #include "kvsweep/core/no_follow.hpp"
 #include "kvsweep/core/read_file.hpp"
 #include "kvsweep/core/redact.hpp"
+#include "kvsweep/probe/record_fields.hpp"
 
 namespace kvsweep::sweep {
 
@@ -42,6 +43,11 @@ std::size_t parse_lines(const std::string& data, std::vector<nlohmann::json>& ou
                   (record.is_object() ? std::string("an object without one") : "the " + std::string(record.type_name()) +
                                                                                   " " + record.dump().substr(0, 40)) +
                   "; fix or remove that line";
+          break;
+        }
+        // A field of another type would read as empty: a metric "0" as missing, not as a measurement.
+        if (const std::string why = probe::record_type_error(record); !why.empty()) {
+          error = "line " + std::to_string(line_no) + ": " + why + "; fix or remove that line";
           break;
         }
         out.push_back(std::move(record));

@@ -1,8 +1,7 @@
 #pragma once
-/// The check that two states of a run read the same input files: the files each probe's config
+/// The input files part of a run's identity (sweep/store/run_identity): the files each probe's config
 /// names (prompts, texts, corpus files), as the manifest's `probes[].inputs` records them with their
-/// sha256. A resume compares the run's manifest with the probes built now, a merge every shard with
-/// the first; a changed file is a new run, never one more part of the old one.
+/// sha256; `check_identity` compares them, and a changed file is a new run, never one more part of the old one.
 
 #include <string>
 #include <vector>
@@ -25,6 +24,10 @@ struct InputChange {
 /// name), key by key, in the order read (the content decides; the path only names the file). A probe
 /// `a` recorded without `inputs` (a run from before they were recorded) or that `b` lacks is not compared.
 std::vector<InputChange> changed_inputs(const nlohmann::json& a, const nlohmann::json& b);
+
+/// One line per change: "probe 'complete' prompts_file /x/p.txt: sha256 … <a_side>, … <b_side>".
+std::vector<std::string> describe_lines(const std::vector<InputChange>& changes, const std::string& a_side,
+                                        const std::string& b_side);
 
 /// "probe 'complete' prompts_file /x/p.txt: sha256 … <a_side>, … <b_side>", one line per change
 /// (e.g. a_side "when the run started", b_side "now").

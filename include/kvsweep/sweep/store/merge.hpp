@@ -1,5 +1,6 @@
 #pragma once
-/// Merging run directories (shards of one sweep) into one run: same config hash required,
+/// Merging run directories (shards of one sweep) into one run: one run identity required (config,
+/// models, embedder, input files, server build and environment: `check_identity`),
 /// records unioned, an ok triple present in two runs must be identical; a shard's support copy
 /// of a reference cell gives way to the shard that owns the cell.
 
