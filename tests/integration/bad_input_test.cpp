@@ -21,20 +21,30 @@ TEST(BadInput, AModelThatIsMissingNotAFileOrNotGgufExits2BeforeAnythingStarts) {
   kt::TempDir dir;
   std::ofstream(dir / "notes.gguf") << "these are notes, not weights\n";
   std::filesystem::create_directory(dir / "folder.gguf");
+  // The tiny model cut short, as an interrupted download leaves it: in its tensors, and in its header.
+  const std::string whole = kt::read_text(kt::tiny_model());
+  std::ofstream(dir / "half.gguf", std::ios::binary) << whole.substr(0, whole.size() / 2);
+  std::ofstream(dir / "header.gguf", std::ios::binary) << whole.substr(0, 100);
   const std::pair<std::string, std::string> cases[] = {
       {(dir / "absent.gguf").string(), "no such file"},
       {(dir / "folder.gguf").string(), "not a regular file"},
       {(dir / "notes.gguf").string(), "not a GGUF file"},
+      {(dir / "half.gguf").string(), "truncated: " + std::to_string(whole.size() / 2) + " bytes, but its tensor "},
+      {(dir / "header.gguf").string(), "truncated: its header ends early"},
   };
   for (const auto& [path, why] : cases) {
     auto cfg = kt::base_config(kt::tiny_model());
     cfg["models"].push_back({{"name", "bad"}, {"path", path}});
     auto file = kt::write_config(dir, cfg);
     auto run = dir / "run";
-    auto r = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
-    EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_THAT(r.output, HasSubstr("models[1].path: '" + path + "': " + why)) << r.output;
-    EXPECT_FALSE(std::filesystem::exists(run)) << path;
+    for (const std::string mode : {"", "--dry-run"}) {
+      std::vector<std::string> args = {"run", file.string(), "-o", run.string()};
+      if (!mode.empty()) args.push_back(mode);
+      auto r = kt::run_kvsweep(args);
+      EXPECT_EQ(r.exit_code, 2) << mode << " " << r.output;
+      EXPECT_THAT(r.output, HasSubstr("models[1].path: '" + path + "': " + why)) << r.output;
+      EXPECT_FALSE(std::filesystem::exists(run)) << path;
+    }
   }
 }
 

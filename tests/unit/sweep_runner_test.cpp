@@ -293,11 +293,15 @@ TEST_F(Runner, ALogWithoutTheKvLineIsKvUnverifiedNeverSilentlyOk) {
   EXPECT_EQ((*manifest)["cells"][0]["outcome"], "kv_unverified");
 }
 
-TEST_F(Runner, DeclaredTypesAreOk) {
+TEST_F(Runner, DeclaredTypesAreRecordedUnverifiedNeverOk) {
+  // An attached server's types the user only declared: the items run, the cell says nobody confirmed them.
   server::EffectiveKv declared;
   declared.declared = true;
   backend.effective = declared;
-  EXPECT_EQ(run().cells.at(0).outcome, CellOutcome::ok);
+  const auto result = run();
+  EXPECT_EQ(result.cells.at(0).outcome, CellOutcome::kv_unverified);
+  EXPECT_EQ(result.cells.at(0).items_ok, 3);
+  EXPECT_THAT(result.cells.at(0).message, HasSubstr("declared by the config, unverified"));
 }
 
 TEST_F(Runner, AProbeItemThatThrowsFailsThatItemAndTheSweepGoesOn) {
