@@ -136,6 +136,19 @@ TEST(RunStoreRecords, ALineThatIsJsonButNotARecordIsNamedByFileAndLine) {
 
 // Issue 51: a metric of another type ("0", {…}) read as missing made recommend call the cell
 // "answered like f16/f16"; any field of another type is an error naming the file, the line and the field.
+TEST(RunStoreRecords, ATimingMeasuredByTheClientReadsBack) {
+  // An OpenAI server reports no timings: kvsweep measures them and the record says "measured_by".
+  auto dir = fresh_dir();
+  std::filesystem::create_directories(dir);
+  auto rec = record("p0");
+  rec["timings"] = {{"predicted_n", 3}, {"predicted_ms", 12.5}, {"measured_by", "client"}};
+  std::ofstream(dir / "records.jsonl") << rec.dump() << "\n";
+  auto read = sweep::RunStore::read_records(dir);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->size(), 1u);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RunStoreRecords, AFieldOfAnotherTypeIsAnErrorNamingTheFileLineAndField) {
   const std::vector<std::pair<std::string, nlohmann::json>> bad = {
       {"metrics.match_reference: got string \"0\"", {{"match_reference", "0"}}},
@@ -152,7 +165,8 @@ TEST(RunStoreRecords, AFieldOfAnotherTypeIsAnErrorNamingTheFileLineAndField) {
     expect_refused_from(dir, expected);
   }
   for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
-           {"status", 1}, {"attempt", "1"}, {"wall_s", "0.5"}, {"timings", {{"predicted_n", "3"}}}}) {
+           {"status", 1}, {"attempt", "1"}, {"wall_s", "0.5"}, {"timings", {{"predicted_n", "3"}}},
+           {"timings", {{"measured_by", 1}}}}) {
     auto dir = fresh_dir();
     std::filesystem::create_directories(dir);
     auto mistyped = record("p0");
