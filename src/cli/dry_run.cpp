@@ -170,7 +170,7 @@ std::optional<sweep::RunRates> measure_rates(const config::Config& cfg, std::vec
     sweep::Runner runner(cfg, probes, backend, *store, quiet, cancel_flag(), options);
     const sweep::RunResult result = runner.run();
     for (const auto& c : result.cells)
-      if (c.outcome != server::CellOutcome::ok)
+      if (c.outcome != server::CellOutcome::ok && !result.interrupted)
         say("time: the measurement's cell %s ended %s: %s\n", c.cell.label().c_str(),
                     std::string(server::to_string(c.outcome)).c_str(), c.message.c_str());
     rates = sweep::previous_rates(runs, model.path);
@@ -349,6 +349,12 @@ int print_dry_run(const config::Config& cfg, std::vector<std::unique_ptr<probe::
     }
   }
   if (!resumed_dir.empty()) print_resume(resumed_dir, cells, probes, ropts);
+  // Ctrl-C during --measure (or the token count's server) stops what it ran: the plan printed is not
+  // whole, and a script must not read it as one.
+  if (cancel_flag().load()) {
+    std::fprintf(stderr, "kvsweep: interrupted: the dry run's plan above is incomplete\n");
+    return interrupted_exit_code();
+  }
   return core::exit_code::ok;
 }
 

@@ -262,9 +262,11 @@ core::Expected<bool> ollama_ensure_import(http::Client& client, const OllamaImpo
     auto intact = layer_intact(store, import.sha256);
     if (!intact) return std::unexpected(intact.error());
     if (*intact) return false;
-  } else if (show.error().http_status != 404) {
-    return std::unexpected(show.error());
+  } else if (show.error().kind != core::ErrorKind::http_status) {
+    return std::unexpected(show.error());  // nothing answered: no import can help
   }
+  // Not there (404), or its manifest unreadable (a torn file answers 500): imported again, which
+  // writes the tag's manifest anew, instead of every later run of this GGUF failing to load.
   std::optional<std::string> bytes = core::read_file(import.file, core::Links::follow);
   if (!bytes) return core::fail(core::ErrorKind::io, "cannot read " + import.file.string() + " to import it into Ollama");
   const std::string digest = "sha256:" + import.sha256;

@@ -4,6 +4,7 @@
 // without an ok record until all are recorded once. And a log without the KV cache line: the
 // cell is kv_unverified wherever its outcome is shown.
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -100,4 +101,26 @@ TEST(KvUnverified, ALogWithoutTheKvLineIsMarkedInTheManifestTheSummaryAndTheRepo
   auto report = kt::run_kvsweep({"report", run.string()});
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_THAT(report.output, HasSubstr("kv_unverified")) << report.output;
+}
+
+TEST(HttpFaults, CtrlCDuringDryRunMeasureExitsInterruptedNotOk) {
+  // The measurement's one item stalls on the fake: Ctrl-C while it waits must not print a plan and exit 0.
+  kt::TempDir dir;
+  ::setenv("FAKE_STALL_MS", std::to_string(60000 * kt::scaled_s(1)).c_str(), 1);
+  const std::filesystem::path model = dir / "measured-tiny.gguf";  // a path only this test's server has
+  std::filesystem::copy_file(kt::tiny_model(), model);
+  auto cfg = kt::base_config(model);
+  cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
+  cfg["server"]["stop_grace_s"] = 1;
+  cfg["grid"] = {{"k", {"f16"}}, {"v", {"f16"}}};
+  cfg["output_dir"] = (dir / "runs").string();
+  cfg["probes"] = {{{"kind", "complete"}, {"max_tokens", 8}, {"prompts", {"FAULT-STALL alpha"}}}};
+  kt::Background bg({"run", kt::write_config(dir, cfg).string(), "--dry-run", "--measure"}, dir / "out.txt");
+  const bool started = kt::wait_until([&] { return !kt::pids_with_arg(model.string()).empty(); }, 120);
+  ::unsetenv("FAKE_STALL_MS");
+  ASSERT_TRUE(started) << bg.output();
+  ::kill(bg.pid(), SIGINT);
+  EXPECT_EQ(bg.wait(60), 130) << bg.output();
+  EXPECT_THAT(bg.output(), HasSubstr("interrupted")) << bg.output();
+  EXPECT_TRUE(kt::wait_until([&] { return kt::pids_with_arg(model.string()).empty(); }, 30));
 }

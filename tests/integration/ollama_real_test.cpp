@@ -251,3 +251,26 @@ TEST(RealOllama, AResumeOnAReplacedGgufUnderOllamaIsRefusedNamingBothHashes) {
   EXPECT_THAT(r.output, HasSubstr("a model file changed since the run started")) << r.output;
   EXPECT_THAT(r.output, HasSubstr("sha256 " + recorded + " when the run started")) << r.output;
 }
+
+TEST(RealOllama, ATornManifestInKvsweepsStoreIsImportedAgainNotLoadFailedForever) {
+  kt::ollama_bin_dir();
+  kt::TempDir dir;
+  const auto model = dir / "tiny.gguf";
+  std::filesystem::copy_file(kt::tiny_model(), model);
+  auto cfg = real_ollama_config(dir, {"f16"});
+  cfg["models"][0]["path"] = model.string();
+  const auto config = kt::write_config(dir, cfg);
+  auto r = kt::run_kvsweep({"run", config.string(), "-o", (dir / "run").string()}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // A crash while Ollama wrote the tag's manifest: the file holds half a JSON document.
+  std::size_t torn = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir / "store" / "manifests"))
+    if (e.is_regular_file()) {
+      std::ofstream(e.path(), std::ios::trunc) << "{\"schemaVersion\":2,\"layers\":[";
+      ++torn;
+    }
+  ASSERT_EQ(torn, 1u);
+  r = kt::run_kvsweep({"run", config.string(), "-o", (dir / "run2").string()}, 600);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(kt::read_manifest(dir / "run2")["cells"][0]["outcome"], "ok") << r.output;
+}

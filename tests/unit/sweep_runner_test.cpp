@@ -293,6 +293,21 @@ TEST_F(Runner, ALogWithoutTheKvLineIsKvUnverifiedNeverSilentlyOk) {
   EXPECT_EQ((*manifest)["cells"][0]["outcome"], "kv_unverified");
 }
 
+TEST_F(Runner, AJournalLineOfACellOutsideTheGridDoesNotBecomeACellOnResume) {
+  run();
+  {
+    auto store = sweep::RunStore::open(dir);
+    ASSERT_TRUE(store) << store.error().message;
+    ASSERT_TRUE(store->append_cell({{"model", "tiny"}, {"type_k", "q4_0"}, {"type_v", "q4_0"}, {"outcome", "ok"}, {"items_ok", 3}}));
+  }
+  run(/*resume=*/true);
+  const auto manifest = sweep::RunStore::read_manifest(dir);
+  ASSERT_TRUE(manifest) << manifest.error().message;
+  ASSERT_EQ((*manifest)["cells"].size(), 1u) << (*manifest)["cells"].dump();
+  EXPECT_EQ((*manifest)["cells"][0]["type_k"], "f16");
+  EXPECT_THAT(progress.notes.back(), HasSubstr("tiny/q4_0/q4_0 is not in this config's grid: left out"));
+}
+
 TEST_F(Runner, DeclaredTypesAreRecordedUnverifiedNeverOk) {
   // An attached server's types the user only declared: the items run, the cell says nobody confirmed them.
   server::EffectiveKv declared;

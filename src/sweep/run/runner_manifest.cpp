@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <set>
 
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/core/host.hpp"
@@ -22,6 +23,17 @@ namespace kvsweep::sweep {
 void Runner::open_manifest() {
   m_journal.open();
   Manifest& m = m_journal.manifest();
+  // A cell of the journal (or of the manifest) that this config's grid does not have was never run
+  // by this run: an edited or foreign line, not a cell. Dropped, and said.
+  if (m.cells) {
+    std::set<core::CellKey> grid;
+    for (const auto& c : grid_cells(m_config)) grid.insert(c.key());
+    std::erase_if(*m.cells, [&](const ManifestCell& c) {
+      if (grid.contains(c.key())) return false;
+      m_progress.note("the run directory's cell " + c.label() + " is not in this config's grid: left out");
+      return true;
+    });
+  }
   m.schema_version = kSchemaVersion;
   m.kind = Manifest::kKind;
   m.name = m_config.name;
