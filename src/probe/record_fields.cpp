@@ -88,10 +88,11 @@ std::string record_type_error(const nlohmann::json& line) {
     const std::string name(field.name);
     const bool vowel = field.type == "int" || field.type == "object";
     if (!has_type(*it, field.type)) return got(name, *it, (vowel ? "an " : "a ") + std::string(field.type));
-    // The values inside: a metric is a number or a boolean, a timing a number, a cell's key parts text.
+    // The values inside: a metric is a number, a boolean or null, a timing a number, a cell's key parts text.
     for (auto v = it->begin(); it->is_object() && v != it->end(); ++v) {
-      if (name == "metrics" && !v->is_number() && !v->is_boolean())
-        return got(name + "." + v.key(), *v, "a number or boolean");
+      // null: a metric the item could not compute (kld's ppl_ratio_se from one chunk), read as absent.
+      if (name == "metrics" && !v->is_number() && !v->is_boolean() && !v->is_null())
+        return got(name + "." + v.key(), *v, "a number, boolean or null");
       // timings.measured_by ("client": the server reported no timings) is the one text among them.
       if (name == "timings" && v.key() == "measured_by" && !v->is_string())
         return got(name + "." + v.key(), *v, "a string");

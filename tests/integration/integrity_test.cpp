@@ -321,22 +321,24 @@ TEST(Integrity, AChangedPromptsFileIsRefusedByResumeAndByMergeNamingIt) {
   EXPECT_THAT(merged.output, HasSubstr("sha256 " + sha_then + " in " + shard0.string())) << merged.output;
 }
 
-// The advice kvsweep gives for a run whose manifest is lost or torn (`kvsweep run CONFIG --resume DIR`)
-// works: the manifest is rebuilt from the config and the cells' journal, not an internal error.
-TEST(Integrity, ResumeWithTheConfigRebuildsATornManifest) {
+// A run whose manifest is torn holds records nothing identifies any more (its config hash, models and
+// inputs were in the manifest; max_tokens is in no record): a resume, even with the config, is refused
+// with the way out, not an internal error and never records of two configs in one run (issue 51).
+TEST(Integrity, AResumeOfRecordsWhoseManifestIsTornIsRefusedNotGuessedFromTheConfig) {
   kt::TempDir dir;
   const auto file = kt::write_config(dir, one_cell_config(kt::tiny_model(), {"alpha", "beta"}));
   const auto run = dir / "run";
   auto first = kt::run_kvsweep({"run", file.string(), "-o", run.string()});
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  const auto cell = kt::read_manifest(run)["cells"][0];
   const std::string manifest = slurp(run / "manifest.json");
   std::ofstream(run / "manifest.json", std::ios::trunc) << manifest.substr(0, manifest.size() / 2);
 
+  const auto records_before = kt::count_lines(run / "records.jsonl");
   auto resumed = kt::run_kvsweep({"run", file.string(), "--resume", run.string()});
-  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
   EXPECT_THAT(resumed.output, Not(HasSubstr("internal error"))) << resumed.output;
-  const auto cells = kt::read_manifest(run)["cells"];
-  ASSERT_EQ(cells.size(), 1u) << cells.dump(2);
-  EXPECT_EQ(cells[0]["items_ok"], cell["items_ok"]);
+  EXPECT_THAT(resumed.output, HasSubstr("the run holds records but no readable manifest.json")) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("start a new run with: kvsweep run CONFIG -o NEW_DIR")) << resumed.output;
+  EXPECT_EQ(kt::count_lines(run / "records.jsonl"), records_before);  // nothing added, nothing lost
+  EXPECT_EQ(slurp(run / "manifest.json"), manifest.substr(0, manifest.size() / 2));
 }

@@ -304,8 +304,8 @@ TEST(Ollama, OlderOllamaThatIgnoresTheKvTypeIsAConfigMismatch) {
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto cells = cells_by_label(kt::read_manifest(run));
-  // f16: no KV line in an old Ollama's log, so the type is only declared.
-  EXPECT_EQ(cells["tiny:f16/f16"]["outcome"], "ok");
+  // f16: no KV line in an old Ollama's log, so the type is only declared: kv_unverified, never ok.
+  EXPECT_EQ(cells["tiny:f16/f16"]["outcome"], "kv_unverified");
   EXPECT_TRUE(cells["tiny:f16/f16"]["effective"]["declared"].get<bool>());
   // q5_1: the old Ollama said it ran f16 instead.
   EXPECT_EQ(cells["tiny:q5_1/q5_1"]["outcome"], "config_mismatch") << cells["tiny:q5_1/q5_1"].dump();

@@ -136,12 +136,13 @@ TEST(RunStoreRecords, ALineThatIsJsonButNotARecordIsNamedByFileAndLine) {
 
 // Issue 51: a metric of another type ("0", {…}) read as missing made recommend call the cell
 // "answered like f16/f16"; any field of another type is an error naming the file, the line and the field.
-TEST(RunStoreRecords, ATimingMeasuredByTheClientReadsBack) {
+TEST(RunStoreRecords, ATimingMeasuredByTheClientAndAMetricNotComputedReadBack) {
   // An OpenAI server reports no timings: kvsweep measures them and the record says "measured_by".
   auto dir = fresh_dir();
   std::filesystem::create_directories(dir);
   auto rec = record("p0");
   rec["timings"] = {{"predicted_n", 3}, {"predicted_ms", 12.5}, {"measured_by", "client"}};
+  rec["metrics"]["ppl_ratio_se"] = nullptr;  // kld from one chunk: no standard error
   std::ofstream(dir / "records.jsonl") << rec.dump() << "\n";
   auto read = sweep::RunStore::read_records(dir);
   ASSERT_TRUE(read) << read.error().message;
