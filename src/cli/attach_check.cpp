@@ -12,12 +12,13 @@ namespace kvsweep::cli {
 
 namespace {
 
-/// The server at `url` (its `/health`, or Ollama's `/api/version`) must answer something.
-void check_one(const config::Config& config, const std::string& key, const std::string& url, bool ollama,
+/// The server at `url` must answer `path` (llama-server's `/health`, Ollama's `/api/version`, an OpenAI
+/// server's readiness path).
+void check_one(const config::Config& config, const std::string& key, const std::string& url, const std::string& path,
                const std::string& user, const std::string& password, const std::string& api_key_env) {
   server::UrlCheck check;
   check.url = url;
-  check.path = ollama ? "/api/version" : "/health";
+  check.path = path;
   check.user = user;
   check.password = password;
   if (!api_key_env.empty()) {
@@ -35,7 +36,9 @@ void check_one(const config::Config& config, const std::string& key, const std::
 void check_attached_servers(const config::Config& config) {
   const auto& s = config.server;
   if (s.backend == "external")
-    check_one(config, "server.url", s.url, s.api == "ollama", s.url_user, s.url_password, s.api_key_env);
+    check_one(config, "server.url", s.url,
+              s.api == "ollama" ? "/api/version" : s.api == "openai" ? s.command.ready_path : "/health", s.url_user,
+              s.url_password, s.api_key_env);
   // The log that vouches for the attached server's K/V types: unreadable is a setup error, not N failed cells.
   if (!s.log.empty()) {
     std::ifstream in(s.log);
@@ -46,7 +49,8 @@ void check_attached_servers(const config::Config& config) {
   if (config.embedder && !config.embedder->url.empty() &&
       (config.embedder->backend == "external" || config.embedder->backend == "ollama")) {
     const auto& e = *config.embedder;
-    check_one(config, "embedder.url", e.url, e.backend == "ollama", e.url_user, e.url_password, e.api_key_env);
+    check_one(config, "embedder.url", e.url, e.backend == "ollama" ? "/api/version" : "/health", e.url_user,
+              e.url_password, e.api_key_env);
   }
 }
 

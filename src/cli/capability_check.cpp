@@ -8,7 +8,7 @@ namespace {
 
 /// The server as messages name it: "vLLM (preset vllm)", "Ollama", "llama-server".
 std::string server_name(const config::ServerConfig& server) {
-  if (server.backend == "command")
+  if (server.api == "openai")
     return server.command.server + (server.command.preset.empty() ? "" : " (preset " + server.command.preset + ")");
   if (config::uses_ollama(server)) return "Ollama";
   return server.backend == "external" ? "the external server" : "llama-server";
@@ -33,7 +33,7 @@ std::string what(server::Capability c) {
 
 server::Capabilities server_capabilities(const config::ServerConfig& server) {
   if (config::uses_ollama(server)) return server::ollama_capabilities();
-  if (server.backend != "command") return server::Capabilities::all();
+  if (server.api != "openai") return server::Capabilities::all();
   server::Capabilities have;
   for (const auto& name : server.command.openai.capabilities)
     if (const auto c = server::parse_capability(name)) have.set(*c);
@@ -57,7 +57,7 @@ std::vector<std::string> check_capabilities(const config::Config& config,
     }
   }
   if (!refused.empty()) {
-    std::string hint = config.server.backend == "command"
+    std::string hint = config.server.api == "openai"
                            ? "remove the probe, or, if the server does offer it, say so in server.openai.capabilities"
                            : "remove the probe or run it on another backend";
     throw core::FatalError(config.file.string() + ": the grid cannot run on " + who + ", before its first cell:" + refused +

@@ -54,7 +54,7 @@ std::optional<std::size_t> count_tokens(const config::Config& cfg, server::Backe
     say("    tokens: not counted (Ollama has no /tokenize); random bodies run ~1.5 bytes a token, code ~3\n");
     return std::nullopt;
   }
-  if (cfg.server.backend == "command" && cfg.server.command.openai.tokenizer == "none") {
+  if (cfg.server.api == "openai" && cfg.server.command.openai.tokenizer == "none") {
     say("    tokens: not counted (%s has no tokenizer endpoint); random bodies run ~1.5 bytes a token, code ~3\n",
                 cfg.server.command.server.c_str());
     return std::nullopt;

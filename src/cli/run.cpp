@@ -114,6 +114,12 @@ std::unique_ptr<server::Backend> make_backend(const ServerSource& source, server
         server::OllamaOptions{binary, source.url, source.api_key_env, source.url_user, source.url_password});
   }
   if (source.backend == "command") return std::make_unique<server::TemplateBackend>(template_options(*source.command));
+  if (source.backend == "external" && source.api == "openai") {
+    // A running OpenAI-compatible server (vLLM, SGLang…): its template's serving settings, attached.
+    server::TemplateOptions options = template_options(*source.command);
+    options.attach = server::TemplateOptions::Attached{source.url, source.api_key_env, source.url_user, source.url_password};
+    return std::make_unique<server::TemplateBackend>(std::move(options));
+  }
   if (source.backend == "external")
     return std::make_unique<server::ExternalBackend>(
         server::ExternalOptions{source.url, source.api_key_env, source.url_user, source.url_password, source.log});

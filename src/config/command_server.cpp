@@ -148,7 +148,41 @@ const std::vector<std::string>& command_server_keys() {
   return keys;
 }
 
-CommandConfig read_command_server(const nlohmann::json& sj, const Site& s, std::string& binary) {
+const std::vector<std::string>& command_launch_keys() {
+  static const std::vector<std::string> keys = {"command", "listening"};
+  return keys;
+}
+
+namespace {
+
+/// What a server serves and how it says so, launched or attached: its cache types (whether K and V
+/// are one setting), its reference, its readiness, the confirmation of a cell's types, its OpenAI API.
+void read_served(const nlohmann::json& sj, const Site& s, CommandConfig& c) {
+  if (sj.contains("cache_types")) read_cache_types(sj["cache_types"], s.child("cache_types"), c);
+  if (c.types.empty())
+    s.child("cache_types").fail("missing: the cache types the server takes, e.g. [\"auto\", \"fp8\"] or "
+                                "{\"f16\": \"1\", \"q8_0\": \"8\"}");
+  c.tied = get_bool(sj, "kv_tied", c.tied, s);
+  c.reference = get_string(sj, "reference", c.reference, s);
+  if (!c.reference.empty()) {
+    const auto pair = core::KvPair::parse(c.reference);
+    if (!pair) s.child("reference").fail("expected \"K/V\" (e.g. \"auto/auto\"), got \"" + c.reference + "\"");
+  }
+  if (sj.contains("ready")) {
+    const Site r = s.child("ready");
+    check_keys(sj["ready"], {"path", "status"}, r);
+    c.ready_path = get_string(sj["ready"], "path", c.ready_path, r);
+    c.ready_status = static_cast<int>(get_int_in(sj["ready"], "status", c.ready_status, 100, 599, r));
+  }
+  if (c.ready_path.empty() || c.ready_path.front() != '/')
+    s.child("ready").child("path").fail("expected a path starting with '/', got \"" + c.ready_path + "\"");
+  if (sj.contains("confirm")) c.confirm = read_confirm(sj["confirm"], s.child("confirm"));
+  c.openai = read_openai(sj.value("openai", nlohmann::json::object()), s.child("openai"), c.openai);
+}
+
+}  // namespace
+
+CommandConfig read_command_server(const nlohmann::json& sj, const Site& s, std::string& binary, bool attached) {
   CommandConfig c;
   c.preset = get_string(sj, "preset", "", s);
   if (!c.preset.empty()) {
@@ -158,9 +192,20 @@ CommandConfig read_command_server(const nlohmann::json& sj, const Site& s, std::
                              "; known: " + join(server_preset_names()));
     c = preset->command;
     c.preset = preset->name;
-    if (binary.empty()) binary = preset->binary;
+    if (binary.empty() && !attached) binary = preset->binary;
   }
   c.server = get_string(sj, "name", c.server, s);
+  if (attached) {
+    // A running server: what it serves and how it says so, never how to start it.
+    for (const auto& key : command_launch_keys())
+      if (sj.contains(key))
+        s.child(key).fail("only for a launch template (backend \"command\"); an attached server (backend "
+                          "\"external\") is already running");
+    c.argv.clear();
+    c.listening.clear();
+    read_served(sj, s, c);
+    return c;
+  }
   if (sj.contains("command")) c.argv = get_strings(sj, "command", {}, s);
   if (c.argv.empty())
     s.child("command").fail("missing: the server's command line as a list, e.g. [\"{binary}\", \"serve\", \"{model}\", "
@@ -182,35 +227,16 @@ CommandConfig read_command_server(const nlohmann::json& sj, const Site& s, std::
   if (!uses("type_k") && !uses("type_v"))
     s.child("command").fail("never uses {type_k} or {type_v} (in the command or server.env): the cell's cache type "
                             "would not reach the server");
-  if (sj.contains("cache_types")) read_cache_types(sj["cache_types"], s.child("cache_types"), c);
-  if (c.types.empty())
-    s.child("cache_types").fail("missing: the cache types the server takes, e.g. [\"auto\", \"fp8\"] or "
-                                "{\"f16\": \"1\", \"q8_0\": \"8\"}");
-  c.tied = get_bool(sj, "kv_tied", c.tied, s);
+  read_served(sj, s, c);
   if (c.tied && uses("type_k") && uses("type_v"))
     s.child("kv_tied").fail("true, but the command passes {type_k} and {type_v} apart; a server with one setting "
                             "for both caches is given {type_k} only");
-  c.reference = get_string(sj, "reference", c.reference, s);
-  if (!c.reference.empty()) {
-    const auto pair = core::KvPair::parse(c.reference);
-    if (!pair) s.child("reference").fail("expected \"K/V\" (e.g. \"auto/auto\"), got \"" + c.reference + "\"");
-  }
-  if (sj.contains("ready")) {
-    const Site r = s.child("ready");
-    check_keys(sj["ready"], {"path", "status"}, r);
-    c.ready_path = get_string(sj["ready"], "path", c.ready_path, r);
-    c.ready_status = static_cast<int>(get_int_in(sj["ready"], "status", c.ready_status, 100, 599, r));
-  }
-  if (c.ready_path.empty() || c.ready_path.front() != '/')
-    s.child("ready").child("path").fail("expected a path starting with '/', got \"" + c.ready_path + "\"");
   c.listening = get_string(sj, "listening", c.listening, s);
   if (c.listening.empty())
     s.child("listening").fail("missing: the line the server logs once it holds its port, e.g. \"Uvicorn running on "
                               "http://{host}:{port}\" (kvsweep checks the server answering is the one it started)");
   for (auto& name : check_placeholders(c.listening, s.child("listening")))
     if (name != "host" && name != "port") s.child("listening").fail("may use {host} and {port} only, got {" + name + "}");
-  if (sj.contains("confirm")) c.confirm = read_confirm(sj["confirm"], s.child("confirm"));
-  c.openai = read_openai(sj.value("openai", nlohmann::json::object()), s.child("openai"), c.openai);
   return c;
 }
 

@@ -28,7 +28,7 @@ const std::vector<std::string>& cache_types() {
 }
 
 const std::vector<std::string>& cache_types(const ServerConfig& server) {
-  return server.backend == "command" ? server.command.types : cache_types();
+  return server.api == "openai" ? server.command.types : cache_types();
 }
 
 namespace {
@@ -65,7 +65,7 @@ struct TypeCheck {
 };
 
 TypeCheck type_check(const ServerConfig& server) {
-  if (server.backend != "command") return {cache_types(), ""};
+  if (server.api != "openai") return {cache_types(), ""};
   const auto& c = server.command;
   return {c.types, " for " + c.server + (c.preset.empty() ? std::string(" (server.cache_types)") : " (preset " + c.preset + ")")};
 }
@@ -182,10 +182,14 @@ ServerConfig read_server(const nlohmann::json& sj, const Site& s) {
     msg += did_you_mean(server.backend, backends);
     s.child("backend").fail(msg + "; valid: " + join(backends));
   }
-  if (server.backend != "command")
+  // A running OpenAI-compatible server (vLLM, SGLang…) is attached with its template's serving keys.
+  const bool attached_openai = server.backend == "external" && sj.is_object() && sj.contains("api") &&
+                               sj["api"].is_string() && sj["api"].get<std::string>() == "openai";
+  if (server.backend != "command" && !attached_openai)
     for (const auto& key : command_server_keys())
       if (sj.contains(key))
-        s.child(key).fail("only for a launch template (backend \"command\"); backend is \"" + server.backend + "\"");
+        s.child(key).fail("only for a launch template (backend \"command\") or an attached OpenAI-compatible server "
+                          "(backend \"external\", api \"openai\"); backend is \"" + server.backend + "\"");
   server.binary = get_string(sj, "binary", server.backend == "ollama" ? "ollama" : server.backend == "command" ? "" : server.binary, s);
   if (server.backend == "command") {
     server.command = read_command_server(sj, s, server.binary);
@@ -215,8 +219,14 @@ ServerConfig read_server(const nlohmann::json& sj, const Site& s) {
   server.api = get_string(sj, "api", server.backend == "ollama" ? "ollama" : server.backend == "command" ? "openai" : "llama-server", s);
   if (server.backend == "command" && server.api != "openai")
     s.child("api").fail("a launch template (backend \"command\") speaks the OpenAI API: \"openai\"");
-  if (server.backend != "command" && server.api != "llama-server" && server.api != "ollama")
+  if (server.backend == "external" && server.api != "llama-server" && server.api != "ollama" && server.api != "openai")
+    s.child("api").fail("expected \"llama-server\", \"ollama\" or \"openai\", got \"" + server.api + "\"");
+  if (server.backend != "command" && server.backend != "external" && server.api != "llama-server" && server.api != "ollama")
     s.child("api").fail("expected \"llama-server\" or \"ollama\", got \"" + server.api + "\"");
+  if (attached_openai) {
+    std::string no_binary;
+    server.command = read_command_server(sj, s, no_binary, /*attached=*/true);
+  }
   if (server.backend == "llama-server" && server.api != "llama-server")
     s.child("api").fail("backend \"llama-server\" speaks the llama-server API; for Ollama use backend \"ollama\" "
                         "(launch) or \"external\" with \"api\": \"ollama\" (attach)");
@@ -293,7 +303,7 @@ GridConfig read_grid(const nlohmann::json& doc, const ServerConfig& server, cons
   grid.exclude = parse_cell_names(gj, "exclude", check, g);
   // A launch template's default reference is its own (vLLM: auto/auto); its types differ from llama.cpp's.
   const std::string reference =
-      server.backend == "command" && !server.command.reference.empty() ? server.command.reference : "f16/f16";
+      server.api == "openai" && !server.command.reference.empty() ? server.command.reference : "f16/f16";
   grid.reference = parse_cell_name(get_string(gj, "reference", reference, g), check, g.child("reference"));
   std::string order = get_string(gj, "order", "shuffle", g);
   if (order == "shuffle") grid.order = Order::shuffle;
@@ -302,7 +312,7 @@ GridConfig read_grid(const nlohmann::json& doc, const ServerConfig& server, cons
   grid.seed = static_cast<std::uint64_t>(get_int(gj, "seed", 7, g));
   if (uses_ollama(server))
     check_symmetric(grid, "Ollama runs K and V at one precision (OLLAMA_KV_CACHE_TYPE is one setting for both caches)", g);
-  if (server.backend == "command" && server.command.tied)
+  if (server.api == "openai" && server.command.tied)
     check_symmetric(grid, server.command.server + " runs K and V at one precision (one cache-type setting for both "
                           "caches; server.kv_tied)", g);
   return grid;
@@ -481,7 +491,7 @@ nlohmann::json to_json(const Config& c) {
                            {"url", c.server.url},          {"api_key_env", c.server.api_key_env}};
   // Only when not the default, so configs written before "api" existed keep their hash.
   if (c.server.api != "llama-server") server["api"] = c.server.api;
-  if (c.server.backend == "command") server["command"] = to_json(c.server.command);
+  if (c.server.api == "openai") server["command"] = to_json(c.server.command);
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : c.server.env) env[k] = v;
   server["env"] = env;

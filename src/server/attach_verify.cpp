@@ -106,4 +106,34 @@ std::expected<EffectiveKv, std::string> effective_from_log(const std::string& lo
   return e;
 }
 
+std::string served_model_mismatch(const std::vector<std::string>& ids, const std::string& asked,
+                                  const std::string& configured) {
+  if (ids.empty()) return "";
+  const auto stem = [](std::string_view id) {
+    if (const auto slash = id.find_last_of('/'); slash != std::string_view::npos) id.remove_prefix(slash + 1);
+    if (id.size() > 5 && id.substr(id.size() - 5) == ".gguf") id.remove_suffix(5);
+    return std::string(id);
+  };
+  std::string listed;
+  for (const auto& id : ids) {
+    if (!asked.empty() ? id == asked : (id == configured || stem(id) == stem(configured))) return "";
+    listed += (listed.empty() ? "'" : ", '") + id + "'";
+  }
+  return "it serves " + listed + " (GET /v1/models), " +
+         (asked.empty() ? "the config names '" + configured + "'" : "server.openai.model names '" + asked + "'");
+}
+
+std::optional<StartFailure> OneServerOneCell::claim(const std::string& url, const CellSpec& spec) {
+  std::lock_guard lock(m_mutex);
+  const auto [at, first] = m_cell_at.try_emplace(url, spec.label());
+  if (first || at->second == spec.label()) return std::nullopt;
+  return StartFailure{CellOutcome::config_mismatch,
+                      "the server at " + url + " already answered as " + at->second +
+                          " in this run; one running server is one cell, not two (it would be compared with itself): "
+                          "restart it with the types of " + spec.types() + " and run kvsweep run --resume <run> --only " +
+                          spec.types(),
+                      "",
+                      {}};
+}
+
 }  // namespace kvsweep::server

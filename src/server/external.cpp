@@ -4,21 +4,8 @@ namespace kvsweep::server {
 
 std::expected<std::unique_ptr<Instance>, StartFailure> ExternalBackend::start(const CellSpec& spec,
                                                                              const std::atomic<bool>& cancel) {
-  {
-    // One running server is one K/V setting: a second cell attached to it would be the first one
-    // measured again, under another name (it compared a server with itself).
-    std::lock_guard lock(m_mutex);
-    const auto [at, first] = m_cell_at.try_emplace(m_options.url, spec.label());
-    if (!first && at->second != spec.label())
-      return std::unexpected(StartFailure{
-          CellOutcome::config_mismatch,
-          "the server at " + m_options.url + " already answered as " + at->second +
-              " in this run; one running server is one cell, not two (it would be compared with itself): restart it "
-              "with -ctk " + spec.type_k + " -ctv " + spec.type_v + " and run kvsweep run --resume <run> --only " +
-              spec.types(),
-          "",
-          {}});
-  }
+  // One running server is one K/V setting: never a second cell under another name.
+  if (auto refused = m_cells.claim(m_options.url, spec)) return std::unexpected(std::move(*refused));
   auto key = api_key_from_env(m_options.api_key_env);
   if (!key) return std::unexpected(key.error());
   return m_lifecycle.attach(m_flavour, Attach{m_options.url, {*key, m_options.user, m_options.password}, m_options.log},

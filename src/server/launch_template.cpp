@@ -205,6 +205,15 @@ std::expected<void, ReadyFailure> TemplateFlavour::after_ready(ReadyContext& con
   // The model every request asks for is the launched one (a server may list others), and the run
   // says which: the cell's server_ready event carries it.
   const std::shared_ptr<http::Client> client(std::shared_ptr<http::Client>(), &context.client);  // not owned
+  if (context.attached) {
+    // A running server: the model it serves must be the cell's (never "the only id listed").
+    auto ids = OpenAiApi(client, api_options(context.spec)).models();
+    const std::string differs =
+        served_model_mismatch(ids.value_or(std::vector<std::string>{}), m_options.api.model, context.spec.model_path);
+    if (!differs.empty())
+      return std::unexpected(ReadyFailure{"while checking /v1/models", "the attached server is not this cell's: " + differs,
+                                          CellOutcome::config_mismatch});
+  }
   auto asked = OpenAiApi(client, api_options(context.spec)).model();
   if (!asked)
     return std::unexpected(
@@ -221,7 +230,13 @@ std::expected<void, ReadyFailure> TemplateFlavour::after_ready(ReadyContext& con
     }
     return nullptr;
   }();
-  if (c.source != KvConfirm::Source::http_json && c.source != KvConfirm::Source::http_prometheus) return {};
+  if (c.source != KvConfirm::Source::http_json && c.source != KvConfirm::Source::http_prometheus) {
+    if (context.attached)
+      context.info["kv_unconfirmed"] = "declared by the config, unverified: an attached server's log is not read; a "
+                                       "confirmation endpoint (server.confirm.http, as the vllm and sglang presets "
+                                       "have) verifies them";
+    return {};
+  }
   auto r = context.client.get(c.path, kConfirmLimit);
   std::string why;
   if (!r) why = "GET " + c.path + ": " + r.error().message;
@@ -243,10 +258,20 @@ std::unique_ptr<Api> TemplateFlavour::make_api(std::shared_ptr<http::Client> cli
 
 std::expected<std::unique_ptr<Instance>, StartFailure> TemplateBackend::start(const CellSpec& spec,
                                                                              const std::atomic<bool>& cancel) {
-  return m_lifecycle.launch(m_flavour, spec, cancel);
+  if (!m_options.attach) return m_lifecycle.launch(m_flavour, spec, cancel);
+  const auto& a = *m_options.attach;
+  if (auto refused = m_cells.claim(a.url, spec)) return std::unexpected(std::move(*refused));
+  auto key = api_key_from_env(a.api_key_env);
+  if (!key) return std::unexpected(key.error());
+  return m_lifecycle.attach(m_flavour, Attach{a.url, {*key, a.user, a.password}, ""}, spec, cancel);
 }
 
-nlohmann::json TemplateBackend::describe() { return describe_binary(m_options.binary); }
+nlohmann::json TemplateBackend::describe() {
+  if (m_options.attach)
+    return {{"backend", "external"}, {"api", "openai"}, {"server", m_options.who}, {"url", m_options.attach->url},
+            {"api_key_env", m_options.attach->api_key_env}};
+  return describe_binary(m_options.binary);
+}
 
 nlohmann::json TemplateBackend::describe_binary(const std::string& binary) {
   const std::string found = process::which(binary);

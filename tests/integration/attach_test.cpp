@@ -2,7 +2,8 @@
 // item 3): the model and context it serves (/props) must be the cell's, its K/V types are read from
 // the log the user names (server.log), one server is never two cells, and types nobody confirmed
 // are labelled "declared, unverified" in the record, the recommendation and --strict's exit code.
-// A real llama-server on the tiny model, started here as the user would; no fakes.
+// A real llama-server on the tiny model, started here as the user would; for api "openai" (a running
+// vLLM, which needs a GPU and PyTorch), tests/fakes/fake_openai_server.cpp standing in for it.
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness.hpp"
+#include "kvsweep/http/client.hpp"
+#include "kvsweep/process/launcher.hpp"
 #include "kvsweep/server/llama_server.hpp"
 
 namespace kt = kvsweep::testing;
@@ -146,4 +149,102 @@ TEST(Attach, AServerOfAnotherModelIsNotRecordedAsTheConfigsModel) {
   EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump() << r.output;
   EXPECT_TRUE(holds(cell.value("message", ""), "(/props model_path), the config names")) << cell.dump();
   EXPECT_FALSE(fs::exists(run / "records.jsonl") && !kt::read_records(run).empty());
+}
+
+namespace {
+
+/// The fake vLLM (tests/fakes: vLLM cannot run here) started as a user starts vLLM, serving `model` at
+/// `dtype`; stopped at scope exit. A port taken between choosing and binding is tried again.
+struct RunningFakeVllm {
+  std::unique_ptr<process::Process> child;
+  std::string url;
+
+  RunningFakeVllm(const fs::path& log, const std::string& model, const std::string& dtype) {
+    for (int attempt = 0; attempt < 3 && url.empty(); ++attempt) {
+      const int port = server::free_port();
+      process::LaunchSpec launch;
+      launch.argv = {KVSWEEP_FAKE_OPENAI_SERVER, "serve", model, "--host", "127.0.0.1", "--port", std::to_string(port),
+                     "--kv-cache-dtype", dtype};
+      launch.log_path = log;
+      auto started = process::child_launcher().launch(launch);
+      if (!started) throw std::runtime_error(started.error().message);
+      child = std::move(*started);
+      const std::string candidate = "http://127.0.0.1:" + std::to_string(port);
+      http::Client client(candidate, {std::chrono::milliseconds(200), std::chrono::milliseconds(1000)});
+      const bool up = kt::wait_until(
+          [&] {
+            if (child->poll()) return true;
+            auto h = client.get("/health");
+            return h && h->status == 200;
+          },
+          60);
+      if (up && !child->poll()) url = candidate;
+    }
+    if (url.empty()) throw std::runtime_error("the fake vLLM did not start: " + kt::read_text(log));
+  }
+  ~RunningFakeVllm() {
+    if (child) child->stop(std::chrono::milliseconds(2000));
+  }
+};
+
+json openai_attach_config(const std::string& url, const std::string& model, const std::vector<std::string>& types) {
+  return {{"name", "attached-vllm"},
+          {"server",
+           {{"backend", "external"},
+            {"api", "openai"},
+            {"preset", "vllm"},
+            {"url", url},
+            {"ctx", 2048},
+            {"ready_timeout_s", kt::scaled_s(30)},
+            {"request_timeout_s", kt::scaled_s(30)}}},
+          {"models", {{{"name", "m"}, {"path", model}}}},
+          {"grid", {{"k", types}, {"v", "tied"}, {"reference", types.front() + "/" + types.front()}, {"order", "as-listed"}}},
+          {"probes", {{{"kind", "complete"}, {"max_tokens", 8}}}}};
+}
+
+}  // namespace
+
+TEST(Attach, ARunningOpenAiServerIsAttachedWithItsModelAndTypesChecked) {
+  kt::TempDir dir;
+  RunningFakeVllm vllm(dir / "vllm.log", "org/model-7b", "fp8");
+  {
+    SCOPED_TRACE("the preset's /metrics confirms fp8: an ok cell, nothing launched");
+    const fs::path run = dir / "fp8";
+    auto r = kt::run_kvsweep(
+        {"run", kt::write_config(dir, openai_attach_config(vllm.url, "org/model-7b", {"fp8"})).string(), "-o", run.string(), "--strict"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const json manifest = kt::read_manifest(run);
+    EXPECT_EQ(manifest["server"]["backend"], "external");
+    EXPECT_EQ(manifest["server"]["api"], "openai");
+    const json cell = cell_of(manifest, "fp8/fp8");
+    EXPECT_EQ(cell["outcome"], "ok") << cell.dump();
+    EXPECT_EQ(kt::read_records(run).size(), 4u);
+  }
+  {
+    SCOPED_TRACE("declared auto on a server that allocated fp8: refused");
+    const fs::path run = dir / "auto";
+    kt::run_kvsweep({"run", kt::write_config(dir, openai_attach_config(vllm.url, "org/model-7b", {"auto"})).string(), "-o",
+                     run.string()});
+    const json cell = cell_of(kt::read_manifest(run), "auto/auto");
+    EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump();
+  }
+  {
+    SCOPED_TRACE("a server of another model: refused, never 'the only id listed'");
+    const fs::path run = dir / "other-model";
+    kt::run_kvsweep({"run", kt::write_config(dir, openai_attach_config(vllm.url, "org/other-3b", {"fp8"})).string(), "-o",
+                     run.string()});
+    const json cell = cell_of(kt::read_manifest(run), "fp8/fp8");
+    EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump();
+    EXPECT_TRUE(holds(cell.value("message", ""), "it serves 'org/model-7b' (GET /v1/models), the config names 'org/other-3b'"))
+        << cell.dump();
+  }
+  {
+    SCOPED_TRACE("two cells on one server: the second refused");
+    const fs::path run = dir / "two";
+    kt::run_kvsweep({"run", kt::write_config(dir, openai_attach_config(vllm.url, "org/model-7b", {"fp8", "auto"})).string(),
+                     "-o", run.string()});
+    const json second = cell_of(kt::read_manifest(run), "auto/auto");
+    EXPECT_EQ(second["outcome"], "config_mismatch") << second.dump();
+    EXPECT_TRUE(holds(second.value("message", ""), "already answered as m/fp8/fp8")) << second.dump();
+  }
 }

@@ -144,3 +144,19 @@ TEST(CommandServer, TheResolvedTemplateIsPartOfTheConfigHash) {
 }
 
 }  // namespace
+
+TEST(CommandServer, AnAttachedOpenAiServerTakesThePresetsServingKeysButNoLaunchKeys) {
+  const json attached = {{"backend", "external"}, {"api", "openai"}, {"preset", "vllm"}, {"url", "http://127.0.0.1:8000"}};
+  const config::Config c = config::from_json(doc(attached), "sweep.json");
+  EXPECT_EQ(c.server.backend, "external");
+  EXPECT_EQ(c.server.api, "openai");
+  EXPECT_TRUE(c.server.command.argv.empty());  // nothing is launched
+  EXPECT_EQ(c.server.command.confirm.http, "/metrics");  // vLLM's confirmation of the types
+  EXPECT_TRUE(c.server.binary.empty() || c.server.binary == "llama-server");
+  json with_command = attached;
+  with_command["command"] = {"vllm", "serve", "{model}"};
+  EXPECT_THAT(config_error(doc(with_command)),
+              HasSubstr("server.command: only for a launch template (backend \"command\"); an attached server"));
+  json llama = {{"backend", "external"}, {"url", "http://127.0.0.1:8000"}, {"preset", "vllm"}};
+  EXPECT_THAT(config_error(doc(llama)), HasSubstr("server.preset: only for a launch template"));
+}

@@ -36,7 +36,11 @@ const std::vector<std::string>& command_server_keys();
 
 /// Reads the command server of `sj` (its preset first); `binary` gets the preset's default when the
 /// section names none. Throws core::FatalError("file: server.key: …").
-CommandConfig read_command_server(const nlohmann::json& sj, const Site& site, std::string& binary);
+/// `attached`: a running server (backend "external", api "openai"): nothing is launched, so there is
+/// no command and no listening line, and `command_launch_keys()` are refused.
+CommandConfig read_command_server(const nlohmann::json& sj, const Site& site, std::string& binary, bool attached = false);
+/// The keys of a launch template that only a launch uses: "command", "listening".
+const std::vector<std::string>& command_launch_keys();
 
 /// The command server as the manifest and the config hash hold it (every resolved value).
 nlohmann::json to_json(const CommandConfig& command);

@@ -6,7 +6,11 @@
 /// kv_unverified ("declared, unverified").
 
 #include <expected>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -41,5 +45,24 @@ std::string last_start(const std::string& log);
 /// for this server.
 std::expected<EffectiveKv, std::string> effective_from_log(const std::string& log, const std::string& log_path,
                                                            const std::string& url, const AttachedProps& props);
+
+/// An attached OpenAI-compatible server's /v1/models ids against the cell: "" when one of them is the
+/// model asked (server.openai.model when set, else the config's model: the same id, or the same file
+/// name without ".gguf"), or when the server lists none (nothing to check); else why not.
+std::string served_model_mismatch(const std::vector<std::string>& ids, const std::string& asked,
+                                  const std::string& configured);
+
+/// One running server is one cell: a second cell attaching to the URL another cell attached to in
+/// this invocation would be the first one measured again under another name. Thread-safe.
+class OneServerOneCell {
+ public:
+  /// nullopt when `spec` may attach to `url` (the first cell there, or that cell again after a
+  /// restart); else the config_mismatch that refuses it.
+  std::optional<StartFailure> claim(const std::string& url, const CellSpec& spec);
+
+ private:
+  std::mutex m_mutex;
+  std::map<std::string, std::string> m_cell_at;  // URL → the label of the cell attached to it
+};
 
 }  // namespace kvsweep::server

@@ -4,10 +4,9 @@
 /// the log file the user names (server.log), else recorded as declared, unverified (kv_unverified).
 /// One server is one cell: a second cell attaching to the same URL in one invocation is refused.
 
-#include <map>
-#include <mutex>
 #include <string>
 
+#include "kvsweep/server/attach_verify.hpp"
 #include "kvsweep/server/backend.hpp"
 #include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/server/llama_server.hpp"
@@ -35,8 +34,7 @@ class ExternalBackend final : public Backend {
   ExternalOptions m_options;
   LlamaServerFlavour m_flavour{LlamaServerOptions{}};
   Lifecycle m_lifecycle;
-  std::mutex m_mutex;
-  std::map<std::string, std::string> m_cell_at;  // URL → the cell attached to it in this invocation
+  OneServerOneCell m_cells;
 };
 
 }  // namespace kvsweep::server

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kvsweep/server/attach_verify.hpp"
 #include "kvsweep/server/backend.hpp"
 #include "kvsweep/server/lifecycle.hpp"
 #include "kvsweep/server/openai_api.hpp"
@@ -45,6 +46,14 @@ struct TemplateOptions {
   std::string listening;                      // the log line that says it holds the port ({host} {port})
   KvConfirm confirm;
   OpenAiOptions api;
+  /// backend "external" with api "openai": the running server to attach to instead of launching one
+  /// (its model checked against /v1/models, its types confirmed over HTTP or declared, unverified).
+  struct Attached {
+    std::string url;          // without userinfo
+    std::string api_key_env;  // the variable holding its key ("" = none)
+    std::string user, password;
+  };
+  std::optional<Attached> attach;
 };
 
 /// What a cell's placeholders stand for.
@@ -117,6 +126,7 @@ class TemplateBackend final : public Backend {
   TemplateOptions m_options;
   TemplateFlavour m_flavour;
   Lifecycle m_lifecycle;
+  OneServerOneCell m_cells;  // attached: one cell per server
 };
 
 }  // namespace kvsweep::server

@@ -92,7 +92,8 @@ CacheSetting cache_setting(const sweep::Manifest& manifest, const core::CellKey&
     if (cell.type_k != cell.type_v) return {llama_server.text, std::string(kTied) + ", so this pair cannot be set on it"};
     return {"OLLAMA_KV_CACHE_TYPE=" + cell.type_k, kTied};
   }
-  if (string_field(server, "backend") != "command") return llama_server;
+  // A launch template's terms, or an attached OpenAI server's (its argv unknown: the types named).
+  if (string_field(server, "backend") != "command" && string_field(server, "api") != "openai") return llama_server;
   CacheSetting c = command_setting(server, cell);
   if (c.text.empty()) c.text = "cache types " + cell.types();
   return c;
