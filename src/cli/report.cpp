@@ -164,10 +164,17 @@ int compare_command(const CompareOpts& o) {
   // Both manifests at hand (run directories, or a baseline's RUN_DIR/report/summary.json): what changed,
   // the host llama.cpp computed on first (a deterministic change across hosts is not the K/V setting's).
   const auto now = report::load_manifest(o.run_dir), before = report::load_manifest(o.baseline);
+  // Their identities as a resume or merge reads them: a manifest field of another type is an error, never no check.
+  const auto now_identity = report::load_identity(o.run_dir);
+  if (!now_identity) throw core::FatalError(now_identity.error().message);
+  const auto before_identity = report::load_identity(o.baseline);
+  if (!before_identity) throw core::FatalError("--baseline " + before_identity.error().message);
   options.host_changed = now && before && report::compute_differs(*before, *now);
   auto comparison = report::compare_summaries(*current, *baseline, options);
   if (!comparison) throw core::FatalError(comparison.error().message);
-  if (now && before) comparison->changes = report::manifest_changes(*before, *now);
+  if (now && before)
+    comparison->changes = report::manifest_changes(*before, *now, before_identity->has_value() ? &**before_identity : nullptr,
+                                                   now_identity->has_value() ? &**now_identity : nullptr);
   for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
   std::cout << (o.format == "json" ? report::write_compare_json(*comparison)
                                    : report::write_compare_table(*comparison, o.all ? report::CheckRows::all

@@ -30,6 +30,9 @@ std::optional<nlohmann::json> manifest_to_resume(const std::string& run_dir, boo
       throw core::FatalError("--resume " + run_dir + ": " + manifest_path.string() + ": " + bad +
                              "; the run cannot be checked against what would run now: start a new run with "
                              "-o NEW_DIR");
+    // The outcomes journal, as strictly: a line of another type would rebuild its cell wrongly.
+    if (auto journal = sweep::RunStore::read_cells(run_dir); !journal)
+      throw core::FatalError("--resume " + run_dir + ": " + journal.error().message);
     return std::move(*manifest);
   }
   std::error_code ec;
@@ -178,8 +181,21 @@ nlohmann::json check_growth(const config::Config& config, const std::vector<std:
     throw core::FatalError(refused + ": its cells ran with a context of " + std::to_string(was->get<int>()) +
                            " tokens, the grown config needs " + std::to_string(n_ctx) +
                            " (set server.ctx to the run's, or start a new run with -o NEW_DIR)");
+  const std::vector<probe::Record> records = records_of(run_dir);
+  // A run made without variants has cells of no variant; a config with variants has only its variants'
+  // cells (grid_cells). Its records would belong to no cell of the grown run: neither run again nor
+  // reported. Refused here, before the record-by-record check, in those words.
+  const auto& before_variants = previous["config"].value("variants", nlohmann::json::array());
+  if (!config.variants.empty() && (!before_variants.is_array() || before_variants.empty()) && !records.empty())
+    throw core::FatalError(
+        refused + ": the run was made without variants, and this config adds its first (" + config.variants.front().name +
+        (config.variants.size() > 1 ? ", …" : "") + "): a config with variants has only its variants' cells, so the "
+        "run's " + std::to_string(records.size()) + " records (cells of no variant, like " + records.front().cell.label() +
+        ") would belong to no cell of it. A run grows by variants only when it already has variants. Start a new run "
+        "with -o NEW_DIR whose variants include one with no settings for what this run measured (e.g. {\"name\": "
+        "\"base\"}) beside the new ones (README \"Growing a run\")");
   const Asked asked = asked_by(config, probes);
-  for (const auto& r : records_of(run_dir)) {
+  for (const auto& r : records) {
     if (const std::string why = misfit(r, asked); !why.empty())
       throw core::FatalError(refused + ": a record of the run would not be kept: " + why + instead);
   }

@@ -2,10 +2,16 @@
 // literal manifests, worded "what: before → after", and rendered above the checks.
 #include "kvsweep/report/analysis/manifest_changes.hpp"
 
+#include <filesystem>
+#include <fstream>
+#include <tuple>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kvsweep/report/analysis/compare.hpp"
+#include "kvsweep/sweep/store/run_identity.hpp"
+#include "temp_file.hpp"
 #include "kvsweep/report/output/compare_writers.hpp"
 
 using ::testing::HasSubstr;
@@ -186,3 +192,65 @@ TEST(ManifestChanges, AnotherHostsComputeIsNamedFirstAndOnlyWhenBothRunsRecorded
 }
 
 }  // namespace
+
+namespace {
+
+// Identity-only parts: what the manifest records of the embedder and of each probe's input files.
+json with_inputs(const std::string& prompts_sha, const std::string& embedder_sha) {
+  json j = manifest_json();
+  j["probes"] = {{{"name", "complete"},
+                  {"kind", "complete"},
+                  {"inputs", {{{"key", "prompts_file"}, {"path", "/x/prompts.txt"}, {"sha256", prompts_sha}}}}}};
+  j["embedder"] = {{"path", "/m/embed.gguf"}, {"sha256", embedder_sha}};
+  return j;
+}
+
+kvsweep::sweep::RunIdentity identity(const json& j) {
+  auto id = kvsweep::sweep::read_identity(j);
+  EXPECT_TRUE(id) << id.error().message;
+  return *id;
+}
+
+}  // namespace
+
+TEST(ManifestChanges, AnInputFileAndTheEmbedderThatOnlyTheIdentityHoldsAreNamedWhenTheyDiffer) {
+  const json a = with_inputs("aaaaaaaaaaaaaaaa", "eeeeeeeeeeeeeeee"), b = with_inputs("bbbbbbbbbbbbbbbb", "ffffffffffffffff");
+  const auto ia = identity(a), ib = identity(b);
+  const auto changed = lines(report::manifest_changes(manifest(a), manifest(b), &ia, &ib));
+  EXPECT_THAT(changed, ::testing::Contains(HasSubstr("probe 'complete' prompts_file /x/prompts.txt sha256: aaaaaaaaaaaa → bbbbbbbbbbbb")));
+  EXPECT_THAT(changed, ::testing::Contains(HasSubstr("embedder model sha256: eeeeeeeeeeee → ffffffffffff")));
+  // The same inputs: nothing of theirs; without identities (a summary.json baseline) they are not compared.
+  const auto ia2 = identity(a);
+  EXPECT_TRUE(report::manifest_changes(manifest(a), manifest(a), &ia, &ia2).empty());
+  EXPECT_TRUE(report::manifest_changes(manifest(a), manifest(b)).empty());
+}
+
+TEST(CompareIdentity, AManifestFieldOfTheWrongTypeIsAnErrorNamingItNeverNoCheck) {
+  const auto dir = kvsweep::testing::temp_file("_run");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const json& j) { std::ofstream(dir / "manifest.json") << j.dump(2); };
+  write(manifest_json());
+  auto read = report::load_identity(dir);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->models.at(0).sha256, "5fd6df6e7e8f6084d9bcc225");
+  for (const auto& [pointer, value, named] :
+       std::vector<std::tuple<std::string, json, std::string>>{{"/models/0/sha256", 3, "models[0].sha256"},
+                                                               {"/server_env", "X=1", "server_env"},
+                                                               {"/embedder", json::array(), "embedder"}}) {
+    json bad = manifest_json();
+    bad[json::json_pointer(pointer)] = value;
+    write(bad);
+    read = report::load_identity(dir);
+    ASSERT_FALSE(read) << named << " of another type read as no check";
+    EXPECT_THAT(read.error().message, HasSubstr(named + ": got"));
+    EXPECT_THAT(read.error().message, HasSubstr((dir / "manifest.json").string()));
+  }
+  // A summary.json kept apart from its run records no identity: nothing to check, no error.
+  const auto summary = kvsweep::testing::temp_file("_summary.json");
+  std::ofstream(summary) << json{{"kind", "kvsweep-summary"}}.dump();
+  read = report::load_identity(summary);
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_FALSE(read->has_value());
+}

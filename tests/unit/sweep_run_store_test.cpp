@@ -190,7 +190,9 @@ TEST(RunStoreCells, TheJournalRebuildsCellsAManifestLostAndASkipKeepsTheOutcome)
   ASSERT_TRUE(store->append_cell(cell("f16", "kv_unverified")));
   ASSERT_TRUE(store->append_cell(cell("q8_0", "wedged")));
   ASSERT_TRUE(store->append_cell(cell("q8_0", "ok")));
-  const auto journal = sweep::RunStore::read_cells(dir);
+  const auto read = sweep::RunStore::read_cells(dir);
+  ASSERT_TRUE(read) << read.error().message;
+  const auto& journal = *read;
   ASSERT_EQ(journal.size(), 3u);
   // The manifest kept only q8_0 (as wedged): the journal gives f16 back, and q8_0 its last outcome.
   auto cells = sweep::rebuild_cells({*sweep::ManifestCell::from_json(cell("q8_0", "wedged"))}, journal);
@@ -203,6 +205,74 @@ TEST(RunStoreCells, TheJournalRebuildsCellsAManifestLostAndASkipKeepsTheOutcome)
   sweep::fold_cell(cells, *sweep::ManifestCell::from_json(cell("q4_0", "skipped")));
   ASSERT_EQ(cells.size(), 3u);
   EXPECT_EQ(cells[2].outcome, "ok");
+}
+
+TEST(RunStoreCells, AJournalLineWhoseFieldHasAnotherTypeIsAnErrorNamingTheFileAndLineNotMissing) {
+  const auto cell = [](const std::string& k) {
+    return nlohmann::json{{"model", "tiny"}, {"type_k", k}, {"type_v", "f16"}, {"outcome", "ok"}, {"items_ok", 3}};
+  };
+  const std::vector<std::pair<std::string, nlohmann::json>> wrong = {
+      {"outcome", 3}, {"items_ok", "2"}, {"type_k", 8}, {"is_reference", "yes"}, {"ready_s", "0.5"}};
+  for (const auto& [field, value] : wrong) {
+    auto dir = fresh_dir();
+    {
+      auto store = sweep::RunStore::create(dir);
+      ASSERT_TRUE(store) << store.error().message;
+      ASSERT_TRUE(store->append_cell(cell("f16")));
+      auto bad = cell("q8_0");
+      bad[field] = value;
+      ASSERT_TRUE(store->append_cell(bad));
+      ASSERT_TRUE(store->append_cell(cell("q4_0")));
+    }
+    const auto journal = sweep::RunStore::read_cells(dir);
+    ASSERT_FALSE(journal) << field << " of another type was read";
+    const std::string& why = journal.error().message;
+    EXPECT_NE(why.find((dir / "cells.jsonl").string()), std::string::npos) << why;
+    EXPECT_NE(why.find("line 2"), std::string::npos) << why;
+    EXPECT_NE(why.find(field + ": got"), std::string::npos) << why;
+  }
+  // Inside the effective settings too.
+  auto dir = fresh_dir();
+  {
+    auto store = sweep::RunStore::create(dir);
+    ASSERT_TRUE(store) << store.error().message;
+    auto bad = cell("f16");
+    bad["effective"] = {{"found", true}, {"kv_mib", "4"}};
+    ASSERT_TRUE(store->append_cell(bad));
+  }
+  const auto journal = sweep::RunStore::read_cells(dir);
+  ASSERT_FALSE(journal);
+  EXPECT_NE(journal.error().message.find("effective.kv_mib: got string"), std::string::npos) << journal.error().message;
+}
+
+TEST(RunStoreCells, ATornJournalLineIsLeftOutAndTheLinesAroundItRead) {
+  auto dir = fresh_dir();
+  const auto cell = [](const std::string& k) {
+    return nlohmann::json{{"model", "tiny"}, {"type_k", k}, {"type_v", "f16"}, {"outcome", "ok"}};
+  };
+  {
+    auto store = sweep::RunStore::create(dir);
+    ASSERT_TRUE(store) << store.error().message;
+    ASSERT_TRUE(store->append_cell(cell("f16")));
+  }
+  // A crash mid-append: the last line cut.
+  {
+    std::ofstream out(dir / "cells.jsonl", std::ios::app);
+    out << cell("q8_0").dump().substr(0, 20);
+  }
+  auto journal = sweep::RunStore::read_cells(dir);
+  ASSERT_TRUE(journal) << journal.error().message;
+  ASSERT_EQ(journal->size(), 1u);
+  // The next run's append closes the torn line first: it stays left out, the new line is read.
+  {
+    auto store = sweep::RunStore::open(dir);
+    ASSERT_TRUE(store) << store.error().message;
+    ASSERT_TRUE(store->append_cell(cell("q4_0")));
+  }
+  journal = sweep::RunStore::read_cells(dir);
+  ASSERT_TRUE(journal) << journal.error().message;
+  ASSERT_EQ(journal->size(), 2u);
+  EXPECT_EQ((*journal)[1]["type_k"], "q4_0");
 }
 
 TEST(RunStoreLock, TheHolderOfARunDirectorysLockIsKnownToOthers) {

@@ -530,6 +530,27 @@ std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path) 
   return sweep::Manifest::from_json(*manifest);
 }
 
+core::Expected<std::optional<sweep::RunIdentity>> load_identity(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path dir = path;
+  if (!std::filesystem::is_directory(path, ec)) {
+    // As load_manifest: a summary.json inside its run is the run's; one kept apart has no identity.
+    const bool in_run = path.filename() == "summary.json" && path.parent_path().filename() == "report" &&
+                        std::filesystem::exists(path.parent_path().parent_path() / "manifest.json", ec);
+    if (!in_run) return std::optional<sweep::RunIdentity>{};
+    dir = path.parent_path().parent_path();
+  }
+  auto manifest = sweep::RunStore::read_manifest(dir);
+  if (!manifest) return std::optional<sweep::RunIdentity>{};
+  if (manifest->is_object() && !manifest->contains("config_hash")) (*manifest)["config_hash"] = "";
+  auto identity = sweep::read_identity(*manifest);
+  if (!identity)
+    return core::fail(core::ErrorKind::invalid, (dir / "manifest.json").string() + ": " + identity.error().message +
+                                                    "; what the run was made of cannot be told, so a change "
+                                                    "between the runs could not be named");
+  return std::optional<sweep::RunIdentity>{std::move(*identity)};
+}
+
 core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator) {
   auto doc = load_summary_json(path, generator);
   if (!doc) return std::unexpected(doc.error());

@@ -8,6 +8,8 @@
 
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/report/input/json_fields.hpp"
+#include "kvsweep/sweep/store/input_hashes.hpp"
+#include "kvsweep/sweep/store/run_identity.hpp"
 
 namespace kvsweep::report {
 
@@ -164,7 +166,11 @@ Value int_text(const std::optional<int>& v) { return v ? Value{std::to_string(*v
 
 /// A value as a line shows it: attention rotation as on/off, an absent one in the area's words.
 std::string shown(const Value& v, const ManifestChange& c) {
-  if (!v) return c.area == ChangeArea::env ? "unset" : c.area == ChangeArea::setting ? "not reported" : "none";
+  if (!v)
+    return c.area == ChangeArea::env        ? "unset"
+           : c.area == ChangeArea::setting ? "not reported"
+           : c.area == ChangeArea::input   ? "not read"
+                                            : "none";
   if (c.area == ChangeArea::setting && c.name.starts_with("attn_rot_") && (*v == "0" || *v == "1"))
     return *v == "1" ? "on" : "off";
   if (v->empty()) return "(empty)";
@@ -179,6 +185,16 @@ std::string cells_text(const ManifestChange& c) {
   return out;
 }
 
+/// What only the runs' identities hold (the manifest's other parts are compared above): the embedder's
+/// model, and each probe's input files as the identity check compares them.
+void identity_changes(const sweep::RunIdentity& baseline, const sweep::RunIdentity& current,
+                      std::vector<ManifestChange>& out) {
+  const auto sha = [](const std::string& s) { return s.empty() ? Value{} : Value{s.substr(0, kShortSha)}; };
+  add(out, {ChangeArea::embedder, "", "", {}, 0, sha(baseline.embedder_sha256), sha(current.embedder_sha256)});
+  for (const auto& c : sweep::changed_inputs(baseline.probes, current.probes))
+    add(out, {ChangeArea::input, "'" + c.probe + "' " + c.key + " " + c.path, "", {}, 0, sha(c.sha256_a), sha(c.sha256_b)});
+}
+
 }  // namespace
 
 std::string_view to_string(ChangeArea area) {
@@ -191,6 +207,8 @@ std::string_view to_string(ChangeArea area) {
     case ChangeArea::env: return "env";
     case ChangeArea::args: return "args";
     case ChangeArea::kvsweep: return "kvsweep";
+    case ChangeArea::embedder: return "embedder";
+    case ChangeArea::input: return "input";
   }
   return "setting";
 }
@@ -204,7 +222,9 @@ bool compute_differs(const sweep::Manifest& baseline, const sweep::Manifest& cur
   return before.is_object() && after.is_object() && before != after;
 }
 
-std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, const sweep::Manifest& current) {
+std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, const sweep::Manifest& current,
+                                             const sweep::RunIdentity* baseline_identity,
+                                             const sweep::RunIdentity* current_identity) {
   std::vector<ManifestChange> out;
   // First: the host llama.cpp computed on moves every greedy output a little, whatever else changed.
   if (compute_differs(baseline, current))
@@ -248,6 +268,7 @@ std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, co
   }
   model_changes(baseline, current, out);
   add(out, {ChangeArea::kvsweep, "", "", {}, 0, kvsweep_text(baseline.kvsweep), kvsweep_text(current.kvsweep)});
+  if (baseline_identity && current_identity) identity_changes(*baseline_identity, *current_identity, out);
   return out;
 }
 
@@ -263,6 +284,8 @@ std::string explain(const ManifestChange& c) {
     case ChangeArea::env: what = variant + "env " + c.name; break;
     case ChangeArea::args: what = c.variant.empty() ? "server args" : variant + "args"; break;
     case ChangeArea::kvsweep: what = "kvsweep"; break;
+    case ChangeArea::embedder: what = "embedder model sha256"; break;
+    case ChangeArea::input: what = "probe " + c.name + " sha256"; break;
   }
   return what + ": " + shown(c.before, c) + " → " + shown(c.after, c);
 }

@@ -4,6 +4,7 @@
 
 #include "kvsweep/config/slot_env.hpp"
 #include "kvsweep/core/clock.hpp"
+#include "kvsweep/core/error.hpp"
 #include "kvsweep/sweep/run/attention_paths.hpp"
 #include "kvsweep/sweep/store/cell_journal.hpp"
 
@@ -47,8 +48,9 @@ void RunManifest::open() {
     if (auto read = Manifest::from_json(*old)) m_manifest = std::move(*read);
   }
   // A manifest that lost cells (a crash between the journal and the manifest's rename) gets them back.
-  if (auto journal = RunStore::read_cells(m_store.dir()); !journal.empty())
-    m_manifest.cells = rebuild_cells(m_manifest.cell_list(), journal);
+  auto journal = RunStore::read_cells(m_store.dir());
+  if (!journal) throw core::FatalError(journal.error().message);
+  if (!journal->empty()) m_manifest.cells = rebuild_cells(m_manifest.cell_list(), *journal);
 }
 
 std::string RunManifest::update(const std::vector<CellResult>& results, const std::string& status) {

@@ -1,6 +1,7 @@
 #include "kvsweep/sweep/store/manifest.hpp"
 
 #include <algorithm>
+#include <span>
 
 namespace kvsweep::sweep {
 
@@ -157,6 +158,63 @@ std::optional<ManifestCell> ManifestCell::from_json(const json& j) {
   take_json(rest, "slot_env", c.slot_env);
   c.extra = std::move(rest);
   return c;
+}
+
+namespace {
+
+/// The type a known field must have, as a message says it, and its check.
+struct FieldType {
+  const char* name;
+  const char* expected;
+  bool (json::*is)() const noexcept;
+};
+
+constexpr FieldType kCellFields[] = {
+    {"model", "a string", &json::is_string},          {"variant", "a string", &json::is_string},
+    {"type_k", "a string", &json::is_string},         {"type_v", "a string", &json::is_string},
+    {"id", "a string", &json::is_string},             {"is_reference", "a boolean", &json::is_boolean},
+    {"support", "a boolean", &json::is_boolean},      {"outcome", "a string", &json::is_string},
+    {"message", "a string", &json::is_string},        {"items_ok", "an integer", &json::is_number_integer},
+    {"items_failed", "an integer", &json::is_number_integer},
+    {"items_skipped", "an integer", &json::is_number_integer},
+    {"items_settled", "an integer", &json::is_number_integer},
+    {"restarts", "an integer", &json::is_number_integer}, {"slot", "an integer", &json::is_number_integer},
+    {"ready_s", "a number", &json::is_number},        {"wall_s", "a number", &json::is_number},
+    {"stop_s", "a number", &json::is_number},         {"items_wall_s", "a number", &json::is_number},
+    {"server_ms", "a number", &json::is_number},      {"load_avg", "a number", &json::is_number},
+    {"started_at", "a string", &json::is_string},     {"finished_at", "a string", &json::is_string},
+    {"effective", "an object", &json::is_object},
+};
+
+constexpr FieldType kEffectiveFields[] = {
+    {"found", "a boolean", &json::is_boolean},      {"declared", "a boolean", &json::is_boolean},
+    {"type_k", "a string", &json::is_string},       {"type_v", "a string", &json::is_string},
+    {"flash_attn", "a string", &json::is_string},   {"k_mib", "a number", &json::is_number},
+    {"v_mib", "a number", &json::is_number},        {"kv_mib", "a number", &json::is_number},
+    {"attn_rot_k", "an integer", &json::is_number_integer},
+    {"attn_rot_v", "an integer", &json::is_number_integer},
+    {"n_ctx", "an integer", &json::is_number_integer}, {"path", "a string", &json::is_string},
+    {"path_reason", "a string", &json::is_string},
+};
+
+/// The first field of `fields` in `j` of another type; null reads as absent (a NaN is written as null).
+std::string first_wrong(const json& j, std::span<const FieldType> fields, const std::string& where) {
+  for (const FieldType& f : fields) {
+    const auto it = j.find(f.name);
+    if (it == j.end() || it->is_null() || ((*it).*f.is)()) continue;
+    return where + f.name + ": got " + it->type_name() + " " + it->dump().substr(0, 40) + ", expected " + f.expected;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string ManifestCell::type_error(const json& j) {
+  if (!j.is_object()) return std::string("got ") + j.type_name() + ", expected an object";
+  if (std::string why = first_wrong(j, kCellFields, ""); !why.empty()) return why;
+  if (const auto e = j.find("effective"); e != j.end() && e->is_object())
+    return first_wrong(*e, kEffectiveFields, "effective.");
+  return "";
 }
 
 json to_json(const ManifestCell& c) {

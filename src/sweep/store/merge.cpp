@@ -40,7 +40,9 @@ core::Expected<std::vector<Manifest>> read_manifests(const std::vector<std::file
       return core::fail(core::ErrorKind::invalid, (dir / "manifest.json").string() + ": " + identity.error().message +
                                                       "; a run whose identity cannot be read cannot be merged");
     identities.push_back(std::move(*identity));
-    if (auto journal = RunStore::read_cells(dir); !journal.empty()) m->cells = rebuild_cells(m->cell_list(), journal);
+    auto journal = RunStore::read_cells(dir);
+    if (!journal) return core::fail(core::ErrorKind::invalid, journal.error().message);
+    if (!journal->empty()) m->cells = rebuild_cells(m->cell_list(), *journal);
     manifests.push_back(std::move(*m));
   }
   return manifests;

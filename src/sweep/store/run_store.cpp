@@ -13,6 +13,7 @@
 #include "kvsweep/core/read_file.hpp"
 #include "kvsweep/core/redact.hpp"
 #include "kvsweep/probe/record_fields.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 
 namespace kvsweep::sweep {
 
@@ -351,7 +352,9 @@ core::Expected<void> RunStore::append_cell(const nlohmann::json& cell) {
   std::lock_guard lock(m_mutex);
   const auto path = m_dir / "cells.jsonl";
   if (m_cells_fd < 0) {
-    m_cells_fd = core::open_no_follow(path, O_WRONLY | O_CREAT | O_APPEND);
+    // Read as well as written: the torn-line check below preads the last byte (EBADF on a write-only fd,
+    // when a torn line then swallowed the first new one).
+    m_cells_fd = core::open_no_follow(path, O_RDWR | O_CREAT | O_APPEND);
     if (m_cells_fd < 0) return core::fail(core::ErrorKind::io, core::open_failure(path));
     // A torn last line (a crash mid-write) must not swallow the first new one.
     const off_t size = ::lseek(m_cells_fd, 0, SEEK_END);
@@ -364,17 +367,28 @@ core::Expected<void> RunStore::append_cell(const nlohmann::json& cell) {
                      core::redact_json(cell).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
-std::vector<nlohmann::json> RunStore::read_cells(const std::filesystem::path& dir) {
+core::Expected<std::vector<nlohmann::json>> RunStore::read_cells(const std::filesystem::path& dir) {
   std::vector<nlohmann::json> out;
-  auto data = slurp(dir / "cells.jsonl");
-  if (!data) return out;
-  std::size_t pos = 0;
+  const auto path = dir / "cells.jsonl";
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return out;
+  auto data = slurp(path);
+  if (!data) return std::unexpected(data.error());
+  std::size_t pos = 0, line_no = 0;
   while (pos < data->size()) {
     std::size_t nl = data->find('\n', pos);
     if (nl == std::string::npos) break;  // a torn last line
-    auto j = nlohmann::json::parse(std::string_view(*data).substr(pos, nl - pos), nullptr, false);
-    if (j.is_object()) out.push_back(std::move(j));
+    ++line_no;
+    const std::string_view line = std::string_view(*data).substr(pos, nl - pos);
     pos = nl + 1;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    // Not JSON: a write a crash tore, closed by the next append's newline.
+    if (j.is_discarded() || line.empty()) continue;
+    // Whole and JSON, but a field of another type would read as absent and rebuild the cell wrongly.
+    if (const std::string why = ManifestCell::type_error(j); !why.empty())
+      return core::fail(core::ErrorKind::invalid, path.string() + ": line " + std::to_string(line_no) + ": " + why +
+                                                      "; fix or remove that line");
+    out.push_back(std::move(j));
   }
   return out;
 }

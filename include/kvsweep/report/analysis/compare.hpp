@@ -19,6 +19,7 @@
 #include "kvsweep/report/analysis/manifest_changes.hpp"
 #include "kvsweep/report/input/context.hpp"
 #include "kvsweep/report/input/summary_document.hpp"
+#include "kvsweep/sweep/store/run_identity.hpp"
 
 namespace kvsweep::report {
 
@@ -163,6 +164,12 @@ core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& pa
 /// kept apart from its run (a committed baseline), the manifest's parts it carries (context.server,
 /// server_env, models, n_ctx, kvsweep; cells[].effective). nullopt when none can be read.
 std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path);
+/// The identity (sweep::read_identity: model files, embedder, input files, server build and environment)
+/// of a run directory, or of the run whose report/summary.json `path` is, read as strictly as a resume
+/// or a merge reads it: a field of another type is an invalid error naming the manifest and the field.
+/// A missing config_hash reads as "" (compare does not check the config by it). nullopt when `path` has
+/// no manifest to read: a summary.json kept apart from its run records no identity.
+core::Expected<std::optional<sweep::RunIdentity>> load_identity(const std::filesystem::path& path);
 /// A run or a baseline, read once: load_summary_json() checked and read by read_summary_document()
 /// (errors name the path).
 core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator);

@@ -13,9 +13,13 @@
 #include "kvsweep/report/document/document.hpp"
 #include "kvsweep/sweep/store/manifest.hpp"
 
+namespace kvsweep::sweep {
+struct RunIdentity;
+}
+
 namespace kvsweep::report {
 
-enum class ChangeArea { host, setting, context, server, model, env, args, kvsweep };
+enum class ChangeArea { host, setting, context, server, model, env, args, kvsweep, embedder, input };
 std::string_view to_string(ChangeArea area);
 
 /// One thing that differs; `before` and `after` as the manifests hold them (nullopt: absent, unset, or
@@ -24,7 +28,8 @@ struct ManifestChange {
   ChangeArea area = ChangeArea::setting;
   /// host: "" (what llama.cpp computed on: sweep::describe_compute); setting: the effective key (type_k, type_v, flash_attn, attn_rot_k, attn_rot_v, n_ctx, path);
   /// context: "n_ctx"; server: a key of the backend's description (version, binary, …); model: the
-  /// model's name; env: the variable; args and kvsweep: "".
+  /// model's name; env: the variable; input: "probe 'P' KEY PATH" (a file a probe read); args, kvsweep
+  /// and embedder (the telephone embedder's model): "".
   std::string name;
   std::string variant;               // env, args, server: the variant's own ("" the server's)
   std::vector<std::string> cells;    // setting: the cells (ids, as compare's table names them) it changed in, in the baseline's order
@@ -44,9 +49,14 @@ bool compute_differs(const sweep::Manifest& baseline, const sweep::Manifest& cur
 /// Every difference, in the order: the host's compute (when both runs recorded it), effective settings (one change per key and values, with the cells it
 /// holds for), environment (the recorded `server_env` when both manifests have it, else the config's
 /// server.env) and arguments (the server's, then each variant's), n_ctx, the server's description (and each
-/// variant's own binary's), the models' sha256, kvsweep's version. Empty when nothing differs. Cells are
-/// paired by key (model, variant, type_k, type_v); a cell only one run holds is not a change here.
-std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, const sweep::Manifest& current);
+/// variant's own binary's), the models' sha256, kvsweep's version; then, when both runs' identities are
+/// given (sweep::read_identity, run directories only), what only the identity holds: the embedder's
+/// model and each probe's input files (as sweep::check_identity compares them: sweep::changed_inputs).
+/// Empty when nothing differs. Cells are paired by key (model, variant, type_k, type_v); a cell only one
+/// run holds is not a change here.
+std::vector<ManifestChange> manifest_changes(const sweep::Manifest& baseline, const sweep::Manifest& current,
+                                             const sweep::RunIdentity* baseline_identity = nullptr,
+                                             const sweep::RunIdentity* current_identity = nullptr);
 
 /// One line, "what: before → after": "attn_rot_k in tiny-q4_0-f16: on → off", "env
 /// LLAMA_ATTN_ROT_DISABLE: unset → 1", "model tiny sha256: 5fd6df6e7e8f → 1996269170e4".

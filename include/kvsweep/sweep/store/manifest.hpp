@@ -56,6 +56,10 @@ struct ManifestCell : core::CellKey {
 
   /// A cell read back; nullopt when `j` is not an object.
   static std::optional<ManifestCell> from_json(const nlohmann::json& j);
+  /// Why `j` (a cell entry, a line of cells.jsonl) is not a cell as kvsweep writes it: a field
+  /// from_json knows holding another type ("outcome: got number 3, expected a string"), which from_json
+  /// would read as absent; "" when every known field has its type.
+  static std::string type_error(const nlohmann::json& j);
   bool reference() const { return is_reference.value_or(false); }
   std::string outcome_text() const { return outcome.value_or(""); }
 };

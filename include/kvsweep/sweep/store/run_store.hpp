@@ -68,9 +68,11 @@ class RunStore {
   /// Appends one cell's outcome to cells.jsonl and fsyncs. Written before the manifest that
   /// holds it, so that a manifest which lost cells is rebuilt from it (sweep/store/cell_journal.hpp).
   core::Expected<void> append_cell(const nlohmann::json& cell);
-  /// Every whole line of a run directory's cells.jsonl (none when absent); lines that do not
-  /// parse (a crash mid-write) are left out.
-  static std::vector<nlohmann::json> read_cells(const std::filesystem::path& dir);
+  /// Every whole line of a run directory's cells.jsonl (none when absent). A line that does not parse
+  /// is a write a crash tore (append_cell ends it with a newline before the next), left out; a whole
+  /// JSON line that is not an object, or whose field has another type (ManifestCell::type_error), is an
+  /// invalid error naming the file and the line: read as missing it would rebuild a cell wrongly.
+  static core::Expected<std::vector<nlohmann::json>> read_cells(const std::filesystem::path& dir);
   /// Writes manifest.json atomically (temp file, fsync, rename).
   core::Expected<void> write_manifest(const nlohmann::json& manifest);
   std::filesystem::path log_path(const std::string& cell_id) const { return m_dir / "logs" / (cell_id + ".log"); }
