@@ -130,7 +130,7 @@ std::optional<StartFailure> OneServerOneCell::claim(const std::string& url, cons
   return StartFailure{CellOutcome::config_mismatch,
                       "the server at " + url + " already answered as " + at->second +
                           " in this run; one running server is one cell, not two (it would be compared with itself): "
-                          "restart it with the types of " + spec.types() + " and run kvsweep run --resume <run> --only " +
+                          "restart it with the types of " + spec.types() + " and run kvsweep run --resume <run> --only cell=" +
                           spec.types(),
                       "",
                       {}};

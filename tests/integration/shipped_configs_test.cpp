@@ -37,10 +37,14 @@ std::vector<std::pair<std::vector<std::string>, std::string>> model_commands(con
 }
 
 // Whether a failed dry run failed only for what the config's user supplies: a model file outside
-// build/models, or a server other than llama-server and Ollama.
+// build/models, a server other than llama-server and Ollama, or the running server an external config
+// attaches to (configs/attach.json: the user starts it; scripts/attach-demo does).
 bool needs_the_users_own(const std::string& output) {
   static const std::regex model(R"(models\[\d+\]\.path: '/models/)");
   static const std::regex embedder(R"(embedder\.model: '/models/)");
+  if (output.find("nothing answers at") != std::string::npos &&
+      output.find("the external backend attaches to a running server") != std::string::npos)
+    return true;
   return std::regex_search(output, model) || std::regex_search(output, embedder) ||
          (output.find("binary '") != std::string::npos && output.find("not found") != std::string::npos &&
           output.find("'llama-server' not found") == std::string::npos &&
