@@ -65,8 +65,8 @@ json attach_config(const std::string& url, const std::vector<std::string>& types
 }
 
 json cell_of(const json& manifest, const std::string& types) {
-  for (const auto& c : manifest["cells"])
-    if (c["type_k"].get<std::string>() + "/" + c["type_v"].get<std::string>() == types) return c;
+  for (const auto& c : manifest.value("cells", json::array()))
+    if (c.value("type_k", "") + "/" + c.value("type_v", "") == types) return c;
   return json();
 }
 
@@ -83,12 +83,12 @@ TEST(Attach, OneServerAttachedAsTwoCellsIsRefusedAndItsDeclaredTypesAreLabelledU
   const json manifest = kt::read_manifest(run);
   const json first = cell_of(manifest, "f16/f16");
   const json second = cell_of(manifest, "q8_0/q8_0");
-  EXPECT_EQ(first["outcome"], "kv_unverified") << first.dump();
+  EXPECT_EQ(first.value("outcome", ""), "kv_unverified") << first.dump();
   EXPECT_TRUE(holds(first.value("message", ""), "declared by the config, unverified")) << first.dump();
-  EXPECT_EQ(second["outcome"], "config_mismatch") << second.dump();
+  EXPECT_EQ(second.value("outcome", ""), "config_mismatch") << second.dump();
   EXPECT_TRUE(holds(second.value("message", ""), "already answered as tiny/f16/f16")) << second.dump();
   for (const auto& rec : kt::read_records(run))
-    EXPECT_FALSE(rec["type_k"] == "q8_0" && rec["status"] == "ok") << "the server compared with itself: " << rec.dump();
+    EXPECT_FALSE(rec.at("cell").at("type_k") == "q8_0" && rec.at("status") == "ok") << "the server compared with itself: " << rec.dump();
   // The recommendation never says "answered like f16/f16" of a server measured twice.
   auto advice = kt::run_kvsweep({"recommend", run.string()});
   EXPECT_FALSE(holds(advice.output, "-ctk q8_0 -ctv q8_0 answered like")) << advice.output;
@@ -105,7 +105,7 @@ TEST(Attach, TheServerLogVerifiesTheTypesAndRefusesACellItDoesNotRun) {
     const fs::path run = dir / "declared-f16";
     auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
     const json cell = cell_of(kt::read_manifest(run), "f16/f16");
-    EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump() << r.output;
+    EXPECT_EQ(cell.value("outcome", ""), "config_mismatch") << cell.dump() << r.output;
     EXPECT_TRUE(holds(cell.value("message", ""), "the server allocated K=q8_0 V=q8_0")) << cell.dump();
     EXPECT_TRUE(kt::read_records(run).empty() || !std::filesystem::exists(run / "records.jsonl"));
   }
@@ -117,9 +117,9 @@ TEST(Attach, TheServerLogVerifiesTheTypesAndRefusesACellItDoesNotRun) {
     auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string(), "--strict"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     const json cell = cell_of(kt::read_manifest(run), "q8_0/q8_0");
-    EXPECT_EQ(cell["outcome"], "ok") << cell.dump();
-    EXPECT_FALSE(cell["effective"].value("declared", true)) << cell.dump();
-    EXPECT_GT(cell["effective"].value("k_mib", 0.0), 0.0) << cell.dump();
+    EXPECT_EQ(cell.value("outcome", ""), "ok") << cell.dump();
+    EXPECT_FALSE(cell.value("effective", json::object()).value("declared", true)) << cell.dump();
+    EXPECT_GT(cell.value("effective", json::object()).value("k_mib", 0.0), 0.0) << cell.dump();
   }
   {
     SCOPED_TRACE("a log of another server (another port) cannot vouch for this one");
@@ -133,7 +133,7 @@ TEST(Attach, TheServerLogVerifiesTheTypesAndRefusesACellItDoesNotRun) {
     const fs::path run = dir / "other-log";
     kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
     const json cell = cell_of(kt::read_manifest(run), "q8_0/q8_0");
-    EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump();
+    EXPECT_EQ(cell.value("outcome", ""), "config_mismatch") << cell.dump();
     EXPECT_TRUE(holds(cell.value("message", ""), "does not say it listens on port")) << cell.dump();
   }
 }
@@ -146,7 +146,7 @@ TEST(Attach, AServerOfAnotherModelIsNotRecordedAsTheConfigsModel) {
   const fs::path run = dir / "run";
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
   const json cell = cell_of(kt::read_manifest(run), "f16/f16");
-  EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump() << r.output;
+  EXPECT_EQ(cell.value("outcome", ""), "config_mismatch") << cell.dump() << r.output;
   EXPECT_TRUE(holds(cell.value("message", ""), "(/props model_path), the config names")) << cell.dump();
   EXPECT_FALSE(fs::exists(run / "records.jsonl") && !kt::read_records(run).empty());
 }
@@ -217,7 +217,7 @@ TEST(Attach, ARunningOpenAiServerIsAttachedWithItsModelAndTypesChecked) {
     EXPECT_EQ(manifest["server"]["backend"], "external");
     EXPECT_EQ(manifest["server"]["api"], "openai");
     const json cell = cell_of(manifest, "fp8/fp8");
-    EXPECT_EQ(cell["outcome"], "ok") << cell.dump();
+    EXPECT_EQ(cell.value("outcome", ""), "ok") << cell.dump();
     EXPECT_EQ(kt::read_records(run).size(), 4u);
   }
   {
@@ -226,7 +226,7 @@ TEST(Attach, ARunningOpenAiServerIsAttachedWithItsModelAndTypesChecked) {
     kt::run_kvsweep({"run", kt::write_config(dir, openai_attach_config(vllm.url, "org/model-7b", {"auto"})).string(), "-o",
                      run.string()});
     const json cell = cell_of(kt::read_manifest(run), "auto/auto");
-    EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump();
+    EXPECT_EQ(cell.value("outcome", ""), "config_mismatch") << cell.dump();
   }
   {
     SCOPED_TRACE("a server of another model: refused, never 'the only id listed'");
@@ -234,7 +234,7 @@ TEST(Attach, ARunningOpenAiServerIsAttachedWithItsModelAndTypesChecked) {
     kt::run_kvsweep({"run", kt::write_config(dir, openai_attach_config(vllm.url, "org/other-3b", {"fp8"})).string(), "-o",
                      run.string()});
     const json cell = cell_of(kt::read_manifest(run), "fp8/fp8");
-    EXPECT_EQ(cell["outcome"], "config_mismatch") << cell.dump();
+    EXPECT_EQ(cell.value("outcome", ""), "config_mismatch") << cell.dump();
     EXPECT_TRUE(holds(cell.value("message", ""), "it serves 'org/model-7b' (GET /v1/models), the config names 'org/other-3b'"))
         << cell.dump();
   }
@@ -244,7 +244,7 @@ TEST(Attach, ARunningOpenAiServerIsAttachedWithItsModelAndTypesChecked) {
     kt::run_kvsweep({"run", kt::write_config(dir, openai_attach_config(vllm.url, "org/model-7b", {"fp8", "auto"})).string(),
                      "-o", run.string()});
     const json second = cell_of(kt::read_manifest(run), "auto/auto");
-    EXPECT_EQ(second["outcome"], "config_mismatch") << second.dump();
+    EXPECT_EQ(second.value("outcome", ""), "config_mismatch") << second.dump();
     EXPECT_TRUE(holds(second.value("message", ""), "already answered as m/fp8/fp8")) << second.dump();
   }
 }
