@@ -5,6 +5,8 @@
 #include <regex>
 #include <system_error>
 
+#include "kvsweep/server/openai_api.hpp"
+
 namespace kvsweep::server {
 
 namespace {
@@ -109,14 +111,9 @@ std::expected<EffectiveKv, std::string> effective_from_log(const std::string& lo
 std::string served_model_mismatch(const std::vector<std::string>& ids, const std::string& asked,
                                   const std::string& configured) {
   if (ids.empty()) return "";
-  const auto stem = [](std::string_view id) {
-    if (const auto slash = id.find_last_of('/'); slash != std::string_view::npos) id.remove_prefix(slash + 1);
-    if (id.size() > 5 && id.substr(id.size() - 5) == ".gguf") id.remove_suffix(5);
-    return std::string(id);
-  };
   std::string listed;
   for (const auto& id : ids) {
-    if (!asked.empty() ? id == asked : (id == configured || stem(id) == stem(configured))) return "";
+    if (!asked.empty() ? id == asked : (id == configured || model_stem(id) == model_stem(configured))) return "";
     listed += (listed.empty() ? "'" : ", '") + id + "'";
   }
   return "it serves " + listed + " (GET /v1/models), " +

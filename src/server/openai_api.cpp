@@ -321,20 +321,21 @@ core::Expected<CompletionResponse> OpenAiStream::take(double first_ms, double wa
   return r;
 }
 
+std::string model_stem(std::string_view id) {
+  id = id.substr(id.find_last_of('/') == std::string_view::npos ? 0 : id.find_last_of('/') + 1);
+  if (id.size() > 5 && id.substr(id.size() - 5) == ".gguf") id.remove_suffix(5);
+  return std::string(id);
+}
+
 core::Expected<std::string> choose_model(const std::vector<std::string>& ids, const OpenAiOptions& options) {
   if (!options.model.empty()) return options.model;
   if (ids.empty()) return options.fallback_model;
   // A served name or a path ("/models/Qwen3-8B.gguf", "org/Qwen3-8B"): the launched model's file name.
-  const auto stem = [](std::string_view id) {
-    id = id.substr(id.find_last_of('/') == std::string_view::npos ? 0 : id.find_last_of('/') + 1);
-    if (id.size() > 5 && id.substr(id.size() - 5) == ".gguf") id.remove_suffix(5);
-    return std::string(id);
-  };
-  const std::string launched = stem(options.fallback_model);
+  const std::string launched = model_stem(options.fallback_model);
   for (const auto& id : ids)
     if (id == options.fallback_model) return id;
   for (const auto& id : ids)
-    if (!launched.empty() && stem(id) == launched) return id;
+    if (!launched.empty() && model_stem(id) == launched) return id;
   if (ids.size() == 1) return ids.front();
   std::string listed;
   for (const auto& id : ids) listed += (listed.empty() ? "" : ", ") + id;

@@ -213,16 +213,21 @@ TEST(RealOllama, AContextOllamaLoweredIsAConfigMismatchNotAQuietlySmallerCell) {
   EXPECT_TRUE(kt::read_records(run).empty());  // no answer from a cell that is not the one asked for
 }
 
+/// A one-cell f16 config on a copy of the tiny model at `model` (the test may change that file), written in `dir`.
+std::filesystem::path own_gguf_config(const kt::TempDir& dir, const std::filesystem::path& model) {
+  std::filesystem::copy_file(kt::tiny_model(), model);
+  auto cfg = real_ollama_config(dir, {"f16"});
+  cfg["models"][0]["path"] = model.string();
+  return kt::write_config(dir, cfg);
+}
+
 // Issue 51: a GGUF under backend ollama is part of the run's identity (hashed like llama-server's),
 // and kvsweep's store is verified by content before a cell uses it.
 TEST(RealOllama, AResumeOnAReplacedGgufUnderOllamaIsRefusedNamingBothHashes) {
   kt::ollama_bin_dir();  // throws, failing the test, when scripts/ollama has not installed it
   kt::TempDir dir;
   const auto model = dir / "tiny.gguf";
-  std::filesystem::copy_file(kt::tiny_model(), model);
-  auto cfg = real_ollama_config(dir, {"f16"});
-  cfg["models"][0]["path"] = model.string();
-  const auto config = kt::write_config(dir, cfg);
+  const auto config = own_gguf_config(dir, model);
   const auto run = dir / "run";
   auto r = kt::run_kvsweep({"run", config.string(), "-o", run.string()}, 600);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -256,10 +261,7 @@ TEST(RealOllama, ATornManifestInKvsweepsStoreIsImportedAgainNotLoadFailedForever
   kt::ollama_bin_dir();
   kt::TempDir dir;
   const auto model = dir / "tiny.gguf";
-  std::filesystem::copy_file(kt::tiny_model(), model);
-  auto cfg = real_ollama_config(dir, {"f16"});
-  cfg["models"][0]["path"] = model.string();
-  const auto config = kt::write_config(dir, cfg);
+  const auto config = own_gguf_config(dir, model);
   auto r = kt::run_kvsweep({"run", config.string(), "-o", (dir / "run").string()}, 600);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   // A crash while Ollama wrote the tag's manifest: the file holds half a JSON document.

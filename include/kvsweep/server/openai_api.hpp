@@ -69,6 +69,10 @@ core::Expected<std::vector<TokenLogprob>> parse_openai_logprobs(const nlohmann::
 /// none of them the launched model is an error naming them (set openai.model).
 core::Expected<std::string> choose_model(const std::vector<std::string>& ids, const OpenAiOptions& options);
 
+/// A served model id or path as a file name without ".gguf" ("/models/Qwen3-8B.gguf", "org/Qwen3-8B" →
+/// "Qwen3-8B"): how choose_model and an attached server's check match an id to the configured model.
+std::string model_stem(std::string_view id);
+
 /// Builds a CompletionResponse from the chunks of a streamed OpenAI answer (`data: {…}` events):
 /// text or delta content appended, logprobs collected, finish_reason as the stop type, the newest
 /// `timings` or `usage` kept.
