@@ -340,7 +340,7 @@ class KldProbeTest : public ::testing::Test {
 };
 
 TEST_F(KldProbeTest, ReferenceCellSavesTheBaseThenScoresItself) {
-  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output)};
+  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output), std::string(kQ4Output)};
   auto probe = make({{"corpus", "corpus.txt"}, {"ctx", 128}, {"chunks", 4}});
   ASSERT_EQ(probe->items().size(), 1u);
   EXPECT_EQ(probe->items()[0].key, "kld");
@@ -348,7 +348,7 @@ TEST_F(KldProbeTest, ReferenceCellSavesTheBaseThenScoresItself) {
   ASSERT_TRUE(res) << res.error().message;
   const std::string bin = (dir / "llama-perplexity").string();
   const std::string base = (dir / "run" / "kld" / "tiny-base.kld").string();
-  ASSERT_EQ(runner->calls.size(), 2u);
+  ASSERT_EQ(runner->calls.size(), 3u);
   EXPECT_EQ(runner->calls[0],
             (std::vector<std::string>{bin, "-m", "/models/tiny.gguf", "-f", (dir / "corpus.txt").string(), "-c", "128",
                                       "--chunks", "4", "--kl-divergence-base", base, "-ctk", "f16", "-ctv", "f16",
@@ -366,6 +366,13 @@ TEST_F(KldProbeTest, ReferenceCellSavesTheBaseThenScoresItself) {
   EXPECT_DOUBLE_EQ(res->metrics["rms_dp"].get<double>(), 0.001);
   EXPECT_DOUBLE_EQ(res->metrics["mean_kld_se"].get<double>(), 0.010565);
   EXPECT_EQ(res->response["source"], "summary");
+  // The noise floor: the same scoring with a micro-batch 8× smaller than the chunk.
+  std::vector<std::string> noise = runner->calls[1];
+  noise.insert(noise.end(), {"-ub", "16"});
+  EXPECT_EQ(runner->calls[2], noise);
+  EXPECT_EQ(runner->logs[2], dir / "run" / "kld" / "tiny-f16-f16-noise.log");
+  EXPECT_DOUBLE_EQ(res->metrics["noise_mean_kld"].get<double>(), 0.248995);
+  EXPECT_TRUE(res->response["noise"]["command"].is_string());
 }
 
 TEST_F(KldProbeTest, OtherCellsScoreAgainstTheSavedBase) {
@@ -388,13 +395,12 @@ TEST_F(KldProbeTest, OtherCellsScoreAgainstTheSavedBase) {
 
 TEST_F(KldProbeTest, ToolsRunWithTheCellsSlotEnvironment) {
   // --parallel-cells: llama-perplexity must land on the cell's device, like its server.
-  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output)};
+  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output), std::string(kQ4Output)};
   auto probe = make({{"corpus", "corpus.txt"}});
   const kvsweep::probe::ToolRunner::Env env = {{"CUDA_VISIBLE_DEVICES", "1"}};
   ASSERT_TRUE(run(*probe, "f16", true, env));
-  ASSERT_EQ(runner->envs.size(), 2u);
-  EXPECT_EQ(runner->envs[0], env);
-  EXPECT_EQ(runner->envs[1], env);
+  ASSERT_EQ(runner->envs.size(), 3u);
+  for (const auto& e : runner->envs) EXPECT_EQ(e, env);
 }
 
 TEST_F(KldProbeTest, WithoutABaseFileACellFailsClearly) {
@@ -423,11 +429,11 @@ TEST_F(KldProbeTest, AnExitZeroThatLostItsLastLinesIsRunAgain) {
   const std::string base(kBaseOutput);
   const std::string cut = base.substr(0, base.find("Final estimate"));
   ASSERT_NE(cut.size(), base.size());
-  runner->outputs = {cut, base, std::string(kQ4Output)};
+  runner->outputs = {cut, base, std::string(kQ4Output), std::string(kQ4Output)};
   auto probe = make({{"corpus", "corpus.txt"}, {"ctx", 128}});
   auto res = run(*probe, "f16", true);
   ASSERT_TRUE(res) << res.error().message;
-  EXPECT_EQ(runner->calls.size(), 3u);
+  EXPECT_EQ(runner->calls.size(), 4u);
   EXPECT_EQ(runner->calls[0], runner->calls[1]);
 
   // Three cut runs in a row are a parse error that says how many runs it took.
@@ -447,11 +453,11 @@ TEST_F(KldProbeTest, AnOutputCutInsideTheChunkTableIsRunAgainNotATruncatedBase) 
   const std::string q4(kQ4Output);
   const std::string cut = q4.substr(0, q4.find("   3 "));
   ASSERT_NE(cut.size(), q4.size());
-  runner->outputs = {std::string(kBaseOutput), cut, q4};
+  runner->outputs = {std::string(kBaseOutput), cut, q4, q4};
   auto probe = make({{"corpus", "corpus.txt"}, {"ctx", 128}});
   auto res = run(*probe, "f16", true);
   ASSERT_TRUE(res) << res.error().message;
-  EXPECT_EQ(runner->calls.size(), 3u);
+  EXPECT_EQ(runner->calls.size(), 4u);
   EXPECT_EQ(runner->calls[1], runner->calls[2]);
   const auto lost = parse_kld_output(cut);
   ASSERT_FALSE(lost);
@@ -479,7 +485,7 @@ TEST_F(KldProbeTest, ANonZeroExitIsAProcessErrorWithTheTail) {
 }
 
 TEST_F(KldProbeTest, AGeneratedCorpusIsWrittenIntoTheRunDirectory) {
-  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output)};
+  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output), std::string(kQ4Output)};
   auto probe = make({{"name", "kld-rb"}, {"corpus", {{"random_bodies", {{"functions", 2}, {"seed", 3}}}}}});
   auto res = run(*probe, "f16", true);
   ASSERT_TRUE(res) << res.error().message;
@@ -489,6 +495,24 @@ TEST_F(KldProbeTest, AGeneratedCorpusIsWrittenIntoTheRunDirectory) {
   EXPECT_EQ(runner->calls[0][4], corpus.string());
   // A probe not named "kld" keeps its own base file.
   EXPECT_EQ(runner->calls[0][10], (dir / "run" / "kld" / "tiny-kld-rb-base.kld").string());
+}
+
+TEST_F(KldProbeTest, WithoutACorpusTheBuiltInEnglishTextIsWrittenAndNamedByItsHash) {
+  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output), std::string(kQ4Output)};
+  auto probe = make(json::object());
+  EXPECT_TRUE(probe->inputs().empty());  // no file of the user's: the text is part of kvsweep
+  const json corpus = probe->items().at(0).spec["corpus"];
+  EXPECT_EQ(corpus["builtin"], "english");
+  EXPECT_EQ(corpus["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(make({{"corpus", {{"builtin", "english"}}}})->items().at(0).spec, probe->items().at(0).spec);
+  auto res = run(*probe, "f16", true);
+  ASSERT_TRUE(res) << res.error().message;
+  const auto written = dir / "run" / "kld" / "kld-corpus.txt";
+  EXPECT_EQ(runner->calls[0][4], written.string());
+  std::ifstream in(written);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_GT(text.size(), 10000u);
+  EXPECT_THAT(text, HasSubstr("The lighthouse stood at the end of a narrow spit of rock"));
 }
 
 TEST_F(KldProbeTest, AMissingBinaryIsAnItemError) {
@@ -509,7 +533,7 @@ TEST_F(KldProbeTest, ConfigErrorsNameTheKey) {
     }
     return std::string();
   };
-  EXPECT_THAT(error(json::object()), HasSubstr("t.json: probes[2].corpus: missing"));
+  EXPECT_THAT(error({{"corpus", {{"builtin", "french"}}}}), HasSubstr("probes[2].corpus: expected {\"builtin\": \"english\"}"));
   EXPECT_THAT(error({{"corpus", "absent.txt"}}), HasSubstr("probes[2].corpus: "));
   EXPECT_THAT(error({{"corpus", "absent.txt"}}), HasSubstr("absent.txt: no such file"));
   const std::string typo = error({{"corpus", "corpus.txt"}, {"chunk", 3}});
@@ -521,7 +545,7 @@ TEST_F(KldProbeTest, ConfigErrorsNameTheKey) {
 }  // namespace
 
 TEST_F(KldProbeTest, DeclaresExactlyTheMetricsItEmitsWithDiagnosticsApart) {
-  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output)};
+  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output), std::string(kQ4Output)};
   auto probe = make({{"corpus", "corpus.txt"}, {"ctx", 128}, {"chunks", 4}});
   auto res = run(*probe, "f16", true);
   ASSERT_TRUE(res) << res.error().message;

@@ -111,5 +111,36 @@ TEST(Calibration, ACopyModelReferenceBelowTheCeilingSaysTheCorpusIsTooAmbiguous)
   EXPECT_EQ(tokens_label(900), "900");
 }
 
+/// The fixture's manifest with the telephone probe replaced by a kld probe whose reference reads the
+/// corpus at `ppl` and records a noise floor `floor` (null: none recorded).
+RunData with_kld(double ppl, nlohmann::json floor) {
+  auto manifest = nlohmann::json::parse(kManifest);
+  manifest["probes"][1] = {{"name", "kld"}, {"kind", "kld"}, {"items", 1},
+                           {"metrics", {{{"name", "mean_kld"}, {"higher_is_better", false}},
+                                        {{"name", "ppl_base"}, {"higher_is_better", false}}}}};
+  std::vector<nlohmann::json> records = {
+      make_record("f16", "f16", "kld", "kld", "ok",
+                  {{"mean_kld", 0}, {"ppl_base", ppl}, {"noise_mean_kld", floor}, {"noise_kld_p999", 0.022}}),
+      make_record("f16", "q4_0", "kld", "kld", "ok",
+                  {{"mean_kld", 0.05}, {"ppl_base", ppl}, {"noise_mean_kld", nullptr}, {"noise_kld_p999", nullptr}})};
+  auto data = RunData::from(std::move(manifest), std::move(records));
+  EXPECT_TRUE(data) << data.error().message;
+  return std::move(*data);
+}
+
+TEST(Calibration, KldFlagsANearRandomCorpusAndShowsTheNoiseFloorBesideTheThreshold) {
+  const auto code = lines_for(with_kld(118, 0.0035));
+  ASSERT_EQ(code.size(), 2u);
+  EXPECT_THAT(code[0], HasSubstr("Corpus (tiny): perplexity 118.0 under the reference cell. Warning: near-random"));
+  EXPECT_THAT(code[0], HasSubstr("same_top_p mostly measures how ties break"));
+  EXPECT_THAT(code[1], HasSubstr("Noise floor (tiny): the reference against its own logits with another micro-batch "
+                                 "gives mean KLD 0.0035, 99.9 % 0.022"));
+  EXPECT_THAT(code[1], HasSubstr("thresholds are mean KLD 0.01 and 99.9 % 0.1"));
+  const auto english = lines_for(with_kld(22.9, nullptr));
+  ASSERT_EQ(english.size(), 1u);  // natural text, and an older run without a floor
+  EXPECT_THAT(english[0], HasSubstr("perplexity 22.9"));
+  EXPECT_THAT(english[0], Not(HasSubstr("Warning")));
+}
+
 }  // namespace
 }  // namespace kvsweep::report

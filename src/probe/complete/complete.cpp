@@ -3,6 +3,7 @@
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/probe/prompts.hpp"
 #include "kvsweep/probe/greedy.hpp"
+#include "kvsweep/score/answer_key.hpp"
 
 namespace kvsweep::probe {
 
@@ -29,14 +30,19 @@ class CompleteProbe final : public Probe {
   }
   bool compares_with_reference() const override { return true; }  // match_reference
 
-  std::vector<Item> items() const override { return prompt_items(m_prompts.texts); }
+  std::vector<Item> items() const override { return prompt_items(m_prompts.prompts); }
   std::vector<InputFile> inputs() const override { return m_prompts.inputs; }
 
   std::vector<MetricSpec> metrics() const override {
     // Both compare the answer with the reference cell's: a change, not a loss (a rewording counts).
-    return {change("match_reference", Direction::higher_better, MetricKind::binary),
-            change("common_prefix_chars", Direction::higher_better, MetricKind::count),
-            diagnostic("predicted_n", MetricKind::count)};
+    std::vector<MetricSpec> out = {change("match_reference", Direction::higher_better, MetricKind::binary),
+                                   change("common_prefix_chars", Direction::higher_better, MetricKind::count),
+                                   diagnostic("predicted_n", MetricKind::count)};
+    // Against ground truth, where the prompts carry it: the answer key, gated by default. Declared
+    // only then (a probe without an answer key has no quality to judge); an item without `expect`
+    // among those with records `correct` as null: it has no answer to be scored against.
+    if (m_prompts.any_expect()) out.push_back(quality("correct", Direction::higher_better, MetricKind::binary));
+    return out;
   }
   bool deterministic() const override { return true; }  // greedy, seed fixed
 
@@ -68,6 +74,15 @@ class CompleteProbe final : public Probe {
     out.response = {{"content", res->content}, {"stop_type", res->stop_type}};
     out.timings = res->timings;
     out.metrics["predicted_n"] = res->timings.predicted_n;
+    if (m_prompts.any_expect()) {
+      if (item.spec.contains("expect")) {
+        auto expect = score::parse_expect(item.spec["expect"]);
+        if (!expect) return core::fail(core::ErrorKind::invalid, "item " + item.key + ": " + expect.error());
+        out.metrics["correct"] = score::answer_correct(res->content, *expect) ? 1 : 0;
+      } else {
+        out.metrics["correct"] = nullptr;
+      }
+    }
     // Against the reference cell's answer to the same prompt (absent on the reference itself
     // until it has run; the reference trivially matches itself).
     if (ctx.cell.is_reference) {
@@ -98,8 +113,14 @@ std::size_t common_prefix(std::string_view a, std::string_view b) {
 
 std::unique_ptr<Probe> make_complete_probe(const nlohmann::json& cfg, const ConfigSource& site) {
   const config::Site& s = site.site;
-  config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "max_tokens", "mode"}, s);
+  config::check_keys(cfg, {"kind", "name", "prompts", "prompts_file", "limit", "max_tokens", "mode"}, s);
   Prompts prompts = read_prompts(cfg, site, kDefaultPrompts);
+  // The first `limit` prompts (inline ones, then the file's): a shipped answer key at the size a run
+  // can afford; raising it later grows the run by the next items, keeping those already recorded.
+  if (cfg.contains("limit")) {
+    const auto limit = static_cast<std::size_t>(config::get_int_in(cfg, "limit", 0, 1, 1 << 24, s));
+    if (prompts.prompts.size() > limit) prompts.prompts.resize(limit);
+  }
   int max_tokens = static_cast<int>(config::get_int(cfg, "max_tokens", 32, s));
   if (max_tokens < 1) s.child("max_tokens").fail("must be >= 1");
   std::string mode = config::get_string(cfg, "mode", "raw", s);

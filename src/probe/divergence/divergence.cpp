@@ -161,7 +161,7 @@ class DivergenceProbe final : public Probe {
   }
   bool compares_with_reference() const override { return m_mode == Mode::reference; }
 
-  std::vector<Item> items() const override { return prompt_items(m_prompts.texts); }
+  std::vector<Item> items() const override { return prompt_items(without_expect(m_prompts.prompts)); }
   std::vector<InputFile> inputs() const override { return m_prompts.inputs; }
 
   std::vector<MetricSpec> metrics() const override {

@@ -10,7 +10,9 @@
 #include <sstream>
 #include <thread>
 
+#include "kvsweep/core/host.hpp"
 #include "kvsweep/core/no_follow.hpp"
+#include "kvsweep/corpus/english.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/corpus/random_bodies.hpp"
 #include "kvsweep/probe/input_file.hpp"
@@ -29,12 +31,18 @@ json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr
 
 std::string join(const std::vector<std::string>& argv) { return command_line(argv); }
 
-/// Where the probe's corpus comes from: a file, or the random-bodies generator.
+/// Where the probe's corpus comes from: a file, the random-bodies generator, or (neither given)
+/// the built-in English text.
 struct CorpusSpec {
   std::filesystem::path file;
   std::optional<InputFile> input;  // the file's path and sha256, part of the run's identity
   std::optional<corpus::RandomBodiesOptions> generated;
+  bool english() const { return !input && !generated; }
 };
+
+/// The noise floor's micro-batch: 8× smaller than the scoring run's (which is the whole chunk, ctx),
+/// at least 8 — the same logits computed in other batch shapes, so other rounding.
+int noise_ubatch(int ctx) { return std::max(8, ctx / 8); }
 
 class KldProbe final : public Probe {
  public:
@@ -58,6 +66,9 @@ class KldProbe final : public Probe {
     if (m_corpus.generated) {
       const auto& g = *m_corpus.generated;
       spec["corpus"] = {{"random_bodies", {{"functions", g.functions}, {"value_len", g.value_len}, {"seed", g.seed}}}};
+    } else if (m_corpus.english()) {
+      // The text's hash: a kvsweep whose built-in text changed is a different item, never resumed into.
+      spec["corpus"] = {{"builtin", "english"}, {"sha256", core::sha256_hex(corpus::english_text())}};
     } else {
       spec["corpus"] = m_corpus.file.string();
     }
@@ -77,7 +88,11 @@ class KldProbe final : public Probe {
                                    distance("rms_dp", Direction::lower_better, MetricKind::continuous),
                                    diagnostic("rms_dp_se", MetricKind::continuous),
                                    diagnostic("ppl_q", MetricKind::continuous),
-                                   diagnostic("ppl_base", MetricKind::continuous)};
+                                   diagnostic("ppl_base", MetricKind::continuous),
+                                   // The noise floor, on the reference cell only (null elsewhere): the
+                                   // reference against its own logits with another micro-batch.
+                                   diagnostic("noise_mean_kld", MetricKind::continuous),
+                                   diagnostic("noise_kld_p999", MetricKind::continuous)};
     // The tail (KldSummary::tail): the 99.9th percentile of the per-token KLD is how the field now
     // ranks K/V pairs, so it gates on its threshold; the rest is recorded for the report and for reading.
     for (const auto& name : kld_tail_names())
@@ -157,6 +172,20 @@ class KldProbe final : public Probe {
     // Without the summary block (fewer than 100 tokens scored) the tool prints no distribution.
     for (const auto& name : kld_tail_names())
       out.metrics[name] = summary->tail.contains(name) ? json(summary->tail.at(name)) : json(nullptr);
+    out.metrics["noise_mean_kld"] = out.metrics["noise_kld_p999"] = nullptr;
+    if (cell.is_reference) {
+      // The noise floor: what a change of batch shape alone does to the reference's own distribution
+      // (llama.cpp's kernels round differently by batch size: a CPU build too, measured in README
+      // Metrics). A cell whose distance sits at this floor is indistinguishable from it.
+      std::vector<std::string> noise = argv;
+      noise.insert(noise.end(), {"-ub", std::to_string(noise_ubatch(m_ctx))});
+      const std::filesystem::path noise_log = dir / (cell.id() + suffix + "-noise.log");
+      auto floor = run_parsed(noise, cell.env, noise_log, parse_kld_output);
+      if (!floor) return std::unexpected(floor.error());
+      out.response["noise"] = {{"command", join(noise)}, {"log", noise_log.string()}, {"output", floor->text}};
+      out.metrics["noise_mean_kld"] = floor->mean_kld;
+      out.metrics["noise_kld_p999"] = floor->tail.contains("kld_p999") ? json(floor->tail.at("kld_p999")) : json(nullptr);
+    }
     return out;
   }
 
@@ -171,10 +200,12 @@ class KldProbe final : public Probe {
   }
 
   core::Expected<std::filesystem::path> corpus_path(const std::filesystem::path& dir) const {
-    if (!m_corpus.generated) return m_corpus.file;
+    if (m_corpus.input) return m_corpus.file;
     // Regenerated on every reference run; the same knobs always give the same bytes.
     const std::filesystem::path p = dir / (safe_name(m_name) + "-corpus.txt");
-    if (!core::write_file_no_follow(p, corpus::generate_random_bodies(*m_corpus.generated)))
+    const std::string text = m_corpus.generated ? corpus::generate_random_bodies(*m_corpus.generated)
+                                                : std::string(corpus::english_text());
+    if (!core::write_file_no_follow(p, text))
       return core::fail(core::ErrorKind::io, core::open_failure(p));
     return p;
   }
@@ -238,22 +269,27 @@ std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSource& 
   const config::Site& s = site.site;
   config::check_keys(cfg, {"kind", "name", "corpus", "ctx", "chunks", "binary", "args", "timeout_s"}, s);
   CorpusSpec corpus;
-  if (!cfg.contains("corpus")) s.child("corpus").fail("missing: a text file, or {\"random_bodies\": {\"functions\": N, …}}");
-  const json& c = cfg["corpus"];
+  // No corpus: the built-in English text (corpus/english.hpp).
+  const json c = cfg.contains("corpus") ? cfg["corpus"] : json{{"builtin", "english"}};
   if (c.is_string()) {
     corpus.file = c.get<std::string>();
     if (corpus.file.is_relative()) corpus.file = site.base_dir / corpus.file;
     corpus.input = read_input_file(corpus.file, "corpus", s.child("corpus")).file;
   } else if (c.is_object()) {
     const config::Site cs = s.child("corpus");
-    config::check_keys(c, {"random_bodies"}, cs);
+    config::check_keys(c, {"random_bodies", "builtin"}, cs);
+    if (c.contains("builtin")) {
+      if (c.size() != 1 || c["builtin"] != "english")
+        cs.fail("expected {\"builtin\": \"english\"} (the built-in English text) or {\"random_bodies\": {…}}");
+    } else {
     // kld's own default is 20 functions (recall keeps the generator's 200).
     corpus::RandomBodiesOptions defaults;
     defaults.functions = 20;
     corpus.generated = read_random_bodies(c.contains("random_bodies") ? c["random_bodies"] : json::object(),
                                           cs.child("random_bodies"), defaults);
+    }
   } else {
-    s.child("corpus").fail("expected a file name or {\"random_bodies\": {…}}, got " + c.dump());
+    s.child("corpus").fail("expected a file name, {\"builtin\": \"english\"} or {\"random_bodies\": {…}}, got " + c.dump());
   }
   const long long ctx = config::get_int_in(cfg, "ctx", 512, 16, 1 << 20, s);
   const long long chunks = config::get_int(cfg, "chunks", 32, s);

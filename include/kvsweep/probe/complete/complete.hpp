@@ -1,6 +1,13 @@
 #pragma once
-/// The `complete` smoke probe: one greedy completion per prompt, compared with the
-/// reference cell's completion of the same prompt.
+/// The `complete` probe: one greedy completion per prompt, compared with the reference cell's
+/// completion of the same prompt (match_reference, common_prefix_chars: change metrics, a
+/// rewording counts) and, where the prompt carries its expected answer (`expect`), scored against
+/// it (correct: quality, gated by default; score/answer_key.hpp).
+///
+/// Config: {"kind": "complete", "name", "prompts": ["…" or {"prompt": "…", "expect": …}],
+/// "prompts_file": "a.txt" or "a.jsonl" ({"prompt", "expect"} a line), "limit": N (the first N
+/// prompts), "max_tokens": 32, "mode": "raw" | "chat"}. data/answer-key/answer-key.jsonl is the
+/// project's answer key (data/answer-key/README.md says how it was made).
 
 #include <memory>
 

@@ -1,0 +1,15 @@
+#pragma once
+/// The kld probe's default corpus: about 2,400 words (3,000 SmolLM2 tokens) of plain English prose —
+/// fourteen short pieces (a story, a recipe, a letter, explanations of the water cycle, sleep and a
+/// bicycle …) written for kvsweep, under its licence, kept in data/kld/english.txt and built into the
+/// binary. Natural text, unlike the random-bodies corpus: SmolLM2-135M reads it at perplexity ~23
+/// (random bodies: 110–128), so most positions have a clear top token and "same top p" means
+/// something.
+
+#include <string_view>
+
+namespace kvsweep::corpus {
+
+std::string_view english_text();
+
+}  // namespace kvsweep::corpus
