@@ -12,6 +12,7 @@ void register_commands(CLI::App& app, Commands& commands) {
   register_merge(app, commands);
   register_recall_tools(app, commands);
   register_recommend(app, commands);
+  register_published(app, commands);
 }
 
 CLI::Validator finite_number() {

@@ -26,6 +26,7 @@ namespace {
 struct ReportOpts {
   std::string run_dir;
   std::vector<std::string> formats;
+  std::string heatmaps = "gated";
 };
 
 int report_command(const ReportOpts& o) {
@@ -45,7 +46,8 @@ int report_command(const ReportOpts& o) {
   const bool print_markdown = o.formats.empty();
   if (formats.empty()) formats = *report::parse_format("all");
 
-  const WrittenReport written = write_report(o.run_dir, formats);
+  const WrittenReport written =
+      write_report(o.run_dir, formats, o.heatmaps == "all" ? report::Heatmaps::all : report::Heatmaps::gated);
   const std::filesystem::path out_dir = std::filesystem::path(o.run_dir) / "report";
   if (summary) std::cout << written.summary;
   if (print_markdown) {
@@ -77,31 +79,26 @@ struct CompareOpts {
   std::string grid;
 };
 
-/// The published setup against the run's own (read from its directory): the answer's length (the run
-/// probe's calibration range of the published metric, e.g. recall's 0..lines) and the context.
-std::vector<std::string> unlike_published_setup(const report::Published& published, const std::string& run_dir) {
+/// The published answer length against the run's own (read from its directory): the run probe's
+/// calibration range of the published metric, e.g. recall's 0..lines.
+std::vector<std::string> unlike_published_lines(const report::Published& published, const std::string& run_dir) {
   std::vector<std::string> out;
   std::error_code ec;
-  if (!std::filesystem::is_directory(run_dir, ec)) return out;
+  if (published.setup.lines <= 0 || !std::filesystem::is_directory(run_dir, ec)) return out;
   auto data = report::RunData::load(run_dir);
   if (!data) return out;
   for (const auto& p : data->probes()) {
     if (p.kind != published.probe && p.name != published.probe) continue;
-    if (published.lines > 0 && p.calibration_metric == published.metric &&
-        static_cast<int>(p.calibration_hi) != published.lines)
+    if (p.calibration_metric == published.metric && static_cast<int>(p.calibration_hi) != published.setup.lines)
       out.push_back("probe " + p.name + " asks for " + report::shortest(p.calibration_hi) + " lines per answer (" +
                     published.metric + " 0–" + report::shortest(p.calibration_hi) + "), the published numbers for " +
-                    std::to_string(published.lines) + ": the two are on other scales");
+                    std::to_string(published.setup.lines) + ": the two are on other scales");
   }
-  const double n_ctx = data->manifest().n_ctx.value_or(0);
-  if (published.context_tokens > 0 && n_ctx > 0 &&
-      std::fabs(n_ctx - published.context_tokens) > 0.1 * published.context_tokens)
-    out.push_back("this run's context is " + report::shortest(n_ctx) + " tokens, the published runs' about " +
-                  report::shortest(published.context_tokens) + ": recall depends on how far back the answer sits");
   return out;
 }
 
-// Informational: the published numbers beside the run's; exit 0 whatever they say.
+// The published numbers beside the run's, like with like: exit 0 when every compared figure reproduced
+// within its stated tolerance (figures not run do not count), 1 when one did not.
 int published_command(const CompareOpts& o) {
   auto published = report::load_published(o.published);
   if (!published) throw core::FatalError("--published " + published.error().message);
@@ -110,13 +107,25 @@ int published_command(const CompareOpts& o) {
   report::PublishedCompareOptions options;
   options.metric = o.metric;
   options.grid = o.grid;
+  // The run's setup and its variants' settings, from its manifest: compared before any number.
+  const auto manifest = report::load_manifest(o.run_dir);
+  report::PublishedSetup setup;
+  if (manifest) {
+    setup = report::run_setup(*manifest);
+    options.run_setup = &setup;
+    for (const auto& g : published->grids)
+      if (!g.variant.empty()) options.run_variant_settings[g.variant] = report::variant_settings(*manifest, g.variant);
+  }
   auto comparison = report::compare_published(*current, *published, options);
   if (!comparison) throw core::FatalError(comparison.error().message);
-  for (auto& w : unlike_published_setup(*published, o.run_dir)) comparison->warnings.push_back(std::move(w));
+  for (auto& w : unlike_published_lines(*published, o.run_dir)) comparison->warnings.push_back(std::move(w));
   for (const auto& w : comparison->warnings) std::fprintf(stderr, "kvsweep: warning: %s\n", w.c_str());
-  std::cout << report::write_published_comparison(*comparison);
+  std::cout << (o.format == "json" ? report::write_published_json(*comparison)
+                                   : report::write_published_comparison(*comparison));
   std::cout.flush();
-  return core::exit_code::ok;
+  const report::ReproCounts counts = report::repro_counts(*comparison);
+  for (const auto& f : counts.failed) std::fprintf(stderr, "kvsweep: not reproduced: %s\n", f.c_str());
+  return report::published_exit_status(*comparison) == 0 ? core::exit_code::ok : core::exit_code::regression;
 }
 
 /// Every --tolerance names a quality metric one of the two runs declares (a typo would be ignored).
@@ -199,6 +208,12 @@ void register_report(CLI::App& app, Commands& commands) {
   rep->add_option("--format", ropts->formats, "Only these outputs: md, csv, json, svg, html or all (comma-separated); summary: print the run at a glance "
                   "(the headline per probe, the cells that differ, the verdict) and write the others, all by default")
       ->delimiter(',');
+  rep->add_option("--heatmaps", ropts->heatmaps,
+                  "Which metrics get a heat map (SVG, index.html): gated (default: the metrics a verdict rests on, a "
+                  "probe's \"gate\", else quality and the distances with a threshold) or all (every metric with a grid; "
+                  "grids/*.csv hold every metric either way)")
+      ->check(CLI::IsMember({"gated", "all"}))
+      ->capture_default_str();
   rep->callback([&commands, ropts] { commands.action = [ropts] { return report_command(*ropts); }; });
 
   auto* cmp = app.add_subcommand(
@@ -209,8 +224,10 @@ void register_report(CLI::App& app, Commands& commands) {
       "change on a check whose test could never reach significance with its items is inconclusive (printed, "
       "exit 0 unless --fail-inconclusive). A baseline cell or item the run lacks is missing and fails the gate "
       "unless --allow-missing. Prints the checks that are not ok, per-probe counts and a summary "
-      "line. With --published instead: the numbers a document published "
-      "(published/*.json) beside the run's, with differences and whether each lies in the run's 95% CI (exit 0)");
+      "line. With --published instead: a published grid (published/*.json, docs/published-format.md) beside the "
+      "run's cells of the same variant, its setup differences first; exit 0 when every compared figure reproduced "
+      "within its stated tolerance (figures of cells or probes not run are 'not run', not failures), 1 when one "
+      "did not, 2 on an error");
   auto copts = std::make_shared<CompareOpts>();
   cmp->add_option("RUN_DIR", copts->run_dir, "The run to check")->required();
   auto* baseline = cmp->add_option("--baseline", copts->baseline, "Baseline run directory or its report/summary.json");
@@ -232,12 +249,13 @@ void register_report(CLI::App& app, Commands& commands) {
                                       "The run may lack cells or items the baseline has (a smaller grid, --only, a "
                                       "failed item, on purpose): they are listed as missing and pass; without it each "
                                       "fails the gate (exit 1, a JUnit failure)");
-  auto* format = cmp->add_option("--format", copts->format, "md (a table for people) or json (every check, for tools)")
+  cmp->add_option("--format", copts->format, "md (a table for people) or json (every check, for tools; with --published every figure and its outcome)")
                      ->check(CLI::IsMember({"md", "json"}))
                      ->capture_default_str();
   auto* published = cmp->add_option("--published", copts->published,
-                                    "Instead of a baseline: a published-numbers file (published/*.json) to print "
-                                    "beside the run's")
+                                    "Instead of a baseline: a published file (published/*.json; `kvsweep published "
+                                    "export` writes one) to reproduce: exit 1 when a compared figure is off by more "
+                                    "than its stated tolerance")
                         ->excludes(baseline)
                         ->excludes(junit)
                         ->excludes(tolerance)
@@ -245,9 +263,8 @@ void register_report(CLI::App& app, Commands& commands) {
                         ->excludes(all)
                         ->excludes(fail_inconclusive)
                         ->excludes(allow_diff)
-                        ->excludes(allow_missing)
-                        ->excludes(format);
-  cmp->add_option("--metric", copts->metric, "With --published: the run's metric to compare (default: the file's)")
+                        ->excludes(allow_missing);
+  cmp->add_option("--metric", copts->metric, "With --published: only the grids of this metric (default: every grid's)")
       ->needs(published);
   cmp->add_option("--grid", copts->grid, "With --published: only this published grid (by id)")->needs(published);
   cmp->callback([&commands, copts] { commands.action = [copts] { return compare_command(*copts); }; });

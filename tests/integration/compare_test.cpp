@@ -151,11 +151,31 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
     EXPECT_THAT(kt::read_text(junit), HasSubstr("<failure type=\"inconclusive\""));
   }
   {
-    SCOPED_TRACE("--published: informational exit 0, 2 for a malformed file");
+    SCOPED_TRACE("--published: seed 000's models are not run (exit 0), its setup differences first; 2 for a malformed file");
     auto r = kt::run_kvsweep(
         {"compare", base, "--published", std::string(KVSWEEP_SOURCE_DIR) + "/published/seed000-telephone.json"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_LT(r.output.find("| probe telephone: hops | 30 | 2 |"), r.output.find("## Hero plot")) << r.output;
     std::ofstream(dir / "pub.json") << R"({"kind": "kvsweep-published"})";
     EXPECT_EQ(kt::run_kvsweep({"compare", base, "--published", (dir / "pub.json").string()}).exit_code, 2);
+  }
+  {
+    SCOPED_TRACE("published export, then the run reproduces its own file (exit 0); an altered figure exits 1 naming it");
+    const fs::path pub = dir / "exported.json";
+    auto exported = kt::run_kvsweep({"published", "export", base, "--probe", "complete", "-o", pub.string()});
+    ASSERT_EQ(exported.exit_code, 0) << exported.output;
+    auto same = kt::run_kvsweep({"compare", base, "--published", pub.string(), "--format", "json"});
+    EXPECT_EQ(same.exit_code, 0) << same.output;
+    EXPECT_THAT(same.output, HasSubstr("\"reproduced\": true")) << same.output;
+    json doc = json::parse(kt::read_text(pub));
+    ASSERT_FALSE(doc["grids"].empty());
+    json& grid = doc["grids"][0];
+    json& first = grid["rows"][0]["values"][0];
+    json& figure = first.is_array() ? first[0] : first;
+    figure = figure.get<double>() + 1000;
+    std::ofstream(dir / "altered.json") << doc.dump(1);
+    auto altered = kt::run_kvsweep({"compare", base, "--published", (dir / "altered.json").string()});
+    EXPECT_EQ(altered.exit_code, 1) << altered.output;
+    EXPECT_THAT(altered.output, HasSubstr("not reproduced: grid " + grid["id"].get<std::string>())) << altered.output;
   }
 }

@@ -27,8 +27,8 @@ nlohmann::json fixture_summary() {
 /// A published document over the fixture's 2 × 2 grid and its `complete` probe.
 nlohmann::json grid_document() {
   return nlohmann::json::parse(R"json({
-    "schema_version": 1, "kind": "kvsweep-published", "name": "literal",
-    "source": {"title": "A Literal Post", "file": "literal.txt"},
+    "schema_version": 2, "kind": "kvsweep-published", "name": "literal",
+    "source": {"title": "A Literal Post", "file": "literal.txt"}, "setup": {"model": "tiny"},
     "probe": "complete", "metric": "common_prefix_chars", "pass_metric": "match_reference",
     "decimals": 2, "items_per_cell": 4,
     "summaries": {"rows": [{"run": 1, "id": "a", "label": "a (lit)", "combos": 4,
@@ -42,8 +42,8 @@ nlohmann::json grid_document() {
 
 nlohmann::json delta_document() {
   return nlohmann::json::parse(R"json({
-    "schema_version": 1, "kind": "kvsweep-published", "name": "literal-deltas",
-    "source": {"title": "A Literal Post", "file": "literal.txt"},
+    "schema_version": 2, "kind": "kvsweep-published", "name": "literal-deltas",
+    "source": {"title": "A Literal Post", "file": "literal.txt"}, "setup": {},
     "probe": "telephone", "metric": "final_similarity", "decimals": 2,
     "deltas": {"title": "Deltas", "definition": "f16 minus q4_0 V",
                "reference": {"label": "f16 KV", "type_k": "f16", "type_v": "f16"},
@@ -52,6 +52,13 @@ nlohmann::json delta_document() {
                           {"label": "a big one", "match": ["80b", "next"], "delta": -0.36}],
                "aggregate": {"models": 2, "improved": 1, "mean_delta": -0.1}}
   })json");
+}
+
+PublishedCompareOptions only(const std::string& metric, const std::string& grid) {
+  PublishedCompareOptions o;
+  o.metric = metric;
+  o.grid = grid;
+  return o;
 }
 
 std::string parse_error(const nlohmann::json& doc) {
@@ -168,12 +175,14 @@ TEST(Published, BadDocumentsFailNamingWhere) {
   EXPECT_THAT(parse_error(doc), HasSubstr("kind"));
 
   doc = grid_document();
-  doc["schema_version"] = 2;
+  doc["schema_version"] = 1;  // before the setup block and stated precision
   EXPECT_THAT(parse_error(doc), HasSubstr("schema_version"));
 
   doc = grid_document();
   doc["source"].erase("file");
-  EXPECT_EQ(parse_error(doc), "source.file: missing (a string)");
+  EXPECT_EQ(parse_error(doc), "source.file: missing: give the shipped document's \"file\" or its \"url\"");
+  doc["source"]["url"] = "https://example.org/post";
+  EXPECT_TRUE(parse_published(doc));
 
   doc = grid_document();
   doc["grids"][0]["rows"][1]["values"] = {53.33};
@@ -241,10 +250,11 @@ TEST(Published, GridCellsMatchByTypesWithCisAndNotRun) {
   EXPECT_EQ(g.count_inside(), 2u);
 
   const std::string md = write_published_comparison(*cmp);
-  EXPECT_THAT(md, HasSubstr("| q4_0 | q4_0 | 60.00 | not run | — | — | — | — |")) << md;
-  EXPECT_THAT(md,
-              HasSubstr("2 of 3 run cells hold the published value in their 95% CI; 1 of 4 published cells not run."))
+  EXPECT_THAT(md, HasSubstr("| q4_0 | q4_0 | 60.00 | not run | — | — | — | — | not run |")) << md;
+  EXPECT_THAT(md, HasSubstr("2 of 3 run figures reproduce within ±0.005 (2 decimals as published); 1 of 4 published "
+                            "figures not run."))
       << md;
+  EXPECT_EQ(published_exit_status(*cmp), 1) << "f16/q4_0 does not reproduce";
   EXPECT_THAT(md, HasSubstr("Source: \"A Literal Post\" (literal.txt)")) << md;
 }
 
@@ -277,35 +287,38 @@ TEST(Published, TheMetricMustBeTheOneThePublishedGridsHold) {
   // `passed` beside the published `primary_matched` read as "Δ −19.00").
   auto p = parse_published(grid_document());
   ASSERT_TRUE(p);
-  auto same = compare_published(fixture_summary(), *p, {.metric = p->metric, .grid = ""});
+  auto same = compare_published(fixture_summary(), *p, only(p->metric, ""));
   ASSERT_TRUE(same) << same.error().message;
   EXPECT_EQ(same->metric, p->metric);
-  auto other = compare_published(fixture_summary(), *p, {.metric = "match_reference", .grid = ""});
+  auto other = compare_published(fixture_summary(), *p, only("match_reference", ""));
   ASSERT_FALSE(other);
   EXPECT_EQ(other.error().kind, core::ErrorKind::invalid);
   EXPECT_THAT(other.error().message,
-              HasSubstr("--metric match_reference: " + p->name + " publishes '" + p->metric + "'"))
+              HasSubstr("--metric match_reference: " + p->name + " publishes " + p->metric + ", not 'match_reference'"))
       << other.error().message;
 }
 
 TEST(Published, UnknownGridIsAnErrorAndAMissingProbeIsNotRun) {
   auto p = parse_published(grid_document());
   ASSERT_TRUE(p);
-  auto bad = compare_published(fixture_summary(), *p, {.metric = "", .grid = "nope"});
+  auto bad = compare_published(fixture_summary(), *p, only("", "nope"));
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().kind, core::ErrorKind::invalid);
   EXPECT_THAT(bad.error().message, HasSubstr("grids: lit"));
 
   auto doc = grid_document();
   doc["probe"] = "recall";
+  doc["metric"] = "primary_matched";
+  doc["pass_metric"] = "passed";
   auto other = parse_published(doc);
-  ASSERT_TRUE(other);
+  ASSERT_TRUE(other) << other.error().message;
   auto cmp = compare_published(fixture_summary(), *other);
   ASSERT_TRUE(cmp);
   ASSERT_EQ(cmp->warnings.size(), 1u);
   EXPECT_THAT(cmp->warnings[0], HasSubstr("no probe named or of kind 'recall' (its probes: complete, telephone)"));
   ASSERT_EQ(cmp->grids.size(), 1u);
   EXPECT_EQ(cmp->grids[0].count_not_run(), 4u);
+  EXPECT_EQ(published_exit_status(*cmp), 0) << "figures not run are not failures";
 
   auto not_a_summary = compare_published(nlohmann::json::object(), *other);
   ASSERT_FALSE(not_a_summary);
@@ -340,6 +353,9 @@ TEST(Published, ModelDeltasArePairedAndUnmatchedModelsNotRun) {
   EXPECT_THAT(md, HasSubstr("Published: 2 models, 1 improved under f16 KV, mean Δ -0.10.")) << md;
   EXPECT_THAT(md, HasSubstr("This run: 1 model with both settings, 1 improved under f16 KV, mean Δ +0.165."))
       << md;
+  EXPECT_EQ(tiny.outcome, Reproduced::yes);
+  EXPECT_EQ(tiny.test, ReproTest::interval);
+  EXPECT_EQ(published_exit_status(*cmp), 0);
 }
 
 TEST(Published, Seed000MatchesARunModelByTheWordsOfItsTag) {

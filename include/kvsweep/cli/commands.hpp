@@ -23,6 +23,7 @@ void register_report(CLI::App& app, Commands& commands);  // report and compare
 void register_merge(CLI::App& app, Commands& commands);
 void register_recall_tools(CLI::App& app, Commands& commands);  // corpus, extract, sample, score
 void register_recommend(CLI::App& app, Commands& commands);
+void register_published(CLI::App& app, Commands& commands);  // published export
 
 /// A number option's check: CLI11's PositiveNumber and Range let "nan" through (every comparison
 /// with NaN is false), which then silently drops the limit; this refuses nan and inf.

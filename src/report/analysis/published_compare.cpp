@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "kvsweep/report/format.hpp"
 #include "kvsweep/report/input/summary_document.hpp"
 #include "kvsweep/stats/summary.hpp"
 
@@ -68,72 +69,49 @@ CellCheck not_run(const PublishedCell& cell) {
   CellCheck c;
   c.type_k = cell.type_k;
   c.type_v = cell.type_v;
+  c.item = cell.item;
   c.published = cell.value;
   c.run_mean = c.ci_lower = c.ci_upper = c.diff = kNaN;
   return c;
 }
 
-/// What makes the run's numbers unlike the published ones before any cell is set beside them: the
-/// grids' reference type (their first K and V types, e.g. bf16) missing from the run, and other item
-/// counts per cell.
-std::vector<std::string> unlike_published(const SummaryDocument& run, const Published& published,
-                                          const std::vector<std::string>& run_probes) {
-  std::vector<std::string> out;
-  std::set<std::string> run_k;
-  for (const SummaryCell& c : run.cells) run_k.insert(c.type_k);
-  std::set<std::string> said;
-  for (const auto& g : published.grids) {
-    if (g.k_types.empty() || g.v_types.empty() || run_k.empty()) continue;
-    const std::string ref = g.k_types.front() + "/" + g.v_types.front();
-    if (run_k.contains(g.k_types.front()) || !said.insert(ref).second) continue;
-    std::string types;
-    for (const auto& t : run_k) types += (types.empty() ? "" : ", ") + t;
-    out.push_back("the published grids are referenced to " + ref + " (their first row and column); this run has no " +
-                  g.k_types.front() + " cells (its K types: " + types + "), so those are \"not run\": put " +
-                  g.k_types.front() + " in the grid (and grid.reference) to compare like with like");
-  }
-  for (const auto& name : run_probes) {
-    const SummaryProbe* p = run.probe(name);
-    if (p == nullptr || published.items_per_cell == 0 || p->items == 0 || p->items == published.items_per_cell) continue;
-    out.push_back("probe " + name + " has " + std::to_string(p->items) + " items per cell, the published cells " +
-                  std::to_string(published.items_per_cell) + ": the means are of other items and their CIs of other widths");
-  }
-  return out;
-}
-
-/// The published grids to set beside the run: all, or the one --grid names.
+/// The published grids to set beside the run: all, or the one --grid names, of the --metric given.
 core::Expected<std::vector<const PublishedGrid*>> select_grids(const Published& published,
                                                                const PublishedCompareOptions& options) {
   std::vector<const PublishedGrid*> grids;
   for (const auto& g : published.grids) {
-    if (options.grid.empty() || g.id == options.grid) grids.push_back(&g);
+    if ((options.grid.empty() || g.id == options.grid) && (options.metric.empty() || g.metric == options.metric))
+      grids.push_back(&g);
   }
   if (!options.grid.empty() && grids.empty()) {
     std::string ids;
     for (const auto& g : published.grids) ids += (ids.empty() ? "" : ", ") + g.id;
     return core::fail(core::ErrorKind::invalid, "--grid " + options.grid + ": no such grid in " + published.name +
+                                                    (options.metric.empty() ? "" : " of metric " + options.metric) +
                                                     " (grids: " + (ids.empty() ? "none" : ids) + ")");
   }
   return grids;
 }
 
-/// The run's probes: the one named as the file says, else every probe of that kind (a warning when none).
+/// The run probes a published probe name stands for: the one of that name, else every one of that kind.
+std::vector<std::string> run_probes_for(const SummaryDocument& run, const std::string& probe) {
+  for (const SummaryProbe& p : run.probes)
+    if (p.name == probe) return {probe};
+  std::vector<std::string> out;
+  for (const SummaryProbe& p : run.probes)
+    if (p.kind == probe) out.push_back(p.name);
+  return out;
+}
+
+/// The run's probes the file-level probe stands for (summaries, deltas): a warning when none.
 void match_probes(const SummaryDocument& run, const Published& published, PublishedComparison& cmp) {
-  std::vector<std::string> all_probes;
-  for (const SummaryProbe& p : run.probes) {
-    all_probes.push_back(p.name);
-    if (p.name == published.probe) cmp.run_probes = {published.probe};
-  }
-  if (cmp.run_probes.empty()) {
-    for (const SummaryProbe& p : run.probes) {
-      if (p.kind == published.probe) cmp.run_probes.push_back(p.name);
-    }
-  }
+  if (published.probe.empty()) return;
+  cmp.run_probes = run_probes_for(run, published.probe);
   if (cmp.run_probes.empty()) {
     std::string names;
-    for (const auto& n : all_probes) names += (names.empty() ? "" : ", ") + n;
+    for (const SummaryProbe& p : run.probes) names += (names.empty() ? "" : ", ") + p.name;
     cmp.warnings.push_back("the run has no probe named or of kind '" + published.probe + "' (its probes: " +
-                           (names.empty() ? "none" : names) + "); every published number is \"not run\"");
+                           (names.empty() ? "none" : names) + "); its published numbers are \"not run\"");
   }
 }
 
@@ -191,29 +169,109 @@ RunHeadline headline(const SummaryDocument& run, const RunIndex& index, const Pu
   return h;
 }
 
-/// One published grid beside a model's cells: each published cell with the run's mean and CI, when run.
-GridCheck grid_check(const PublishedGrid& grid, const RunIndex& index, const RunModel& m, const std::string& probe,
-                     const std::string& metric_name, double slack) {
+/// A published grid's check before any run cell is set beside it: every figure "not run".
+GridCheck grid_head(const PublishedGrid& grid, const std::string& probe) {
   GridCheck gc;
   gc.grid_id = grid.id;
   gc.title = grid.title;
-  gc.model = m.model;
-  gc.variant = m.variant;
+  gc.variant = grid.variant;
   gc.probe = probe;
+  gc.metric = grid.metric;
+  gc.precision = grid.precision;
+  for (const auto& cell : grid.cells) gc.cells.push_back(not_run(cell));
+  return gc;
+}
+
+/// One published grid beside a model's cells: each published figure with the run's, when run.
+GridCheck grid_check(const PublishedGrid& grid, const RunIndex& index, const RunModel& m, const std::string& probe) {
+  GridCheck gc = grid_head(grid, probe);
+  gc.model = m.model;
+  gc.cells.clear();
   for (const auto& cell : grid.cells) {
     CellCheck c = not_run(cell);
-    if (const SummaryMetric* metric = index.metric(m, probe, cell.type_k, cell.type_v, metric_name)) {
-      c.run = true;
-      c.n = metric->n;
-      c.run_mean = metric->mean;
-      c.ci_lower = metric->ci_lower;
-      c.ci_upper = metric->ci_upper;
-      c.diff = c.run_mean - c.published;
-      c.inside = inside_interval(c.published, c.ci_lower, c.ci_upper, slack);
+    if (const SummaryMetric* metric = index.metric(m, probe, cell.type_k, cell.type_v, grid.metric)) {
+      if (cell.item.empty()) {
+        c.run = true;
+        c.n = metric->n;
+        c.run_mean = metric->mean;
+        c.ci_lower = metric->ci_lower;
+        c.ci_upper = metric->ci_upper;
+      } else if (auto it = metric->values.find(cell.item); it != metric->values.end()) {
+        c.run = true;
+        c.n = 1;
+        c.run_mean = it->second;
+      }
+      if (c.run) {
+        c.diff = c.run_mean - c.published;
+        decide_figure(c, grid.precision);
+      }
     }
     gc.cells.push_back(std::move(c));
   }
   return gc;
+}
+
+/// A grid no run cell is set beside, and why.
+GridCheck unpaired(const PublishedGrid& grid, std::string why) {
+  GridCheck gc = grid_head(grid, grid.probe);
+  gc.unpaired = std::move(why);
+  return gc;
+}
+
+std::string env_args_text(const json& settings) {
+  return settings.is_null() ? std::string("none stated") : settings.dump();
+}
+
+/// The grids set beside the run, like with like: a grid pairs with the run cells of its probe, its
+/// variant (a grid without one with a run without variants) and, where both state them, its variant's
+/// settings; of the run's models, the one the file's sha256 names where given.
+void pair_grids(const SummaryDocument& run, const RunIndex& index, const std::vector<RunModel>& models,
+                const std::vector<const PublishedGrid*>& grids, const Published& published,
+                const PublishedCompareOptions& options, PublishedComparison& cmp) {
+  for (const PublishedGrid* grid : grids) {
+    const std::vector<std::string> probes = run_probes_for(run, grid->probe);
+    if (probes.empty()) {
+      cmp.grids.push_back(unpaired(*grid, "the run has no probe named or of kind '" + grid->probe + "'"));
+      continue;
+    }
+    if (!grid->settings.is_null()) {
+      const auto it = options.run_variant_settings.find(grid->variant);
+      if (it != options.run_variant_settings.end() && !it->second.is_null() && it->second != grid->settings) {
+        cmp.setup.push_back({SetupDifference::Kind::differs, "variant " + grid->variant + " settings",
+                             env_args_text(grid->settings), env_args_text(it->second)});
+        cmp.grids.push_back(unpaired(*grid, "variant " + grid->variant + " runs with other settings than the published one"));
+        continue;
+      }
+    }
+    bool any = false;
+    std::set<std::string> variants;
+    for (const std::string& probe : probes) {
+      std::vector<RunModel> paired;
+      for (const RunModel& m : models_with(run, models, probe)) {
+        variants.insert(m.variant.empty() ? "(none)" : m.variant);
+        if (m.variant != grid->variant) continue;
+        const SummaryModel* sm = run.model(m.model);
+        if (!published.setup.model_sha256.empty() && sm != nullptr && sm->sha256 == published.setup.model_sha256) {
+          paired = {m};  // the published model itself
+          break;
+        }
+        if (grid->model.empty() || grid->model == m.model) paired.push_back(m);
+      }
+      for (const RunModel& m : paired) {
+        cmp.grids.push_back(grid_check(*grid, index, m, probe));
+        cmp.grids.back().deterministic = run.probe(probe) == nullptr || run.probe(probe)->deterministic;
+        any = true;
+      }
+    }
+    if (!any) {
+      std::string names;
+      for (const auto& v : variants) names += (names.empty() ? "" : ", ") + v;
+      cmp.grids.push_back(unpaired(*grid, "the run has no cells of variant " +
+                                              (grid->variant.empty() ? std::string("(none)") : grid->variant) +
+                                              (grid->model.empty() ? "" : " and model " + grid->model) +
+                                              " for probe " + probes.front() + " (its variants: " + names + ")"));
+    }
+  }
 }
 
 /// A model's reference and other setting, and the delta between them paired over the items both
@@ -269,6 +327,7 @@ std::vector<RunModel> model_deltas(const SummaryDocument& run, const RunIndex& i
         c.published = pm;
         fill_delta(c, index, d, m, probe, cmp.metric);
         if (!c.has_reference && !c.has_other) continue;
+        decide_delta(c, cmp.published.precision);
         any = true;
         if (std::find(matched_models.begin(), matched_models.end(), m) == matched_models.end()) matched_models.push_back(m);
         cmp.deltas.push_back(std::move(c));
@@ -309,18 +368,6 @@ void aggregate_deltas(const RunIndex& index, const std::vector<RunModel>& models
 
 }  // namespace
 
-bool inside_interval(double value, double lo, double hi, double slack) {
-  return !std::isnan(value) && !std::isnan(lo) && !std::isnan(hi) && value >= lo - slack && value <= hi + slack;
-}
-
-std::size_t GridCheck::count_inside() const {
-  return static_cast<std::size_t>(std::count_if(cells.begin(), cells.end(), [](const CellCheck& c) { return c.run && c.inside; }));
-}
-
-std::size_t GridCheck::count_not_run() const {
-  return static_cast<std::size_t>(std::count_if(cells.begin(), cells.end(), [](const CellCheck& c) { return !c.run; }));
-}
-
 core::Expected<PublishedComparison> compare_published(const nlohmann::json& run, const Published& published,
                                                       const PublishedCompareOptions& options) {
   auto doc = read_summary_document(run, "the run's summary");
@@ -332,20 +379,32 @@ core::Expected<PublishedComparison> compare_published(const SummaryDocument& run
                                                       const PublishedCompareOptions& options) {
   PublishedComparison cmp;
   cmp.published = published;
-  cmp.metric = options.metric.empty() ? published.metric : options.metric;
-  // The published numbers are of one metric: another one beside them would be a difference of units.
-  if (cmp.metric != published.metric && (!published.grids.empty() || published.deltas)) {
-    return core::fail(core::ErrorKind::invalid,
-                      "--metric " + cmp.metric + ": " + published.name + " publishes '" + published.metric + "'" +
-                          (published.grids.empty() ? std::string() : " (" + published.grids.front().title + ")") +
-                          ", not '" + cmp.metric + "'; compare the run's " + published.metric +
-                          " (leave --metric out)");
+  cmp.metric = published.metric;
+  // The published numbers are of their own metrics: another one beside them would be a difference of units.
+  if (!options.metric.empty()) {
+    std::vector<std::string> metrics;
+    if (!published.metric.empty()) metrics.push_back(published.metric);
+    for (const auto& g : published.grids)
+      if (std::find(metrics.begin(), metrics.end(), g.metric) == metrics.end()) metrics.push_back(g.metric);
+    if (std::find(metrics.begin(), metrics.end(), options.metric) == metrics.end()) {
+      std::string names;
+      for (const auto& m : metrics) names += (names.empty() ? "" : ", ") + m;
+      return core::fail(core::ErrorKind::invalid,
+                        "--metric " + options.metric + ": " + published.name + " publishes " + names + ", not '" +
+                            options.metric + "'; compare one of those (or leave --metric out)");
+    }
   }
   cmp.run_name = run.run_name;
   const auto grids = select_grids(published, options);
   if (!grids) return std::unexpected(grids.error());
+  if (options.run_setup != nullptr) cmp.setup = setup_differences(published.setup, *options.run_setup);
+  model_caveat(run, published, cmp);
   match_probes(run, published, cmp);
-  for (auto& w : unlike_published(run, published, cmp.run_probes)) cmp.warnings.push_back(std::move(w));
+  std::vector<std::string> grid_probes = cmp.run_probes;
+  for (const PublishedGrid* g : *grids)
+    for (auto& p : run_probes_for(run, g->probe))
+      if (std::find(grid_probes.begin(), grid_probes.end(), p) == grid_probes.end()) grid_probes.push_back(std::move(p));
+  for (auto& w : unlike_published(run, published, grid_probes)) cmp.warnings.push_back(std::move(w));
 
   RunIndex index;
   std::vector<RunModel> models;  // in result order, each once
@@ -354,41 +413,28 @@ core::Expected<PublishedComparison> compare_published(const SummaryDocument& run
     index.results[RunIndex::key(m, r.probe, r.type_k, r.type_v)] = &r;
     if (std::find(models.begin(), models.end(), m) == models.end()) models.push_back(m);
   }
-  // Does the metric exist at all for the matched probes? Say so once rather than 36 "not run"s silently.
-  const bool metric_seen = std::any_of(run.results.begin(), run.results.end(), [&](const SummaryResult& r) {
-    return std::find(cmp.run_probes.begin(), cmp.run_probes.end(), r.probe) != cmp.run_probes.end() &&
-           r.metric(cmp.metric) != nullptr;
-  });
-  if (!cmp.run_probes.empty() && !metric_seen) {
-    cmp.warnings.push_back("the run's " + cmp.run_probes.front() + " probe has no metric '" + cmp.metric +
-                           "' (--metric NAME picks another)");
+  // A published metric the run's probe does not record: say so once rather than each cell "not run" silently.
+  std::set<std::string> said;
+  for (const PublishedGrid* g : *grids) {
+    for (const auto& probe : run_probes_for(run, g->probe)) {
+      const bool seen = std::any_of(run.results.begin(), run.results.end(), [&](const SummaryResult& r) {
+        return r.probe == probe && r.metric(g->metric) != nullptr;
+      });
+      if (!seen && said.insert(probe + "." + g->metric).second)
+        cmp.warnings.push_back("the run holds no '" + g->metric + "' of its " + probe +
+                               " probe (not run, or not recorded): those published figures are \"not run\"");
+    }
   }
 
-  const double slack = 0.5 * std::pow(10.0, -published.decimals);
-  for (const std::string& probe : cmp.run_probes) {
-    const std::vector<RunModel> probe_models = models_with(run, models, probe);
-    for (const auto& m : probe_models) {
-      RunHeadline h = headline(run, index, published, m, probe, cmp.metric);
-      if (h.combos > 0 && !published.summaries.empty()) cmp.headlines.push_back(std::move(h));
-    }
-    for (const PublishedGrid* grid : *grids) {
-      std::vector<RunModel> grid_models = probe_models;
-      if (grid_models.empty()) grid_models.push_back({});
-      for (const auto& m : grid_models) cmp.grids.push_back(grid_check(*grid, index, m, probe, cmp.metric, slack));
-    }
-  }
-  if (cmp.run_probes.empty()) {
-    // Nothing to match: list every published cell as not run.
-    for (const PublishedGrid* grid : *grids) {
-      GridCheck gc;
-      gc.grid_id = grid->id;
-      gc.title = grid->title;
-      for (const auto& cell : grid->cells) {
-        gc.cells.push_back(not_run(cell));
+  if (!published.summaries.empty()) {
+    for (const std::string& probe : cmp.run_probes) {
+      for (const auto& m : models_with(run, models, probe)) {
+        RunHeadline h = headline(run, index, published, m, probe, cmp.metric);
+        if (h.combos > 0) cmp.headlines.push_back(std::move(h));
       }
-      cmp.grids.push_back(std::move(gc));
     }
   }
+  pair_grids(run, index, models, *grids, published, options, cmp);
   if (published.deltas) {
     const std::vector<RunModel> matched_models = model_deltas(run, index, models, *published.deltas, cmp);
     aggregate_deltas(index, models, matched_models, *published.deltas, cmp);
