@@ -72,6 +72,13 @@ std::string text_of(const json& v) {
   return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
+/// obj[key] when it is a string, else "": a manifest is read leniently (a field of another type reads as absent).
+std::string str(const json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 std::string short_sha(const std::string& s) { return s.size() > 12 ? s.substr(0, 12) + "…" : s; }
 
 void add(std::vector<SetupDifference>& out, const std::string& field, const std::string& published, const std::string& run,
@@ -155,33 +162,29 @@ json setup_json(const PublishedSetup& setup) {
 
 PublishedSetup run_setup(const sweep::Manifest& m) {
   PublishedSetup out;
-  if (m.models.is_array() && !m.models.empty() && m.models[0].is_object()) {
-    out.model = m.models[0].value("name", "");
-    out.model_sha256 = m.models[0].value("sha256", "");
+  if (m.models.is_array() && !m.models.empty()) {
+    out.model = str(m.models[0], "name");
+    out.model_sha256 = str(m.models[0], "sha256");
   }
-  if (m.server.is_object()) {
-    out.backend = m.server.value("backend", "");
-    out.build = m.server.value("version", "");
-  }
+  out.backend = str(m.server, "backend");
+  out.build = str(m.server, "version");
   if (m.host.is_object()) {
-    const std::string cpu = m.host.value("cpu", "");
     const json cores = m.host.value("cores", json());
-    out.host = (cores.is_number() ? std::to_string(cores.get<int>()) + "-core " : std::string()) + cpu;
+    out.host = (cores.is_number_integer() ? std::to_string(cores.get<long long>()) + "-core " : std::string()) +
+               str(m.host, "cpu");
   }
   const json compute = m.compute.is_null() ? sweep::host_compute(m.cell_list()) : m.compute;
   if (compute.is_object()) out.compute = sweep::describe_compute(compute);
   out.context = m.n_ctx.value_or(0);
-  if (m.embedder.is_object()) {
-    out.embedder = std::filesystem::path(m.embedder.value("model", "")).filename().string();
-    out.embedder_sha256 = m.embedder.value("sha256", "");
-  }
+  out.embedder = std::filesystem::path(str(m.embedder, "model")).filename().string();
+  out.embedder_sha256 = str(m.embedder, "sha256");
   // The manifest's probes[i] is the config's probes[i], as the run built them.
   const json configs = m.config.is_object() ? m.config.value("probes", json::array()) : json::array();
   if (m.probes.is_array()) {
     for (std::size_t i = 0; i < m.probes.size(); ++i) {
       const json& p = m.probes[i];
       if (!p.is_object()) continue;
-      PublishedProbeSetup ps{p.value("name", ""), p.value("kind", ""), 0, json::object()};
+      PublishedProbeSetup ps{str(p, "name"), str(p, "kind"), 0, json::object()};
       if (p.contains("items") && p["items"].is_number_unsigned()) ps.items = p["items"].get<std::size_t>();
       if (configs.is_array() && i < configs.size() && configs[i].is_object()) {
         for (auto it = configs[i].begin(); it != configs[i].end(); ++it)
@@ -197,11 +200,10 @@ json variant_settings(const sweep::Manifest& m, const std::string& variant) {
   const json variants = m.config.is_object() ? m.config.value("variants", json::array()) : json::array();
   if (!variants.is_array()) return nullptr;
   for (const auto& v : variants) {
-    if (!v.is_object() || v.value("name", "") != variant) continue;
-    json out = json::object();
-    out["env"] = v.value("env", json::object());
-    out["args"] = v.value("args", json::array());
-    return out;
+    if (str(v, "name") != variant) continue;
+    const auto env = v.find("env"), args = v.find("args");
+    return json{{"env", env != v.end() && env->is_object() ? *env : json::object()},
+                {"args", args != v.end() && args->is_array() ? *args : json::array()}};
   }
   return nullptr;
 }
