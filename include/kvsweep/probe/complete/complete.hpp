@@ -7,7 +7,7 @@
 /// Config: {"kind": "complete", "name", "prompts": ["…" or {"prompt": "…", "expect": …}],
 /// "prompts_file": "a.txt" or "a.jsonl" ({"prompt", "expect"} a line), "limit": N (the first N
 /// prompts), "max_tokens": 32, "mode": "raw" | "chat"}. data/answer-key/answer-key.jsonl is the
-/// project's answer key (data/answer-key/README.md says how it was made).
+/// project's answer key (README "The answer key" says how it was made).
 
 #include <memory>
 
