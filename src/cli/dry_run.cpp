@@ -112,18 +112,19 @@ void print_corpus(const probe::RecallProbe& recall, const config::Config& cfg, s
 
 /// Per gated metric: can the items settle its verdict at its default margin?
 /// `gate`: the probe's config "gate" (null: the metrics its role gates by default, MetricSpec::gated_by_default).
+/// One line per verdict class (report::settle_lines), not one per metric.
 void print_power(const probe::Probe& p, std::size_t items, const nlohmann::json& gate) {
-  bool first = true;
+  std::vector<report::SettleOutlook> outlooks;
   for (const auto& m : p.metrics()) {
     if (!m.is_judged()) continue;
     if (gate.is_array() ? std::find(gate.begin(), gate.end(), m.name) == gate.end() : !m.gated_by_default()) continue;
-    if (first) say("    verdicts with %zu items per cell (non-inferiority at the default margin, alpha 0.05):\n", items);
-    first = false;
     const probe::Margin margin = probe::default_margin(m, p.calibration(), {});
-    report::SettleOutlook outlook = report::settle_outlook(m, margin.value, items);
-    outlook.items_max = p.items_max();
-    say("      %s\n", report::settle_line(outlook).c_str());
+    outlooks.push_back(report::settle_outlook(m, margin.value, items));
+    outlooks.back().items_max = p.items_max();
   }
+  if (outlooks.empty()) return;
+  say("    verdicts with %zu items per cell (non-inferiority at the default margin, alpha 0.05):\n", items);
+  for (const std::string& line : report::settle_lines(outlooks)) say("      %s\n", line.c_str());
 }
 
 /// The time line of `cells` cells of one model at `rates` ("time: ~4m10s (from run …)").

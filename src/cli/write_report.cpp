@@ -14,14 +14,15 @@
 
 namespace kvsweep::cli {
 
-WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<report::Format>& formats) {
+WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<report::Format>& formats,
+                           report::Heatmaps heatmaps) {
   // The report's renames into a linked report/ would replace the files of the link's target.
   if (const std::string link = sweep::linked_run_folder(run_dir); !link.empty()) throw core::FatalError(link);
   auto data = report::RunData::load(run_dir);
   if (!data) throw core::FatalError(run_dir.string() + ": " + data.error().message + " (is it a kvsweep run directory?)");
   const report::RunSummary summary = report::summarize_run(*data);
   WrittenReport out;
-  out.files = report::render_report(*data, summary, formats, report::this_build());
+  out.files = report::render_report(*data, summary, formats, report::this_build(), heatmaps);
   for (const auto& o : data->outside_grid())
     std::fprintf(stderr,
                  "kvsweep: warning: %zu record(s) of cell %s, which is not in this run's grid, are not reported "

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include "kvsweep/report/analysis/published.hpp"
+#include "kvsweep/report/format.hpp"
 #include "kvsweep/report/output/summary_json.hpp"
 #include "report_fixture.hpp"
 
@@ -311,6 +314,58 @@ TEST(PublishedRepro, TheReadmeTableShipsWithItsSetup) {
     EXPECT_FALSE(g.variant.empty()) << g.id;
     EXPECT_TRUE(g.precision.stated()) << g.id;
   }
+}
+
+}  // namespace
+}  // namespace kvsweep::report
+
+namespace kvsweep::report {
+namespace {
+
+/// The README's "Real effects on SmolLM2" rows: variant, K/V, then one column per figure.
+std::vector<std::vector<std::string>> readme_rows() {
+  std::ifstream in(std::filesystem::path(KVSWEEP_TEST_DATA) / ".." / ".." / "README.md");
+  std::vector<std::vector<std::string>> rows;
+  bool table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| variant | K/V | mean KLD", 0) == 0) table = true;
+    else if (table && line.rfind("| rot-", 0) != 0 && line.rfind("|---", 0) != 0) break;
+    if (!table || line.rfind("| rot-", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line.substr(1));
+    for (std::string cell; std::getline(ss, cell, '|');) {
+      const auto a = cell.find_first_not_of(' '), b = cell.find_last_not_of(' ');
+      if (a != std::string::npos) cells.push_back(cell.substr(a, b - a + 1));
+    }
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
+TEST(PublishedRepro, TheReadmeTableIsThePublishedFile) {
+  // The table is published once, in published/smollm2-effects.json (scripts/published-table prints it):
+  // every figure the README prints is the file's, at the file's decimals.
+  auto p = load_published(std::filesystem::path(KVSWEEP_TEST_DATA) / ".." / ".." / "published" / "smollm2-effects.json");
+  ASSERT_TRUE(p) << p.error().message;
+  const std::vector<std::string> columns{"mean_kld", "kld_p999", "same_top_p", "ppl_ratio", "flip_index", "mean_kl",
+                                         "final_similarity"};
+  const auto rows = readme_rows();
+  ASSERT_EQ(rows.size(), 24u);
+  std::size_t checked = 0;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.size(), 2 + columns.size()) << row[0];
+    const std::string kv = row[1];
+    for (const auto& g : p->grids) {
+      if (g.variant != row[0]) continue;
+      const auto col = std::find(columns.begin(), columns.end(), g.metric) - columns.begin();
+      std::string text;
+      for (const auto& c : g.cells)
+        if (c.type_k + "/" + c.type_v == kv) text += (text.empty() ? "" : " ") + fixed(c.value, g.precision.decimals);
+      EXPECT_EQ(text, row[2 + static_cast<std::size_t>(col)]) << row[0] << " " << kv << " " << g.metric;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 24u * 7u);
 }
 
 }  // namespace

@@ -18,6 +18,8 @@
 #include "kvsweep/report/analysis/run_summary.hpp"
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using ::testing::EndsWith;
 using ::testing::Not;
 
 namespace kvsweep::report {
@@ -224,8 +226,10 @@ TEST(RecommendHeadline, TheUserChoosesWhichMetricsGateByConfigOrGate) {
   gate.gate = {"recall.primary_matched"};
   const Recommendation by_flag = recommend(both, gate);
   ASSERT_TRUE(by_flag.models[0].recommended.has_value());
-  EXPECT_EQ(explain(recommend_headline(by_flag.models[0]), both).sentence,
-            "non-inferior to f16/f16 on its one gated metric.");
+  // The evidence follows the verdict: the gated count, worded as a loss or none; pass (not gated) is not said.
+  const std::string sentence = explain(recommend_headline(by_flag.models[0]), both).sentence;
+  EXPECT_THAT(sentence, StartsWith("non-inferior to f16/f16 on its one gated metric. "));
+  EXPECT_THAT(sentence, EndsWith(": no loss on recalled lines."));
   EXPECT_THAT(recommend_markdown(both, by_flag), HasSubstr("Gated (--gate): recall.primary_matched"));
   for (const auto& cv : by_flag.models[0].cells)
     for (const auto& v : cv.metrics) EXPECT_EQ(v.metric, "primary_matched");
@@ -290,8 +294,10 @@ TEST(RecommendHeadline, WorseIsSaidOnlyOfInferiorVerdicts) {
   EXPECT_EQ(d.cells_inferior, 2u);
   const HeadlineWords w = explain(d, all_worse);
   EXPECT_EQ(w.verdict, "Worse than the reference");
-  EXPECT_EQ(w.sentence, "every other cell is inferior to f16/f16 on some gated metric (worse than its margin allows, "
-                        "proven): keep the reference -ctk f16 -ctv f16.");
+  EXPECT_THAT(w.sentence, StartsWith("every other cell is inferior to f16/f16 on some gated metric (worse than its "
+                                     "margin allows, proven): keep the reference -ctk f16 -ctv f16. "));
+  // The evidence of the cheapest inferior cell, in words by role: a quality loss, counted.
+  EXPECT_THAT(w.sentence, HasSubstr("loses 4 of 4 items on recall"));
 }
 
 TEST(RecommendFrontier, AnInferiorCellIsNeverOnTheFrontierHoweverCheap) {
@@ -318,7 +324,12 @@ TEST(Brief, ADeterministicProbeWhoseEveryItemMovedOneWaySaysSoWithoutSignificanc
   std::string text = render_text(brief_document(data, summary, "runs/newcomer"));
   // The text renderer wraps lines: read it as one line.
   for (auto at = text.find("\n  "); at != std::string::npos; at = text.find("\n  ", at)) text.replace(at, 3, " ");
-  EXPECT_THAT(text, HasSubstr("No cell differs from its reference")) << text;
+  // q4_0 is inferior, yet no change is significant after Holm: said as one message under the Verdict,
+  // never as "No cell differs" beside "Worse than the reference".
+  EXPECT_THAT(text, Not(HasSubstr("No cell differs"))) << text;
+  EXPECT_THAT(text, HasSubstr("No single change is significant on its two-sided test after Holm across cells")) << text;
+  EXPECT_THAT(text, HasSubstr("m q4_0/f16 is inferior: an inferior verdict asks a narrower question")) << text;
+  EXPECT_LT(text.find("Verdict"), text.find("No single change is significant")) << text;
   EXPECT_THAT(text, HasSubstr("recall: m q4_0/f16 primary_matched 17.25 → 1.50 (p 0.250, 4 paired items; all lower "
                               "on a deterministic probe: no sampling noise)"))
       << text;

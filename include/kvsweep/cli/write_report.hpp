@@ -19,8 +19,10 @@ struct WrittenReport {
 };
 
 /// Reads RUN_DIR, writes `formats` under RUN_DIR/report/ (atomically, file by file) and renders the
-/// summary. Throws core::FatalError naming the run directory or the file that could not be written.
-WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<report::Format>& formats);
+/// summary; heat maps for the metrics `heatmaps` says. Throws core::FatalError naming the run directory
+/// or the file that could not be written.
+WrittenReport write_report(const std::filesystem::path& run_dir, const std::set<report::Format>& formats,
+                           report::Heatmaps heatmaps = report::Heatmaps::gated);
 
 /// The end of `kvsweep run`: writes every report file, prints the summary on stdout and returns the
 /// run's status as the report says it ("failed" for a run whose reference measured nothing). A report

@@ -29,17 +29,6 @@ Margin margin_for(const ProbeDef& probe, const probe::MetricSpec& metric, const 
   return default_margin(probe, metric, reference);
 }
 
-/// Whether `metric` decides verdicts: --gate when given (PROBE.METRIC or METRIC), else the probe's
-/// config "gate", else its role (MetricSpec::gated_by_default: quality, and distance with a threshold;
-/// a change metric only when named).
-bool gates(const ProbeDef& probe, const probe::MetricSpec& metric, const RecommendOptions& options) {
-  if (!metric.is_judged()) return false;
-  if (!options.gate.empty())
-    return options.gate.contains(probe.name + "." + metric.name) || options.gate.contains(metric.name);
-  if (!probe.gate.empty()) return std::find(probe.gate.begin(), probe.gate.end(), metric.name) != probe.gate.end();
-  return metric.gated_by_default();
-}
-
 /// lower ÷ margin: above −1 is non-inferior.
 double normalised(const stats::NonInferiority& r) {
   if (!std::isfinite(r.lower)) return kNaN;
@@ -191,6 +180,14 @@ MetricVerdict adaptive_verdict(const probe::MetricSpec& metric, const AdaptiveRu
 
 }  // namespace
 
+bool gates(const ProbeDef& probe, const probe::MetricSpec& metric, const RecommendOptions& options) {
+  if (!metric.is_judged()) return false;
+  if (!options.gate.empty())
+    return options.gate.contains(probe.name + "." + metric.name) || options.gate.contains(metric.name);
+  if (!probe.gate.empty()) return std::find(probe.gate.begin(), probe.gate.end(), metric.name) != probe.gate.end();
+  return metric.gated_by_default();
+}
+
 Margin default_margin(const ProbeDef& probe, const probe::MetricSpec& metric, const Values& reference) {
   std::optional<probe::Probe::Calibration> calibration;
   if (!probe.calibration_metric.empty())
@@ -280,6 +277,47 @@ void probe_verdicts(const RunData& data, std::size_t ref, std::size_t cell, cons
   }
 }
 
+/// What `metric` of `cell` shows against the reference on the items both answered (Evidence); the margin
+/// and verdict from `gated` when the metric gates, else a distance's declared threshold.
+Evidence evidence_of(const RunData& data, std::size_t ref, std::size_t cell, const ProbeDef& probe,
+                     const probe::MetricSpec& metric, const std::vector<MetricVerdict>& gated) {
+  Evidence e;
+  e.probe = probe.name;
+  e.metric = metric.name;
+  e.role = metric.role;
+  e.kind = metric.kind;
+  e.higher_is_better = metric.higher_is_better();
+  std::vector<double> x, y;
+  pair_up(data.values(cell, probe.name, metric.name), data.values(ref, probe.name, metric.name), x, y);
+  e.n = x.size();
+  double sum_x = 0.0, sum_y = 0.0, sum_d = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sum_x += x[i];
+    sum_y += y[i];
+    const double cx = orient(x[i], metric), cy = orient(y[i], metric);
+    sum_d += cx - cy;
+    if (metric.is_binary()) {
+      // Oriented (1 − v when lower is better), a 0/1 value is on the good side at ≥ 0.5, as the verdict counts it.
+      const bool good_x = cx >= 0.5, good_y = cy >= 0.5;
+      e.worse += good_y && !good_x;
+      e.better += good_x && !good_y;
+    }
+  }
+  if (e.n > 0) {
+    const auto n = static_cast<double>(e.n);
+    e.cell_mean = sum_x / n;
+    e.reference_mean = sum_y / n;
+    e.change = sum_d / n;
+  }
+  for (const auto& v : gated) {
+    if (v.probe != probe.name || v.metric != metric.name) continue;
+    e.margin = v.margin.value;
+    e.verdict = v.result.verdict;
+  }
+  if (!e.margin && metric.role == probe::MetricRole::distance && metric.threshold) e.margin = *metric.threshold;
+  return e;
+}
+
 /// Phase verdicts: one candidate cell against its reference on every probe the reference answered; its
 /// score, and whether it is eligible (and, with --max-slowdown, fast enough).
 CellVerdict cell_verdict(const RunData& data, std::size_t ref, std::size_t cell, const CostTable& costs,
@@ -296,6 +334,8 @@ CellVerdict cell_verdict(const RunData& data, std::size_t ref, std::size_t cell,
       continue;
     }
     probe_verdicts(data, ref, cell, probe, options, cv, score);
+    for (const auto& metric : probe.metrics)
+      if (metric.is_judged()) cv.evidence.push_back(evidence_of(data, ref, cell, probe, metric, cv.metrics));
   }
   cv.score = std::isinf(score) && score > 0 ? kNaN : score;  // no metric with a bound
   if (!cv.missing_probes.empty()) cv.score = kNaN;           // not comparable with cells that ran them

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "kvsweep/report/format.hpp"
@@ -85,7 +86,37 @@ void difference_seen(const CellVerdict& cv, RecommendHeadline& h) {
 
 }  // namespace
 
+namespace {
+
+/// The named cell's evidence; when no cell is named, the cheapest inferior cell's.
+void attach_evidence(const ModelRecommendation& mr, RecommendHeadline& h) {
+  const auto inferior = [](const CellVerdict& cv) { return cv.inferior > 0; };
+  const CellVerdict* from = nullptr;
+  if (h.cell) {
+    for (const auto& cv : mr.cells)
+      if (cv.cell == *h.cell) from = &cv;
+  } else if (h.kind == RecommendHeadline::Kind::inferior || h.kind == RecommendHeadline::Kind::incomplete) {
+    from = cheapest_of(mr, inferior);
+  }
+  if (from == nullptr) return;
+  h.evidence_cell = from->cell;
+  h.evidence = from->evidence;
+}
+
+RecommendHeadline decide(const ModelRecommendation& mr);
+
+}  // namespace
+
 RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
+  RecommendHeadline h = decide(mr);
+  if (h.kind != RecommendHeadline::Kind::nothing_measured && h.kind != RecommendHeadline::Kind::no_reference)
+    attach_evidence(mr, h);
+  return h;
+}
+
+namespace {
+
+RecommendHeadline decide(const ModelRecommendation& mr) {
   RecommendHeadline h;
   h.reference = mr.reference;
   if (!mr.reference) return h;
@@ -136,6 +167,8 @@ RecommendHeadline recommend_headline(const ModelRecommendation& mr) {
                                     : RecommendHeadline::Kind::no_other_cell;
   return h;
 }
+
+}  // namespace
 
 namespace {
 
@@ -301,10 +334,125 @@ HeadlineWords words(const RecommendHeadline& h, const RunData& data, const CellD
 
 }  // namespace
 
+MetricLabel metric_label(std::string_view probe, std::string_view metric) {
+  // Keyed on the metric's name (any probe that emits it): the words a user reads in the headline. A name
+  // without a rule is said as probe.metric, worded by its role all the same.
+  struct Rule {
+    std::string_view metric, label, items;
+  };
+  static constexpr Rule kRules[] = {
+      {"correct", "the answer key", "answers"},
+      {"match_reference", "the wording", "answers"},
+      {"diverged", "the greedy continuation", "prompts"},
+      {"passed", "recall", "items"},
+      {"primary_matched", "recalled lines", "items"},
+      {"final_similarity", "telephone's final similarity to the original", "chains"},
+      {"mean_kld", "KLD", ""},
+      {"kld_p999", "KLD 99.9 %", ""},
+      {"mean_kl", "mean KL per token", ""},
+      {"max_kl", "max KL per token", ""},
+      {"same_top_p", "same top token", ""},
+      {"same_top1_rate", "same top-1 token", ""},
+      {"rms_dp", "RMS Δp", ""},
+      {"ppl_ratio", "PPL ratio", ""},
+  };
+  for (const auto& r : kRules)
+    if (r.metric == metric) return {std::string(r.label), std::string(r.items)};
+  return {std::string(probe) + "." + std::string(metric), "items"};
+}
+
+namespace {
+
+/// Two significant digits, as distances are quoted ("0.0043", "0.07", "1.2").
+std::string two_digits(double v) {
+  if (!std::isfinite(v)) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", v);
+  return buf;
+}
+
+/// " of 12 answers" / " of 12" (a label without a noun).
+std::string of_items(std::size_t n, const MetricLabel& l) {
+  return " of " + std::to_string(n) + (l.items.empty() ? std::string() : " " + l.items);
+}
+
+/// "(+0.012, mean of 16 chains)".
+std::string mean_of(const Evidence& e, const MetricLabel& l) {
+  return "(" + signed_fixed(e.change, decimals_for(std::vector<double>{e.cell_mean, e.reference_mean})) + ", mean" +
+         of_items(e.n, l) + ")";
+}
+
+}  // namespace
+
+std::string evidence_text(const Evidence& e) {
+  if (e.n == 0) return {};
+  const MetricLabel l = metric_label(e.probe, e.metric);
+  switch (e.role) {
+    case probe::MetricRole::quality: {
+      if (!e.verdict) return {};  // not what the verdict rests on (--gate or the probe's "gate" left it out)
+      if (e.kind == probe::MetricKind::binary) {
+        const std::string gains = e.better > 0 ? "gains " + std::to_string(e.better) : std::string();
+        if (e.worse == 0) return "no loss on " + l.label + (gains.empty() ? std::string() : " (" + gains + of_items(e.n, l) + ")");
+        return "loses " + std::to_string(e.worse) + of_items(e.n, l) + " on " + l.label +
+               (gains.empty() ? std::string() : ", " + gains);
+      }
+      if (e.change >= 0.0) return "no loss on " + l.label + " " + mean_of(e, l);
+      return "loses " + fixed(-e.change, decimals_for(std::vector<double>{e.cell_mean, e.reference_mean})) + " on " +
+             l.label + " (mean" + of_items(e.n, l) + ")";
+    }
+    case probe::MetricRole::distance: {
+      if (!e.verdict || !e.margin) return {};
+      // The threshold is how far past the reference's value the cell may move.
+      const bool within = -e.change <= *e.margin;
+      return l.label + " " + two_digits(e.cell_mean) + (within ? " within " : " over ") + shortest(*e.margin);
+    }
+    case probe::MetricRole::change: {
+      if (e.kind == probe::MetricKind::binary) {
+        if (e.worse == 0) return "keeps " + l.label + " of all" + of_items(e.n, l).substr(3);
+        return "changes " + l.label + " of " + std::to_string(e.worse) + of_items(e.n, l);
+      }
+      if (!e.verdict) return {};
+      return l.label + " " + mean_of(e, l);
+    }
+    case probe::MetricRole::diagnostic:
+    case probe::MetricRole::cost: break;
+  }
+  return {};
+}
+
 HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
   if (h.kind == RecommendHeadline::Kind::no_reference || !h.reference) return {"No reference cell", "nothing to compare against."};
   const CellDef& ref = data.cells()[*h.reference];
   HeadlineWords out = words(h, data, ref);
+  // Which kind of evidence the answer rests on, by role: changes first (how the output differs, never a
+  // loss by themselves), then quality (against ground truth), then distances (against their threshold).
+  if (h.evidence_cell) {
+    std::vector<std::string> said, no_loss;
+    for (const auto role : {probe::MetricRole::change, probe::MetricRole::quality, probe::MetricRole::distance})
+      for (const auto& e : h.evidence) {
+        if (e.role != role) continue;
+        const std::string t = evidence_text(e);
+        if (t.empty()) continue;
+        // The quality metrics without a loss said once: "no loss on the answer key and recall".
+        if (t.starts_with("no loss on ") && e.better == 0) {
+          if (no_loss.empty()) said.emplace_back();  // its place among the roles
+          no_loss.push_back(metric_label(e.probe, e.metric).label);
+          continue;
+        }
+        said.push_back(t);
+      }
+    std::string text;
+    for (const auto& t : said) {
+      std::string part = t;
+      if (part.empty()) {
+        part = "no loss on ";
+        for (std::size_t i = 0; i < no_loss.size(); ++i)
+          part += (i == 0 ? "" : i + 1 == no_loss.size() ? " and " : ", ") + no_loss[i];
+      }
+      text += (text.empty() ? "" : "; ") + part;
+    }
+    if (!text.empty()) out.sentence += " " + data.cells()[*h.evidence_cell].types() + ": " + text + ".";
+  }
   // What the setting named does not say (Ollama's one type for K and V), once, after the advice.
   if (h.kind != RecommendHeadline::Kind::nothing_measured)
     if (const std::string note = cache_setting(data.manifest(), h.cell ? data.cells()[*h.cell] : ref).note; !note.empty())

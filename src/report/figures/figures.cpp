@@ -12,7 +12,7 @@
 
 namespace kvsweep::report {
 
-std::vector<Figure> render_figures(const RunData& data, const RunSummary& summary, RenderSvg render) {
+std::vector<Figure> render_figures(const RunData& data, const RunSummary& summary, RenderSvg render, Heatmaps heatmaps) {
   const bool draw = render == RenderSvg::yes;
   std::vector<Figure> out;
   const auto metrics = grid_metrics(data, summary);
@@ -46,6 +46,8 @@ std::vector<Figure> render_figures(const RunData& data, const RunSummary& summar
     }
     for (const auto& [p, metric] : metrics) {
       if (p != probe.name) continue;
+      const probe::MetricSpec* spec = probe::find_metric(probe.metrics, metric);
+      if (heatmaps == Heatmaps::gated && (spec == nullptr || !gates(probe, *spec))) continue;
       for (const auto& model : data.groups()) {
         if (summary.grid(model, p, metric) == nullptr) continue;
         out.push_back({"heatmap-" + slug(p) + "-" + slug(metric) + "-" + slug(model) + ".svg",

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kvsweep/report/analysis/failures.hpp"
+#include "kvsweep/report/analysis/recommend.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/output/report_document.hpp"
 #include "kvsweep/report/analysis/tables.hpp"
@@ -12,10 +13,6 @@ namespace kvsweep::report {
 
 namespace {
 
-/// What the significance list answers, beside the Verdict's question, so the two are not read as one.
-constexpr const char* kSignificanceQuestion =
-    "(This asks whether a change is real; the Verdict, whether a cell is proven within a margin of the "
-    "reference: only an inferior verdict calls a cell worse.)";
 
 /// "20.00 → 0.00": the reference's mean over the paired items → the cell's.
 std::string values_text(const MetricStats& m) {
@@ -32,6 +29,14 @@ std::string change_text(const CellDef& cell, const MetricStats& m) {
 bool is_quality(const ProbeDef& probe, const std::string& metric) {
   const auto def = std::find_if(probe.metrics.begin(), probe.metrics.end(), [&](const MetricDef& d) { return d.name == metric; });
   return def == probe.metrics.end() || def->is_judged();
+}
+
+/// " (change)", " (distance)": a judged metric's role where it is not quality, so a real change of the
+/// wording is not read as a loss.
+std::string role_tag(const ProbeDef& probe, const std::string& metric) {
+  const probe::MetricSpec* def = probe::find_metric(probe.metrics, metric);
+  if (def == nullptr || def->role == probe::MetricRole::quality) return {};
+  return " (" + std::string(probe::to_string(def->role)) + ")";
 }
 
 /// One row per probe and model: cells with values, the pass rate, the main metric across cells and
@@ -91,8 +96,10 @@ std::string weight_text(const ProbeDef& probe, const MetricStats& m) {
   return out;
 }
 
-/// The cells whose quality metrics differ from their reference after Holm, per probe, at most
-/// kBriefCellsPerProbe each; then per probe without any, its largest change on the main metric.
+/// The cells whose judged metrics differ from their reference after Holm, per probe, at most
+/// kBriefCellsPerProbe each; then per probe without any, its largest change on the main metric. Said
+/// under the Verdict, as one message with it: what a real change means for the verdict, and, where no
+/// change is real but a cell is inferior, why both hold.
 void changes(Document& doc, const RunData& data, const RunSummary& summary) {
   std::vector<Text> differ, largest;
   for (const auto& probe : data.probes()) {
@@ -114,7 +121,7 @@ void changes(Document& doc, const RunData& data, const RunSummary& summary) {
         }
         if (!m.vs_reference->significant || !is_quality(probe, m.metric)) continue;
         const bool better = m.higher_is_better ? m.vs_reference->delta > 0 : m.vs_reference->delta < 0;
-        what += std::string(what.empty() ? "" : "; ") + m.metric + " " + values_text(m) +
+        what += std::string(what.empty() ? "" : "; ") + m.metric + role_tag(probe, m.metric) + " " + values_text(m) +
                 " (" + (better ? "better" : "worse") + ", p " + format_p(m.vs_reference->p_holm) + ")";
       }
       if (what.empty()) continue;
@@ -126,12 +133,27 @@ void changes(Document& doc, const RunData& data, const RunSummary& summary) {
       largest.push_back({plain(probe.name + ": " + change_text(*top_cell, *top) + " (" + weight_text(probe, *top) + ")")});
     }
   }
-  if (differ.empty()) {
-    doc.paragraph("No cell differs from its reference (p < " + shortest(summary.options.alpha) + " after Holm). " +
-                  kSignificanceQuestion);
+  const std::string alpha = shortest(summary.options.alpha);
+  std::vector<std::string> inferior;  // "m q4_0/f16"
+  for (const auto& model : recommend(data).models)
+    for (const auto& cv : model.cells)
+      if (cv.inferior > 0) inferior.push_back(data.cells()[cv.cell].group() + " " + data.cells()[cv.cell].types());
+  if (differ.empty() && !inferior.empty()) {
+    std::string cells;
+    for (std::size_t i = 0; i < inferior.size() && i < kBriefCellsPerProbe; ++i)
+      cells += (i == 0 ? "" : i + 1 == std::min(inferior.size(), kBriefCellsPerProbe) ? " and " : ", ") + inferior[i];
+    if (inferior.size() > kBriefCellsPerProbe) cells += " (and " + std::to_string(inferior.size() - kBriefCellsPerProbe) + " more)";
+    doc.paragraph("No single change is significant on its two-sided test after Holm across cells (p < " + alpha +
+                  "), and still " + cells + (inferior.size() == 1 ? " is" : " are") +
+                  " inferior: an inferior verdict asks a narrower question (is the one-sided bound beyond the margin?), "
+                  "which the same items can answer before the corrected two-sided test does.");
+  } else if (differ.empty()) {
+    doc.paragraph("No change is significant either (p < " + alpha + " after Holm): nothing here is proven worse.");
   } else {
-    doc.paragraph(std::string("Cells that differ from their reference (reference → cell, p after Holm). ") +
-                  kSignificanceQuestion)
+    doc.paragraph("Changes that are real (reference → cell, p < " + alpha +
+                  " after Holm). The verdict above has weighed them: a real change on a gated metric is within its margin "
+                  "unless the verdict calls the cell inferior, and a (change) metric says how the output differs, "
+                  "not that it got worse:")
         .list(std::move(differ));
   }
   if (!largest.empty()) {
@@ -149,9 +171,9 @@ Document brief_document(const RunData& data, const RunSummary& summary, const st
   failures_section(doc, data);
   if (Table t = overview(data, summary); !t.rows.empty()) doc.table(std::move(t));
   else doc.paragraph("No values recorded.");
+  doc.heading(2, "Verdict").list(verdict_items(data));
   // A run whose every reference measured nothing compared no cell: no list of changes to read as an answer.
   if (unmeasured_groups(data).size() < data.groups().size()) changes(doc, data, summary);
-  doc.heading(2, "Verdict").list(verdict_items(data));
   doc.paragraph("Full report: " + (report_dir / "report.md").string() + " and " + (report_dir / "index.html").string() +
                 " (per-cell statistics, grids, figures, cost); kvsweep recommend " + run_dir.string() +
                 " for every cell's verdicts.");

@@ -19,10 +19,11 @@ std::optional<std::set<Format>> parse_format(std::string_view name) {
 }
 
 std::vector<OutputFile> render_report(const RunData& data, const RunSummary& summary, const std::set<Format>& formats,
-                                      const Generator& generator) {
+                                      const Generator& generator, Heatmaps heatmaps) {
   std::vector<OutputFile> out;
   const bool need_svg = formats.contains(Format::svg) || formats.contains(Format::html);
-  const std::vector<Figure> figures = render_figures(data, summary, need_svg ? RenderSvg::yes : RenderSvg::no);
+  const std::vector<Figure> figures =
+      render_figures(data, summary, need_svg ? RenderSvg::yes : RenderSvg::no, heatmaps);
   if (formats.contains(Format::json)) out.push_back({"summary.json", write_summary_json(data, summary, generator)});
   if (formats.contains(Format::csv)) {
     out.push_back({"long.csv", write_long_csv(data)});

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kvsweep/probe/metric_spec.hpp"
 
@@ -34,5 +35,13 @@ SettleOutlook settle_outlook(const probe::MetricSpec& metric, double margin, std
 /// One line for the plan: "passed (binary, margin 0.05): needs ~52 items even if every item agrees;
 /// this plan has 4 — it will stay unknown (recommend --margin passed=0.5 would settle it)".
 std::string settle_line(const SettleOutlook& outlook);
+
+/// How many metric names a collapsed line lists before "…".
+inline constexpr std::size_t kNamesShown = 4;
+
+/// The lines for one probe: one per verdict class (same kind, margin, items and outcome), in the order
+/// each class first appears, so a probe with forty metrics that all need ~52 items says it once:
+/// "correct@512, correct@1024, … (40 metrics) (binary, margin 0.05): needs ~52 items …".
+std::vector<std::string> settle_lines(const std::vector<SettleOutlook>& outlooks);
 
 }  // namespace kvsweep::report

@@ -39,6 +39,11 @@ struct RecommendOptions {
   SummaryOptions summary;        // bootstrap settings for the speeds
 };
 
+/// Whether `metric` decides verdicts: --gate when given (PROBE.METRIC or METRIC), else the probe's
+/// config "gate", else its role (MetricSpec::gated_by_default: quality, and distance with a threshold;
+/// a change metric only when named). The report draws heat maps for these (figures: Heatmaps::gated).
+bool gates(const ProbeDef& probe, const probe::MetricSpec& metric, const RecommendOptions& options = {});
+
 /// The margin a metric gets unless the user sets one: probe::default_margin with the calibration the
 /// run's manifest declared for the probe.
 using Margin = probe::Margin;
@@ -73,9 +78,32 @@ struct MetricVerdict {
 MetricVerdict metric_verdict(const probe::MetricSpec& metric, const Values& cell, const Values& reference,
                              const Margin& margin, double alpha = 0.05);
 
+/// What one judged metric (quality, distance, change) of a cell shows against its reference on the items
+/// both answered, for the headline to word by role (explain): how many 0/1 items moved each way, the means,
+/// and the margin and verdict where it gates. Values only.
+struct Evidence {
+  std::string probe;
+  std::string metric;
+  probe::MetricRole role = probe::MetricRole::quality;
+  probe::MetricKind kind = probe::MetricKind::continuous;
+  bool higher_is_better = true;
+  std::size_t n = 0;       // paired items
+  std::size_t worse = 0;   // 0/1 metrics: pairs where the reference is on the good side and the cell is not
+  std::size_t better = 0;  // 0/1 metrics: the other way round
+  double cell_mean = 0.0;       // over the pairs
+  double reference_mean = 0.0;  // over the pairs
+  double change = 0.0;          // oriented mean change, cell − reference (+ is better)
+  /// Gated: its margin and verdict. A distance that declares a threshold and does not gate keeps the
+  /// threshold as `margin` (no verdict).
+  std::optional<double> margin;
+  std::optional<stats::Decision> verdict;
+};
+
 struct CellVerdict {
   std::size_t cell = 0;
   std::vector<MetricVerdict> metrics;       // every quality metric of every probe with reference data
+  /// Every judged metric (gated or not) of every probe both answered, in probe and declaration order.
+  std::vector<Evidence> evidence;
   std::vector<std::string> missing_probes;  // probes the reference answered and this cell did not
   std::size_t non_inferior = 0, inferior = 0, unknown = 0;
   bool eligible = false;  // non-inferior on every gated metric, no probe missing, and fast enough

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,11 @@ struct RecommendHeadline {
     double margin = 0.0;
   };
   std::vector<SetMargin> set_margins;
+  /// What kind of evidence the answer rests on, worded by role (explain: "q8_0/q8_0: changes the wording of
+  /// 3 of 12 answers; no loss on the answer key; KLD 0.0043 within 0.01"): the judged metrics of the cell
+  /// named (`cell`), or, when every other cell is inferior, of the cheapest inferior one.
+  std::optional<std::size_t> evidence_cell;
+  std::vector<Evidence> evidence;
 };
 
 /// A headline in words: the verdict ("Recommended: -ctk q8_0 -ctv f16", "No difference seen, not
@@ -87,6 +93,28 @@ struct HeadlineWords {
 
 /// The one wording of a headline: recommend (Markdown and JSON), report.md, index.html and the summary.
 HeadlineWords explain(const RecommendHeadline& headline, const RunData& data);
+
+/// One metric's evidence in words, by its role, or empty when the headline leaves it out. Quality and
+/// distance are said where they gate (what the verdict rests on); a 0/1 change always (how many answers
+/// differ, which the verdict deliberately does not count as a loss):
+/// - quality, 0/1: "no loss on the answer key" / "loses 4 of 40 answers on the answer key" (items the
+///   reference had right and the cell not; gains added when any);
+/// - quality, other kinds: "no loss on <label> (+0.012, mean of 16 chains)" / "loses 0.050 on <label> (…)";
+/// - distance: "KLD 0.0043 within 0.01" / "KLD 0.070 over 0.01" (the cell's mean against its margin);
+/// - change, 0/1: "changes the wording of 3 of 12 answers" / "keeps the wording of all 12 answers";
+///   other kinds only when gated: "<label> −12.5 (mean of 12 answers)";
+/// - diagnostic and cost: left out.
+/// <label> and the items' noun come from metric_label (a rule keyed on the metric's name: `correct` is "the
+/// answer key" in any probe), else the name itself: a new metric is worded by its role without new code.
+std::string evidence_text(const Evidence& evidence);
+
+/// A metric's name in the headline's words and the noun of its items: {"the answer key", "answers"} for
+/// `correct`, {"KLD", ""} for `mean_kld`; {"<probe>.<metric>", "items"} for a name without a rule.
+struct MetricLabel {
+  std::string label;
+  std::string items;
+};
+MetricLabel metric_label(std::string_view probe, std::string_view metric);
 
 /// The headline of one model. `not_proven`: no cell is recommended, but some non-reference cell has no
 /// gated metric worse than the reference (every oriented estimate >= 0) and none inferior; the

@@ -18,8 +18,15 @@ struct Figure {
 
 enum class RenderSvg { yes, no };
 
-/// heatmap-<probe>-<metric>-<model>.svg for every probe metric with values, per model; for probes of
-/// kind telephone also telephone-<probe>-hops-<model>.svg and telephone-<probe>-delta.svg.
-std::vector<Figure> render_figures(const RunData& data, const RunSummary& summary, RenderSvg render = RenderSvg::yes);
+/// Which metrics get a heat map: those that gate a verdict (report::gates with the run's own gates: a
+/// probe's "gate", else quality and the distances with a threshold), or every metric with a grid
+/// (`kvsweep report --heatmaps all`). The grids' CSV files are written for every metric either way.
+enum class Heatmaps { gated, all };
+
+/// heatmap-<probe>-<metric>-<model>.svg per model for every gated metric with values (every metric with
+/// `Heatmaps::all`); for probes of kind telephone also telephone-<probe>-hops-<model>.svg and
+/// telephone-<probe>-delta.svg.
+std::vector<Figure> render_figures(const RunData& data, const RunSummary& summary, RenderSvg render = RenderSvg::yes,
+                                   Heatmaps heatmaps = Heatmaps::gated);
 
 }  // namespace kvsweep::report

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvsweep/report/figures/figures.hpp"
 #include "kvsweep/report/input/context.hpp"
 #include "kvsweep/report/input/run_data.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
@@ -25,8 +26,8 @@ struct OutputFile {
 };
 
 /// md → report.md; csv → long.csv and grids/<probe>-<metric>.csv; json → summary.json;
-/// svg → every figure; html → index.html (figures inlined).
+/// svg → every figure (heat maps as `heatmaps` says); html → index.html (figures inlined).
 std::vector<OutputFile> render_report(const RunData& data, const RunSummary& summary, const std::set<Format>& formats,
-                                      const Generator& generator);
+                                      const Generator& generator, Heatmaps heatmaps = Heatmaps::gated);
 
 }  // namespace kvsweep::report
