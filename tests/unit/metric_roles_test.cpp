@@ -151,4 +151,132 @@ TEST(MetricRoles, ARunThatMeasuredOnlyChangesAdvisesNothing) {
   EXPECT_THAT(words.sentence, Not(HasSubstr("keep")));
 }
 
+// The headline says what kind of evidence its answer rests on: a change is worded as a change
+// ("changes the wording of 4 of 12 answers"), a quality metric as a loss or none ("no loss on the answer
+// key", "loses 6 of 12 answers on the answer key"), a distance as its value against its threshold ("KLD
+// 0.0033 within 0.01"). The words follow the role, so a metric without a rule is worded all the same.
+
+/// 12 prompts with an answer key (`quality_name`, 0/1, quality) and their wording against f16's
+/// (match_reference, change), and a mean KLD (distance, threshold 0.01). f16 answers 10 right. q8_0
+/// rewords 4 answers, keeps every right one and moves the KLD by ~0.003; q4_0 rewords all, gets 6 of
+/// f16's right answers wrong and moves the KLD by ~0.07.
+report::RunData evidence_run(const std::string& quality_name, const std::vector<std::string>& k_types) {
+  json probes = {{{"name", "complete"}, {"kind", "complete"},
+                  {"metrics", {probe::to_json(probe::change("match_reference", probe::Direction::higher_better,
+                                                            probe::MetricKind::binary)),
+                               probe::to_json(probe::quality(quality_name, probe::Direction::higher_better,
+                                                             probe::MetricKind::binary)),
+                               probe::to_json(probe::diagnostic("predicted_n", probe::MetricKind::count))}}},
+                 {{"name", "kld"}, {"kind", "kld"},
+                  {"metrics", {probe::to_json(probe::distance("mean_kld", probe::Direction::lower_better,
+                                                              probe::MetricKind::continuous, 0.01, "test"))}}}};
+  json cells = json::array(), ks = json::array();
+  for (const auto& k : k_types) {
+    cells.push_back(cell(k));
+    ks.push_back(k);
+  }
+  json manifest = {{"name", "evidence"}, {"n_ctx", 4096}, {"probes", probes}, {"cells", cells},
+                   {"config", {{"grid", {{"k", ks}, {"v", {"f16"}}, {"reference", "f16/f16"}}}}}};
+  std::vector<json> records;
+  for (int i = 0; i < 12; ++i) {
+    const int right = i < 10 ? 1 : 0;
+    for (const auto& k : k_types) {
+      const bool q8 = k == "q8_0", q4 = k == "q4_0";
+      const int same = k == "f16" ? 1 : q8 ? (i % 3 == 0 ? 0 : 1) : 0;
+      const int key = q4 && i < 6 ? 0 : right;
+      records.push_back(record(k, "complete", i, {{"match_reference", same}, {quality_name, key}, {"predicted_n", 20}}));
+      const double kld = k == "f16" ? 0.0 : q8 ? 0.003 + 0.0002 * (i % 4) : 0.07 + 0.002 * (i % 4);
+      records.push_back(record(k, "kld", i, {{"mean_kld", kld}}));
+    }
+  }
+  auto data = report::RunData::from(std::move(manifest), std::move(records));
+  EXPECT_TRUE(data) << (data ? "" : data.error().message);
+  return std::move(*data);
+}
+
+/// The headline's words; the answer key at margin 0.3, which 12 agreeing items can prove (0.05 needs ~52).
+report::HeadlineWords words_of(const report::RunData& data, report::RecommendHeadline* out = nullptr) {
+  report::RecommendOptions options;
+  options.margins = {{"correct", 0.3}, {"exact_answer", 0.3}};
+  const auto rec = report::recommend(data, options);
+  EXPECT_EQ(rec.models.size(), 1u);
+  const auto headline = report::recommend_headline(rec.models.at(0));
+  if (out) *out = headline;
+  return report::explain(headline, data);
+}
+
+TEST(HeadlineEvidence, ARecommendationSaysTheWordingChangedWithoutLossAndTheDistanceWithinItsThreshold) {
+  const report::RunData data = evidence_run("correct", {"f16", "q8_0", "q4_0"});
+  report::RecommendHeadline h;
+  const auto words = words_of(data, &h);
+  ASSERT_EQ(h.kind, report::RecommendHeadline::Kind::recommended);
+  EXPECT_EQ(words.verdict, "Recommended: -ctk q8_0 -ctv f16");
+  EXPECT_THAT(words.sentence,
+              HasSubstr("q8_0/f16: changes the wording of 4 of 12 answers; no loss on the answer key; KLD 0.0033 within 0.01."));
+  EXPECT_THAT(words.sentence, Not(HasSubstr("predicted_n"))) << "a diagnostic is not evidence";
+}
+
+TEST(HeadlineEvidence, WhenEveryOtherCellIsWorseTheLossIsCountedAndTheDistanceIsOverItsThreshold) {
+  const report::RunData data = evidence_run("correct", {"f16", "q4_0"});
+  report::RecommendHeadline h;
+  const auto words = words_of(data, &h);
+  ASSERT_EQ(h.kind, report::RecommendHeadline::Kind::inferior);
+  EXPECT_THAT(words.sentence, HasSubstr("q4_0/f16: changes the wording of 12 of 12 answers; loses 6 of 12 answers on the "
+                                        "answer key; KLD 0.073 over 0.01."));
+}
+
+TEST(HeadlineEvidence, AMetricWithoutAWordingRuleIsWordedByItsRole) {
+  const report::RunData data = evidence_run("exact_answer", {"f16", "q8_0"});
+  const auto words = words_of(data);
+  EXPECT_THAT(words.sentence, HasSubstr("no loss on complete.exact_answer"));
+  EXPECT_THAT(words.sentence, HasSubstr("changes the wording of 4 of 12 answers"));
+}
+
+TEST(HeadlineEvidence, EachRoleHasItsOwnWords) {
+  report::Evidence e;
+  e.probe = "p";
+  e.metric = "correct";
+  e.kind = probe::MetricKind::binary;
+  e.n = 40;
+  e.role = probe::MetricRole::quality;
+  e.verdict = kvsweep::stats::Decision::unknown;
+  e.worse = 4;
+  e.better = 1;
+  EXPECT_EQ(report::evidence_text(e), "loses 4 of 40 answers on the answer key, gains 1");
+  e.worse = 0;
+  EXPECT_EQ(report::evidence_text(e), "no loss on the answer key (gains 1 of 40 answers)");
+  e.metric = "match_reference";
+  e.role = probe::MetricRole::change;
+  EXPECT_EQ(report::evidence_text(e), "keeps the wording of all 40 answers");
+  e.role = probe::MetricRole::diagnostic;
+  EXPECT_EQ(report::evidence_text(e), "") << "diagnostics and costs are not evidence";
+  // A continuous quality metric: its mean change, and no loss only when it did not fall.
+  e = {};
+  e.probe = "telephone";
+  e.metric = "final_similarity";
+  e.role = probe::MetricRole::quality;
+  e.n = 16;
+  e.cell_mean = 0.55;
+  e.reference_mean = 0.60;
+  e.change = -0.05;
+  e.verdict = kvsweep::stats::Decision::unknown;
+  EXPECT_EQ(report::evidence_text(e), "loses 0.050 on telephone's final similarity to the original (mean of 16 chains)");
+  e.verdict.reset();
+  EXPECT_EQ(report::evidence_text(e), "") << "a quality metric that does not gate is not what the verdict rests on";
+  // A distance that gates: its value against its margin.
+  e = {};
+  e.metric = "max_kl";
+  e.role = probe::MetricRole::distance;
+  e.n = 3;
+  e.cell_mean = 0.4;
+  e.change = -0.4;
+  e.margin = 0.5;
+  EXPECT_EQ(report::evidence_text(e), "") << "a distance that does not gate is reported, not evidence";
+  e.verdict = kvsweep::stats::Decision::non_inferior;
+  EXPECT_EQ(report::evidence_text(e), "max KL per token 0.4 within 0.5");
+  e.cell_mean = 0.7;
+  e.change = -0.7;
+  EXPECT_EQ(report::evidence_text(e), "max KL per token 0.7 over 0.5");
+}
+
 }  // namespace
