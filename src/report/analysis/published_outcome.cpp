@@ -64,8 +64,9 @@ ReproCounts repro_counts(const PublishedComparison& c) {
           ++out.not_reproduced;
           out.failed.push_back("grid " + g.grid_id + (g.variant.empty() ? "" : " (variant " + g.variant + ")") + " " +
                                cell.type_k + "/" + cell.type_v + (cell.item.empty() ? "" : " item " + cell.item) +
-                               ": published " + shortest(cell.published) + ", run " + shortest(cell.run_mean) +
-                               " (allowed ±" + shortest(g.precision.allowed()) + ")");
+                               ": published " + shortest(cell.published) + ", run " +
+                               fixed(cell.run_mean, g.precision.shown_decimals() + 2) + " (allowed ±" +
+                               g.precision.allowed_text() + ")");
           break;
       }
     }

@@ -343,6 +343,14 @@ int Precision::shown_decimals() const {
   return std::clamp(static_cast<int>(std::ceil(-std::log10(tolerance))) + 1, 0, 9);
 }
 
+std::string Precision::allowed_text() const {
+  std::string text = fixed(allowed(), shown_decimals() + 1);
+  if (text.find('.') == std::string::npos) return text;
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text;
+}
+
 core::Expected<Published> parse_published(const nlohmann::json& doc) {
   try {
     return parse_document(doc);

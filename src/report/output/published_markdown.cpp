@@ -52,7 +52,7 @@ void summaries_section(Document& doc, const PublishedComparison& c) {
 }
 
 std::string precision_text(const Precision& p) {
-  const std::string tol = "±" + shortest(p.allowed());
+  const std::string tol = "±" + p.allowed_text();
   if (p.tolerance >= 0) return tol + " (stated tolerance)";
   return tol + " (" + std::to_string(p.decimals) + " decimals as published)";
 }

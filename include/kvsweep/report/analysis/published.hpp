@@ -32,6 +32,8 @@ struct Precision {
   double allowed() const;
   /// Decimals to print figures with: the stated ones, else enough for the tolerance.
   int shown_decimals() const;
+  /// allowed() in plain decimals ("0.0005", not "5e-04").
+  std::string allowed_text() const;
 };
 
 /// The document the numbers were copied from.
