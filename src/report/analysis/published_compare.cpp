@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "kvsweep/config/keys.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/input/summary_document.hpp"
 #include "kvsweep/stats/summary.hpp"
@@ -391,7 +392,8 @@ core::Expected<PublishedComparison> compare_published(const SummaryDocument& run
       for (const auto& m : metrics) names += (names.empty() ? "" : ", ") + m;
       return core::fail(core::ErrorKind::invalid,
                         "--metric " + options.metric + ": " + published.name + " publishes " + names + ", not '" +
-                            options.metric + "'; compare one of those (or leave --metric out)");
+                            options.metric + "'" + config::did_you_mean(options.metric, metrics) +
+                            "; compare one of those (or leave --metric out)");
     }
   }
   cmp.run_name = run.run_name;
