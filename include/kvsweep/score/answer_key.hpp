@@ -11,6 +11,7 @@
 /// "concatenate". A pattern (ECMAScript, case-insensitive, searched anywhere) is for what a word
 /// cannot say: `^\W*no\b` for an answer that must begin with "no".
 
+#include <expected>
 #include <optional>
 #include <regex>
 #include <string>
@@ -19,7 +20,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/core/error.hpp"
 
 namespace kvsweep::score {
 
