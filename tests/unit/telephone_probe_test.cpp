@@ -697,6 +697,19 @@ TEST(TelephoneProbe, MetricsAndTheirDirections) {
                                                             {"cut_hops", false}}));
 }
 
+TEST(TelephoneProbe, TheSimilaritiesToTheOriginalGateAndTheRestIsReported) {
+  auto probe = probe_from({});
+  std::vector<std::string> gated, reported;
+  for (const auto& m : probe.metrics()) (m.gated_by_default() ? gated : reported).push_back(m.name);
+  EXPECT_EQ(gated, (std::vector<std::string>{"final_similarity", "mean_similarity"}));
+  EXPECT_EQ(reported, (std::vector<std::string>{"min_similarity", "first_below_threshold", "empty_hops", "cut_hops"}));
+  for (const auto& m : probe.metrics()) {
+    if (m.gated_by_default()) {
+      EXPECT_EQ(m.role, kvsweep::probe::MetricRole::quality) << m.name << ": scored against the original text";
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // ApiEmbedder in a chain (the embedder alone: embedder_test.cpp)
 // ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #include "kvsweep/report/output/csv.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/recommend_headline.hpp"
+#include "kvsweep/report/analysis/telephone_spread.hpp"
 #include "kvsweep/report/analysis/tables.hpp"
 #include "kvsweep/report/analysis/variant_effect.hpp"
 
@@ -125,6 +126,7 @@ void probe_section(Document& doc, const RunData& data, const RunSummary& summary
     doc.paragraph(line, line.find("Warning:") != std::string::npos ? Paragraph::Tone::warning : Paragraph::Tone::normal);
   }
   doc.heading(3, "Cells").table(cell_table(data, summary, probe.name));
+  if (probe.kind == "telephone") telephone_spread_section(doc, data, probe);
   doc.heading(3, "Gradient and K vs V").table(gradient_table(data, summary, probe.name));
   grids(doc, data, summary, probe);
   if (Table t = variant_effect_table(effects, probe.name); !t.rows.empty()) {
