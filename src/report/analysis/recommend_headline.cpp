@@ -347,6 +347,7 @@ MetricLabel metric_label(std::string_view probe, std::string_view metric) {
       {"passed", "recall", "items"},
       {"primary_matched", "recalled lines", "items"},
       {"final_similarity", "telephone's final similarity to the original", "chains"},
+      {"mean_similarity", "telephone's mean similarity to the original", "chains"},
       {"mean_kld", "KLD", ""},
       {"kld_p999", "KLD 99.9 %", ""},
       {"mean_kl", "mean KL per token", ""},
