@@ -102,6 +102,7 @@ std::string weight_text(const ProbeDef& probe, const MetricStats& m) {
 /// change is real but a cell is inferior, why both hold.
 void changes(Document& doc, const RunData& data, const RunSummary& summary) {
   std::vector<Text> differ, largest;
+  bool changes_listed = false;  // a (change) metric among the real changes: say what it means
   for (const auto& probe : data.probes()) {
     std::size_t listed = 0, more = 0;
     const MetricStats* top = nullptr;
@@ -121,6 +122,7 @@ void changes(Document& doc, const RunData& data, const RunSummary& summary) {
         }
         if (!m.vs_reference->significant || !is_quality(probe, m.metric)) continue;
         const bool better = m.higher_is_better ? m.vs_reference->delta > 0 : m.vs_reference->delta < 0;
+        changes_listed = changes_listed || role_tag(probe, m.metric) == " (change)";
         what += std::string(what.empty() ? "" : "; ") + m.metric + role_tag(probe, m.metric) + " " + values_text(m) +
                 " (" + (better ? "better" : "worse") + ", p " + format_p(m.vs_reference->p_holm) + ")";
       }
@@ -151,9 +153,9 @@ void changes(Document& doc, const RunData& data, const RunSummary& summary) {
     doc.paragraph("No change is significant either (p < " + alpha + " after Holm): nothing here is proven worse.");
   } else {
     doc.paragraph("Changes that are real (reference → cell, p < " + alpha +
-                  " after Holm). The verdict above has weighed them: a real change on a gated metric is within its margin "
-                  "unless the verdict calls the cell inferior, and a (change) metric says how the output differs, "
-                  "not that it got worse:")
+                  " after Holm). The verdict above has weighed them: a real change is a loss beyond the margin only "
+                  "where the verdict calls the cell inferior" +
+                  std::string(changes_listed ? "; a (change) metric says how the output differs, not that it got worse:" : ":"))
         .list(std::move(differ));
   }
   if (!largest.empty()) {
