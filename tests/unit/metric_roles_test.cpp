@@ -3,6 +3,8 @@
 // probes declare them; recommend gates quality + thresholded distance by default, so a reworded answer
 // is not a loss while a distance beyond its threshold is.
 
+#include <map>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -214,6 +216,27 @@ TEST(HeadlineEvidence, ARecommendationSaysTheWordingChangedWithoutLossAndTheDist
   EXPECT_THAT(words.sentence,
               HasSubstr("q8_0/f16: changes the wording of 4 of 12 answers; no loss on the answer key; KLD 0.0033 within 0.01."));
   EXPECT_THAT(words.sentence, Not(HasSubstr("predicted_n"))) << "a diagnostic is not evidence";
+}
+
+TEST(HeadlineEvidence, RecommendJsonCarriesTheEvidenceAsValues) {
+  const report::RunData data = evidence_run("correct", {"f16", "q8_0", "q4_0"});
+  report::RecommendOptions options;
+  options.margins = {{"correct", 0.3}};
+  const auto j = report::recommend_json(data, report::recommend(data, options));
+  const auto& headline = j["models"][0]["headline"];
+  EXPECT_EQ(headline["evidence_cell"], "m-q8_0-f16");
+  std::map<std::string, nlohmann::ordered_json> by_metric;
+  for (const auto& e : headline["evidence"]) by_metric[e["metric"].get<std::string>()] = e;
+  ASSERT_TRUE(by_metric.contains("correct") && by_metric.contains("match_reference") && by_metric.contains("mean_kld"))
+      << headline.dump();
+  EXPECT_EQ(by_metric["correct"]["role"], "quality");
+  EXPECT_EQ(by_metric["correct"]["worse"], 0);
+  EXPECT_EQ(by_metric["correct"]["words"], "no loss on the answer key");
+  EXPECT_EQ(by_metric["match_reference"]["role"], "change");
+  EXPECT_EQ(by_metric["match_reference"]["worse"], 4);
+  EXPECT_FALSE(by_metric["match_reference"].contains("verdict")) << "a change does not gate by default";
+  EXPECT_EQ(by_metric["mean_kld"]["margin"], 0.01);
+  EXPECT_EQ(by_metric["mean_kld"]["verdict"], "non-inferior");
 }
 
 TEST(HeadlineEvidence, WhenEveryOtherCellIsWorseTheLossIsCountedAndTheDistanceIsOverItsThreshold) {

@@ -339,8 +339,26 @@ nlohmann::ordered_json recommend_json(const RunData& data, const Recommendation&
                       {"k_vs_v", std::move(k_vs_v)}});
     if (!variant.empty()) models.back()["variant"] = variant;
     if (rec.vram_gib) models.back()["over_vram"] = over_vram_json(data, mr);
-    const HeadlineWords h = explain(recommend_headline(mr), data);
+    const RecommendHeadline headline = recommend_headline(mr);
+    const HeadlineWords h = explain(headline, data);
     models.back()["headline"] = {{"verdict", h.verdict}, {"sentence", h.sentence}};
+    // The evidence the sentence words, as values: which cell, and each judged metric by its role.
+    if (headline.evidence_cell) {
+      ojson evidence = ojson::array();
+      for (const auto& e : headline.evidence) {
+        evidence.push_back({{"probe", e.probe}, {"metric", e.metric}, {"role", std::string(probe::to_string(e.role))},
+                            {"n", e.n}, {"cell_mean", e.cell_mean}, {"reference_mean", e.reference_mean},
+                            {"change", e.change}, {"words", evidence_text(e)}});
+        if (e.kind == probe::MetricKind::binary) {
+          evidence.back()["worse"] = e.worse;
+          evidence.back()["better"] = e.better;
+        }
+        if (e.margin) evidence.back()["margin"] = *e.margin;
+        if (e.verdict) evidence.back()["verdict"] = std::string(stats::to_string(*e.verdict));
+      }
+      models.back()["headline"]["evidence_cell"] = data.cells()[*headline.evidence_cell].id;
+      models.back()["headline"]["evidence"] = std::move(evidence);
+    }
   }
   ojson out{{"schema_version", 1},
             {"kind", "kvsweep-recommend"},
