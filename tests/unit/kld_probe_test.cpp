@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/core/error.hpp"
+#include "kvsweep/corpus/english.hpp"
 #include "kvsweep/probe/kld/kld.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/tool_args.hpp"
@@ -513,6 +514,49 @@ TEST_F(KldProbeTest, WithoutACorpusTheBuiltInEnglishTextIsWrittenAndNamedByItsHa
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_GT(text.size(), 10000u);
   EXPECT_THAT(text, HasSubstr("The lighthouse stood at the end of a narrow spit of rock"));
+}
+
+TEST_F(KldProbeTest, DocumentsCutTheCorpusIntoItemsEachWithItsOwnBase) {
+  runner->outputs = {std::string(kBaseOutput), std::string(kQ4Output), std::string(kQ4Output)};
+  auto probe = make({{"documents", 3}, {"ctx", 128}});
+  const auto items = probe->items();
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[2].key, "d2");
+  EXPECT_EQ(items[2].spec["document"], 2);
+  EXPECT_EQ(items[2].spec["documents"], 3);
+  CellInfo cell;
+  cell.model = "tiny";
+  cell.model_path = "/models/tiny.gguf";
+  cell.type_k = cell.type_v = "f16";
+  cell.is_reference = true;
+  cell.run_dir = dir / "run";
+  kvsweep::testing::FakeApi api = kvsweep::testing::no_api("kld");
+  Context ctx{api, cell, nullptr, nullptr};
+  auto res = probe->run(items[1], ctx);
+  ASSERT_TRUE(res) << res.error().message;
+  const auto written = dir / "run" / "kld" / "kld-d1.txt";
+  EXPECT_EQ(runner->calls[0][4], written.string());
+  EXPECT_EQ(runner->calls[0][10], (dir / "run" / "kld" / "tiny-d1-base.kld").string());
+  EXPECT_EQ(runner->logs[1], dir / "run" / "kld" / "tiny-f16-f16-d1.log");
+  // The three documents are the text, cut at line ends into about equal thirds.
+  const auto parts = kvsweep::corpus::split_documents(kvsweep::corpus::english_text(), 3);
+  ASSERT_EQ(parts.size(), 3u);
+  std::string joined;
+  for (const auto& p : parts) {
+    EXPECT_TRUE(p.ends_with("\n")) << p.substr(0, 40);
+    EXPECT_GT(p.size(), kvsweep::corpus::english_text().size() / 5);
+    joined += p;
+  }
+  EXPECT_EQ(joined, kvsweep::corpus::english_text());
+  std::ifstream in(written);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), parts[1]);
+  // A text with fewer lines than documents cannot be cut so: the item says to use fewer.
+  EXPECT_EQ(kvsweep::corpus::split_documents("one line\n", 2).size(), 1u);
+  std::ofstream(dir / "short.txt") << "one line\n";
+  auto too_many = make({{"corpus", "short.txt"}, {"documents", 2}});
+  auto failed = too_many->run(too_many->items()[0], ctx);
+  ASSERT_FALSE(failed);
+  EXPECT_THAT(failed.error().message, HasSubstr("too few lines to cut into 2 documents"));
 }
 
 TEST_F(KldProbeTest, AMissingBinaryIsAnItemError) {

@@ -13,3 +13,15 @@ namespace kvsweep::corpus {
 std::string_view english_text();
 
 }  // namespace kvsweep::corpus
+
+#include <string>
+#include <vector>
+
+namespace kvsweep::corpus {
+
+/// `text` cut into `parts` documents of about equal length, each cut at the first line end at or
+/// after its share (so no line is split); fewer than `parts` when the text has too few lines.
+/// Concatenated, the documents are `text`. kld scores each as an item of its own.
+std::vector<std::string> split_documents(std::string_view text, std::size_t parts);
+
+}  // namespace kvsweep::corpus

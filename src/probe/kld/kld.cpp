@@ -36,6 +36,7 @@ std::string join(const std::vector<std::string>& argv) { return command_line(arg
 struct CorpusSpec {
   std::filesystem::path file;
   std::optional<InputFile> input;  // the file's path and sha256, part of the run's identity
+  std::string bytes;               // the file as read and hashed (cut into documents from these)
   std::optional<corpus::RandomBodiesOptions> generated;
   bool english() const { return !input && !generated; }
 };
@@ -46,9 +47,9 @@ int noise_ubatch(int ctx) { return std::max(8, ctx / 8); }
 
 class KldProbe final : public Probe {
  public:
-  KldProbe(std::string name, CorpusSpec corpus, int ctx, int chunks, std::string binary, std::vector<std::string> args,
-           int timeout_s, std::shared_ptr<ToolRunner> runner)
-      : m_name(std::move(name)), m_corpus(std::move(corpus)), m_ctx(ctx), m_chunks(chunks),
+  KldProbe(std::string name, CorpusSpec corpus, int ctx, int chunks, int documents, std::string binary,
+           std::vector<std::string> args, int timeout_s, std::shared_ptr<ToolRunner> runner)
+      : m_name(std::move(name)), m_corpus(std::move(corpus)), m_ctx(ctx), m_chunks(chunks), m_documents(documents),
         m_binary(std::move(binary)), m_args(std::move(args)), m_timeout_s(timeout_s), m_runner(std::move(runner)) {}
 
   std::string kind() const override { return "kld"; }
@@ -72,7 +73,16 @@ class KldProbe final : public Probe {
     } else {
       spec["corpus"] = m_corpus.file.string();
     }
-    return {{"kld", spec}};
+    if (m_documents == 1) return {{"kld", spec}};
+    // The corpus cut into documents, each scored on its own: items whose spread the verdicts can use.
+    std::vector<Item> out;
+    for (int i = 0; i < m_documents; ++i) {
+      json s = spec;
+      s["document"] = i;
+      s["documents"] = m_documents;
+      out.push_back({"d" + std::to_string(i), std::move(s)});
+    }
+    return out;
   }
 
   std::vector<MetricSpec> metrics() const override {
@@ -105,7 +115,7 @@ class KldProbe final : public Probe {
 
   // llama-perplexity loads the model itself; the runner has stopped the cell's llama-server by now
   // (runs_tool), so the model is in memory once.
-  core::Expected<ItemResult> run(const Item&, Context& ctx) override {
+  core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
     const CellInfo& cell = ctx.cell;
     auto binary = resolve_binary();
     if (!binary) return std::unexpected(binary.error());
@@ -113,7 +123,10 @@ class KldProbe final : public Probe {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return core::fail(core::ErrorKind::io, "cannot create " + dir.string() + ": " + ec.message());
-    const std::string suffix = m_name == "kld" ? "" : "-" + safe_name(m_name);
+    const std::optional<int> document =
+        item.spec.contains("document") ? std::optional<int>(item.spec["document"].get<int>()) : std::nullopt;
+    const std::string suffix = (m_name == "kld" ? "" : "-" + safe_name(m_name)) +
+                               (document ? "-d" + std::to_string(*document) : std::string());
     // One base per model and variant: each variant's reference cell writes its own.
     const std::string group = safe_name(cell.model) + (cell.variant.empty() ? "" : "-" + safe_name(cell.variant));
     const std::filesystem::path base = dir / (group + suffix + "-base.kld");
@@ -127,7 +140,7 @@ class KldProbe final : public Probe {
     ItemResult out;
     out.response = json::object();
     if (cell.is_reference) {
-      auto corpus = corpus_path(dir);
+      auto corpus = corpus_path(dir, document);
       if (!corpus) return std::unexpected(corpus.error());
       std::vector<std::string> argv = {*binary, "-m", cell.model_path, "-f", corpus->string(), "-c",
                                        std::to_string(m_ctx), "--chunks", std::to_string(m_chunks),
@@ -199,12 +212,24 @@ class KldProbe final : public Probe {
     return found;
   }
 
-  core::Expected<std::filesystem::path> corpus_path(const std::filesystem::path& dir) const {
-    if (m_corpus.input) return m_corpus.file;
-    // Regenerated on every reference run; the same knobs always give the same bytes.
-    const std::filesystem::path p = dir / (safe_name(m_name) + "-corpus.txt");
-    const std::string text = m_corpus.generated ? corpus::generate_random_bodies(*m_corpus.generated)
-                                                : std::string(corpus::english_text());
+  /// The text the reference's base run reads: the user's file itself, else the corpus written into the
+  /// run directory (regenerated on every reference run; the same knobs always give the same bytes);
+  /// with documents, the item's document of it.
+  core::Expected<std::filesystem::path> corpus_path(const std::filesystem::path& dir, std::optional<int> document) const {
+    if (m_corpus.input && !document) return m_corpus.file;
+    std::string text = m_corpus.input       ? m_corpus.bytes
+                       : m_corpus.generated ? corpus::generate_random_bodies(*m_corpus.generated)
+                                            : std::string(corpus::english_text());
+    std::string name = safe_name(m_name) + "-corpus.txt";
+    if (document) {
+      const auto parts = corpus::split_documents(text, static_cast<std::size_t>(m_documents));
+      if (parts.size() < static_cast<std::size_t>(m_documents) || *document < 0 || *document >= m_documents)
+        return core::fail(core::ErrorKind::invalid, "the corpus has too few lines to cut into " +
+                                                        std::to_string(m_documents) + " documents (use fewer)");
+      text = parts[static_cast<std::size_t>(*document)];
+      name = safe_name(m_name) + "-d" + std::to_string(*document) + ".txt";
+    }
+    const std::filesystem::path p = dir / name;
     if (!core::write_file_no_follow(p, text))
       return core::fail(core::ErrorKind::io, core::open_failure(p));
     return p;
@@ -253,6 +278,7 @@ class KldProbe final : public Probe {
   CorpusSpec m_corpus;
   int m_ctx;
   int m_chunks;
+  int m_documents;
   std::string m_binary;
   std::vector<std::string> m_args;
   int m_timeout_s;
@@ -267,14 +293,16 @@ std::unique_ptr<Probe> make_kld_probe(const json& cfg, const ConfigSource& site)
 
 std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSource& site, std::shared_ptr<ToolRunner> runner) {
   const config::Site& s = site.site;
-  config::check_keys(cfg, {"kind", "name", "corpus", "ctx", "chunks", "binary", "args", "timeout_s"}, s);
+  config::check_keys(cfg, {"kind", "name", "corpus", "ctx", "chunks", "documents", "binary", "args", "timeout_s"}, s);
   CorpusSpec corpus;
   // No corpus: the built-in English text (corpus/english.hpp).
   const json c = cfg.contains("corpus") ? cfg["corpus"] : json{{"builtin", "english"}};
   if (c.is_string()) {
     corpus.file = c.get<std::string>();
     if (corpus.file.is_relative()) corpus.file = site.base_dir / corpus.file;
-    corpus.input = read_input_file(corpus.file, "corpus", s.child("corpus")).file;
+    InputText read = read_input_file(corpus.file, "corpus", s.child("corpus"));
+    corpus.input = std::move(read.file);
+    corpus.bytes = std::move(read.bytes);
   } else if (c.is_object()) {
     const config::Site cs = s.child("corpus");
     config::check_keys(c, {"random_bodies", "builtin"}, cs);
@@ -299,8 +327,10 @@ std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSource& 
   if (binary.empty()) s.child("binary").fail("must not be empty");
   const long long timeout = config::get_int(cfg, "timeout_s", 7200, s);
   if (timeout < 1) s.child("timeout_s").fail("must be >= 1");
+  const long long documents = config::get_int_in(cfg, "documents", 1, 1, 256, s);
   return std::make_unique<KldProbe>(config::get_string(cfg, "name", "kld", s), std::move(corpus), static_cast<int>(ctx),
-                                    static_cast<int>(chunks), std::move(binary), config::get_strings(cfg, "args", {}, s),
+                                    static_cast<int>(chunks), static_cast<int>(documents), std::move(binary),
+                                    config::get_strings(cfg, "args", {}, s),
                                     static_cast<int>(timeout), std::move(runner));
 }
 

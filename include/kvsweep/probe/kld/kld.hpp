@@ -8,8 +8,11 @@
 /// {"random_bodies": {"functions": N, "value_len": L, "seed": S, …}} (the keys of
 /// read_random_bodies, "functions" 20 unless given; generated into the run directory: code, near
 /// random for a small model), "ctx": 512, "chunks": 32, "binary": "llama-perplexity" (a path, else
-/// $KVSWEEP_LLAMA_BIN/<binary>, else PATH), "args": [extra llama-perplexity args], "timeout_s": 7200}.
-/// One item per cell, key "kld".
+/// $KVSWEEP_LLAMA_BIN/<binary>, else PATH), "args": [extra llama-perplexity args], "timeout_s": 7200,
+/// "documents": 1}. One item per cell, key "kld"; with "documents": N ≥ 2 the corpus is cut into N
+/// documents at line ends (corpus::split_documents), each an item of its own (d0 … dN-1, its own
+/// base file and `chunks`), so a cell's KLD has a spread across items and its verdict can settle —
+/// one item never can. Each document needs at least 2 × ctx tokens.
 ///
 /// The noise floor: the reference cell is scored against its own logits a second time with a
 /// micro-batch 8× smaller (`-ub ctx/8`), recorded as noise_mean_kld and noise_kld_p999 (null on
