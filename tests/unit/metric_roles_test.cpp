@@ -3,6 +3,7 @@
 // probes declare them; recommend gates quality + thresholded distance by default, so a reworded answer
 // is not a loss while a distance beyond its threshold is.
 
+#include <algorithm>
 #include <map>
 
 #include <gmock/gmock.h>
@@ -253,6 +254,24 @@ TEST(HeadlineEvidence, AMetricWithoutAWordingRuleIsWordedByItsRole) {
   const auto words = words_of(data);
   EXPECT_THAT(words.sentence, HasSubstr("no loss on complete.exact_answer"));
   EXPECT_THAT(words.sentence, HasSubstr("changes the wording of 4 of 12 answers"));
+}
+
+TEST(HeadlineEvidence, AMetricTwoProbesEmitIsSaidWithItsProbe) {
+  const report::RunData data = evidence_run("correct", {"f16", "q8_0"});
+  report::RecommendHeadline h = report::recommend_headline(report::recommend(data).models.at(0));
+  ASSERT_TRUE(h.evidence_cell.has_value());
+  const auto wording = std::find_if(h.evidence.begin(), h.evidence.end(),
+                                    [](const report::Evidence& e) { return e.metric == "match_reference"; });
+  ASSERT_NE(wording, h.evidence.end());
+  report::Evidence own = *wording;  // complete's match_reference, as a second probe's
+  own.probe = "own-prompts";
+  own.n = 6;
+  own.worse = 2;
+  h.evidence.push_back(own);
+  const std::string sentence = report::explain(h, data).sentence;
+  EXPECT_THAT(sentence, HasSubstr("changes the wording of 4 of 12 answers (complete)")) << sentence;
+  EXPECT_THAT(sentence, HasSubstr("changes the wording of 2 of 6 answers (own-prompts)")) << sentence;
+  EXPECT_THAT(sentence, HasSubstr("no loss on the answer key;")) << "a metric one probe emits is said by its label alone";
 }
 
 TEST(HeadlineEvidence, EachRoleHasItsOwnWords) {

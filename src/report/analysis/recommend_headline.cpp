@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/input/cache_setting.hpp"
@@ -429,18 +430,23 @@ HeadlineWords explain(const RecommendHeadline& h, const RunData& data) {
   // loss by themselves), then quality (against ground truth), then distances (against their threshold).
   if (h.evidence_cell) {
     std::vector<std::string> said, no_loss;
+    // A metric two probes emit (two complete probes' match_reference) is said with its probe's name.
+    std::map<std::string, int> emitted;
+    for (const auto& e : h.evidence)
+      if (!evidence_text(e).empty()) ++emitted[e.metric];
     for (const auto role : {probe::MetricRole::change, probe::MetricRole::quality, probe::MetricRole::distance})
       for (const auto& e : h.evidence) {
         if (e.role != role) continue;
         const std::string t = evidence_text(e);
         if (t.empty()) continue;
+        const std::string whose = emitted[e.metric] > 1 ? " (" + e.probe + ")" : std::string();
         // The quality metrics without a loss said once: "no loss on the answer key and recall".
         if (t.starts_with("no loss on ") && e.better == 0) {
           if (no_loss.empty()) said.emplace_back();  // its place among the roles
-          no_loss.push_back(metric_label(e.probe, e.metric).label);
+          no_loss.push_back(metric_label(e.probe, e.metric).label + whose);
           continue;
         }
-        said.push_back(t);
+        said.push_back(t + whose);
       }
     std::string text;
     for (const auto& t : said) {
