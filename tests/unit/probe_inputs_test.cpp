@@ -46,6 +46,16 @@ class ProbeInputs : public ::testing::Test {
     }
     return "";
   }
+  /// The FatalError message making a telephone probe with `cfg` throws ("" when it is made).
+  std::string error_of_telephone(json cfg) const {
+    cfg["kind"] = "telephone";
+    try {
+      probe::make_telephone_probe(cfg, site());
+    } catch (const kvsweep::core::FatalError& e) {
+      return e.message;
+    }
+    return "";
+  }
   std::filesystem::path dir;
 };
 
@@ -73,6 +83,16 @@ TEST_F(ProbeInputs, AChangedPromptsFileIsNoticedByItsContentNotItsPath) {
   EXPECT_EQ(telephone->inputs().at(0).key, "texts_file");
   EXPECT_EQ(telephone->inputs().at(0).sha256, kvsweep::core::sha256_hex("a text\n"));
   EXPECT_FALSE(probe::manifest_entry(*probe::make_complete_probe({{"kind", "complete"}}, site())).contains("inputs"));
+}
+
+TEST_F(ProbeInputs, TelephoneLimitRunsTheFirstTextsOfItsFileWhichStaysTheWholeFilesHash) {
+  std::ofstream(dir / "t.txt") << "first text\nsecond text\nthird text\n";
+  const auto all = probe::make_telephone_probe({{"kind", "telephone"}, {"texts_file", "t.txt"}}, site());
+  const auto two = probe::make_telephone_probe({{"kind", "telephone"}, {"texts_file", "t.txt"}, {"limit", 2}}, site());
+  ASSERT_EQ(all->items().size(), 3 * two->items().size() / 2);
+  EXPECT_EQ(two->items().back().spec, all->items()[two->items().size() - 1].spec);
+  EXPECT_EQ(two->inputs().at(0).sha256, all->inputs().at(0).sha256);
+  EXPECT_THAT(error_of_telephone({{"texts_file", "t.txt"}, {"limit", 0}}), HasSubstr("probes[0].limit"));
 }
 
 TEST_F(ProbeInputs, KldsCorpusFileIsPartOfTheRunsIdentityAndAGeneratedOneIsNot) {

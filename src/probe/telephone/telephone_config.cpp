@@ -15,7 +15,8 @@ namespace {
 
 const std::vector<std::string> known_keys{
     "kind",       "name", "texts",  "texts_file",        "template",  "preset", "hops",  "temperature", "seeds",
-    "max_tokens", "budget_factor", "budget_plus", "mode", "system", "suppress_thinking", "threshold", "top_k",  "top_p", "min_p"};
+    "max_tokens", "budget_factor", "budget_plus", "mode", "system", "suppress_thinking", "threshold", "top_k",  "top_p", "min_p",
+    "limit"};
 
 /// The texts of `texts_file`, and the file read (for the run's identity).
 std::vector<std::string> read_texts_file(const std::string& name, const std::filesystem::path& base_dir,
@@ -95,6 +96,12 @@ TelephoneConfig parse_telephone_config(const nlohmann::json& cfg, const ConfigSo
     const std::string file = config::get_string(cfg, "texts_file", "", site);
     if (file.empty()) site.child("texts_file").fail("must not be empty");
     out.texts = read_texts_file(file, where.base_dir, site.child("texts_file"), out.inputs);
+  }
+  // The first `limit` texts: a shipped texts file at the size a run can afford (raising it later
+  // grows the run by the next texts).
+  if (has("limit")) {
+    const auto limit = static_cast<std::size_t>(config::get_int_in(cfg, "limit", 0, 1, 1 << 24, site));
+    if (out.texts.size() > limit) out.texts.resize(limit);
   }
 
   if (has("template") && has("preset")) site.child("preset").fail("give either \"template\" or \"preset\", not both");
