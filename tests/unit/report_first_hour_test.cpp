@@ -191,6 +191,21 @@ TEST(RecommendHeadline, AWiderMarginSaysWhatItPromisesAndARecommendationAtOneSay
               Not(HasSubstr("margins you set")));
 }
 
+TEST(RecommendHeadline, ADifferenceSeenNamesWhatIsNotSettledYetAndAdvisesMoreItemsWhereTheyHelp) {
+  // q8_0/q8_0 of the newcomer's run: below on distances proven within their thresholds, while the
+  // answer key (no change over 6 items) is what keeps the answer open — more items settle it.
+  const RunData data = recall_run({20, 17, 12, 20}, {20, 17, 12, 20});
+  RecommendHeadline h = recommend_headline(recommend(data).models[0]);
+  h.kind = RecommendHeadline::Kind::difference_seen;
+  h.below = {{"kld.mean_kld", -0.0038, 4, stats::Decision::non_inferior, 0.01, std::nullopt, std::nullopt}};
+  h.unsettled = {{"answer-key.correct", 52, 0.05, 0.3, MetricKind::binary, 150}};
+  const HeadlineWords w = explain(h, data);
+  EXPECT_THAT(w.sentence, HasSubstr("Not settled yet: answer-key.correct (~52 items would settle it at margin 0.05)."))
+      << w.sentence;
+  EXPECT_THAT(w.sentence, HasSubstr("Until more items settle it keep -ctk f16 -ctv f16")) << w.sentence;
+  EXPECT_THAT(w.sentence, Not(HasSubstr("cannot settle"))) << w.sentence;
+}
+
 TEST(RecommendHeadline, MoreItemsThanTheCorpusHoldsAreNeverAdvised) {
   const RunData data = recall_run({20, 17, 12, 20}, {20, 17, 12, 20}, 18);
   const std::string sentence = explain(recommend_headline(recommend(data).models[0]), data).sentence;

@@ -77,8 +77,14 @@ void difference_seen(const CellVerdict& cv, RecommendHeadline& h) {
   h.kind = RecommendHeadline::Kind::difference_seen;
   h.cell = cv.cell;
   for (const auto& v : cv.metrics) {
-    if (v.result.estimate >= -kEps) continue;  // a NaN estimate (no paired spread) is said as seen below
     const bool unknown = v.result.verdict == stats::Decision::unknown;
+    if (v.result.estimate >= -kEps) {
+      // Not below, yet unsettled: it too keeps the answer open (the answer key at Δ 0 over 6 items).
+      if (unknown)
+        h.unsettled.push_back({v.probe + "." + v.metric, v.result.items_needed, v.margin.value,
+                               settling_margin(v.result), v.kind, v.items_max});
+      continue;  // a NaN estimate (no paired spread) is said as seen below
+    }
     const double change = v.higher_is_better ? v.result.estimate : -v.result.estimate;
     h.below.push_back({v.probe + "." + v.metric, change, v.result.n, v.result.verdict, v.margin.value,
                        unknown ? v.result.items_needed : std::nullopt, v.items_max});
@@ -253,15 +259,23 @@ std::string others_text(const RecommendHeadline& h) {
 }
 
 HeadlineWords difference_words(const RecommendHeadline& h, const RunData& data, const CellDef& ref) {
-  std::string seen;
+  std::string seen, open;
   bool more_helps = false;
   for (const auto& b : h.below) {
     seen += (seen.empty() ? "" : "; ") + below_text(b);
     more_helps = more_helps || (b.verdict == stats::Decision::unknown && !beyond(b.items_needed, b.items_max));
   }
+  for (const auto& u : h.unsettled) {
+    open += (open.empty() ? "" : "; ") + u.metric + " (" +
+            (u.items_needed ? "~" + std::to_string(*u.items_needed) + " items" : std::string("more items")) +
+            " would settle it at margin " + shortest(u.margin) +
+            (beyond(u.items_needed, u.items_max) ? beyond_text(*u.items_max) : "") + ")";
+    more_helps = more_helps || !beyond(u.items_needed, u.items_max);
+  }
   return {"A difference seen, not proven",
           setting(data, data.cells()[*h.cell]) + " (the cheapest cell not proven worse) moved from " + ref.types() +
-              " in the bad direction on " + seen + ", but no verdict is inferior: the difference may be chance." + others_text(h) +
+              " in the bad direction on " + seen + ", but no verdict is inferior: the difference may be chance." +
+              (open.empty() ? std::string() : " Not settled yet: " + open + ".") + others_text(h) +
               (more_helps ? " Until more items settle it keep " + setting(data, ref) + "."
                           : std::string(kCannotSettle) + ". Until then keep " + setting(data, ref) + ".")};
 }
