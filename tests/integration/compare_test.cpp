@@ -65,7 +65,9 @@ TEST(CompareCli, GatesARealRunDoctoredDeterministicallyAndStochastically) {
     EXPECT_THAT(r.output, Not(HasSubstr("| tiny-"))) << "no check rows when nothing moved:\n" << r.output;
     auto all = kt::run_kvsweep({"compare", base, "--baseline", base, "--all"});
     EXPECT_EQ(all.exit_code, 0);
-    EXPECT_GT(count_of(all.output, "| tiny-"), 10u) << all.output;
+    // Every judged metric of every cell (telephone's min_similarity and first_below_threshold are
+    // diagnostics, not checked).
+    EXPECT_GE(count_of(all.output, "| tiny-"), 8u) << all.output;
   }
   {
     SCOPED_TRACE("a missing or malformed baseline: exit 2");

@@ -65,6 +65,8 @@ TEST(ShippedConfigs, EveryConfigPassesItsOwnDryRunAfterTheCommandsItsCommentsGiv
   std::filesystem::create_symlink(kt::minilm_model(), models / "minilm.gguf");
   std::filesystem::create_symlink(kt::tiny_model(), models / "tiny.gguf");
   std::filesystem::create_symlink(kt::copy_model(), models / "copy.gguf");
+  // The data the configs name beside them (the answer key, telephone's texts), as in the repository.
+  std::filesystem::create_directory_symlink(std::filesystem::path(KVSWEEP_SOURCE_DIR) / "data", tree / "data");
 
   std::size_t passed = 0;
   std::size_t users_own = 0;
