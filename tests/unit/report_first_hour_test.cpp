@@ -198,9 +198,15 @@ TEST(RecommendHeadline, ADifferenceSeenNamesWhatIsNotSettledYetAndAdvisesMoreIte
   RecommendHeadline h = recommend_headline(recommend(data).models[0]);
   h.kind = RecommendHeadline::Kind::difference_seen;
   h.below = {{"kld.mean_kld", -0.0038, 4, stats::Decision::non_inferior, 0.01, std::nullopt, std::nullopt}};
-  h.unsettled = {{"answer-key.correct", 52, 0.05, 0.3, MetricKind::binary, 150}};
+  h.unsettled = {{"answer-key.correct", 52, 0.05, 0.3, MetricKind::binary, 150},
+                 {"toolcall.all_correct", 52, 0.05, 0.3, MetricKind::binary, std::nullopt},
+                 {"toolcall.parsed", 52, 0.05, 0.3, MetricKind::binary, std::nullopt},
+                 {"toolcall.right_tool", 60, 0.05, 0.3, MetricKind::binary, std::nullopt}};
   const HeadlineWords w = explain(h, data);
-  EXPECT_THAT(w.sentence, HasSubstr("Not settled yet: answer-key.correct (~52 items would settle it at margin 0.05)."))
+  // A probe's metrics that need as many items at the same margin are said once.
+  EXPECT_THAT(w.sentence, HasSubstr("Not settled yet: answer-key.correct (~52 items would settle it at margin 0.05); "
+                                    "toolcall.{all_correct, parsed} (~52 items would settle each at margin 0.05); "
+                                    "toolcall.right_tool (~60 items would settle it at margin 0.05)."))
       << w.sentence;
   EXPECT_THAT(w.sentence, HasSubstr("Until more items settle it keep -ctk f16 -ctv f16")) << w.sentence;
   EXPECT_THAT(w.sentence, Not(HasSubstr("cannot settle"))) << w.sentence;

@@ -265,12 +265,27 @@ HeadlineWords difference_words(const RecommendHeadline& h, const RunData& data, 
     seen += (seen.empty() ? "" : "; ") + below_text(b);
     more_helps = more_helps || (b.verdict == stats::Decision::unknown && !beyond(b.items_needed, b.items_max));
   }
-  for (const auto& u : h.unsettled) {
-    open += (open.empty() ? "" : "; ") + u.metric + " (" +
+  // One probe's metrics that need the same items at the same margin are said once:
+  // "toolcall.{all_correct, parsed, right_tool} (~52 items would settle each at margin 0.05)".
+  for (std::size_t i = 0; i < h.unsettled.size();) {
+    const auto& u = h.unsettled[i];
+    const std::string probe = u.metric.substr(0, u.metric.find('.'));
+    std::vector<std::string> names{u.metric.substr(probe.size() + 1)};
+    std::size_t j = i + 1;
+    for (; j < h.unsettled.size(); ++j) {
+      const auto& w = h.unsettled[j];
+      if (!w.metric.starts_with(probe + ".") || w.items_needed != u.items_needed || w.margin != u.margin) break;
+      names.push_back(w.metric.substr(probe.size() + 1));
+    }
+    std::string list = names.front();
+    for (std::size_t k = 1; k < names.size(); ++k) list += ", " + names[k];
+    open += (open.empty() ? "" : "; ") + probe + "." + (names.size() > 1 ? "{" + list + "}" : list) + " (" +
             (u.items_needed ? "~" + std::to_string(*u.items_needed) + " items" : std::string("more items")) +
-            " would settle it at margin " + shortest(u.margin) +
+            " would settle " + (names.size() > 1 ? "each" : "it") + " at margin " + shortest(u.margin) +
             (beyond(u.items_needed, u.items_max) ? beyond_text(*u.items_max) : "") + ")";
-    more_helps = more_helps || !beyond(u.items_needed, u.items_max);
+    for (std::size_t k = i; k < j; ++k)
+      more_helps = more_helps || !beyond(h.unsettled[k].items_needed, h.unsettled[k].items_max);
+    i = j;
   }
   return {"A difference seen, not proven",
           setting(data, data.cells()[*h.cell]) + " (the cheapest cell not proven worse) moved from " + ref.types() +
