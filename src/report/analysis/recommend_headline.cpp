@@ -314,7 +314,7 @@ HeadlineWords nothing_gated_words(const RunData& data) {
           "this run measured only how the output changes (" + (changes.empty() ? std::string("no judged metric") : changes) +
               "), not whether it got worse: a reworded answer is a change, not a loss. Nothing is advised; name the "
               "changes that matter to you with recommend --gate (or a probe's \"gate\"), or add a probe scored "
-              "against ground truth (recall, toolcall) or a distance with a threshold (kld, divergence's mean_kl)."};
+              "against ground truth (a prompt's \"expect\": the answer key; recall, toolcall) or a distance with a threshold (kld, divergence's mean_kl)."};
 }
 
 /// No advice: a reference that answered nothing says nothing of any K/V setting, its own included.
