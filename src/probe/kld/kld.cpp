@@ -310,11 +310,11 @@ std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSource& 
       if (c.size() != 1 || c["builtin"] != "english")
         cs.fail("expected {\"builtin\": \"english\"} (the built-in English text) or {\"random_bodies\": {…}}");
     } else {
-    // kld's own default is 20 functions (recall keeps the generator's 200).
-    corpus::RandomBodiesOptions defaults;
-    defaults.functions = 20;
-    corpus.generated = read_random_bodies(c.contains("random_bodies") ? c["random_bodies"] : json::object(),
-                                          cs.child("random_bodies"), defaults);
+      // kld's own default is 20 functions (recall keeps the generator's 200).
+      corpus::RandomBodiesOptions defaults;
+      defaults.functions = 20;
+      corpus.generated = read_random_bodies(c.contains("random_bodies") ? c["random_bodies"] : json::object(),
+                                            cs.child("random_bodies"), defaults);
     }
   } else {
     s.child("corpus").fail("expected a file name, {\"builtin\": \"english\"} or {\"random_bodies\": {…}}, got " + c.dump());
