@@ -95,7 +95,8 @@ TEST(AnswerKey, CompleteScoresEachAnswerAgainstItsExpectOnEveryCellAsQuality) {
   EXPECT_EQ(items[0].spec, (json{{"prompt", "Capital of France?"}, {"expect", "Paris"}}));
   // A prompt without `expect` is the item it always was (resume keys and specs unchanged).
   EXPECT_EQ(items[1].spec, (json{{"prompt", "Tell a story."}}));
-  const auto* correct = probe::find_metric(probe->metrics(), "correct");
+  const auto metrics = probe->metrics();  // find_metric points into it
+  const auto* correct = probe::find_metric(metrics, "correct");
   ASSERT_NE(correct, nullptr);
   EXPECT_EQ(correct->role, probe::MetricRole::quality);
   EXPECT_EQ(correct->direction, probe::Direction::higher_better);
