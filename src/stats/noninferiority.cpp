@@ -42,7 +42,8 @@ std::optional<std::size_t> smallest_clearing(std::size_t n, const std::function<
   return hi;
 }
 
-/// Wilson's score interval for x successes of n at z (Wilson 1927).
+}  // namespace
+
 ConfidenceInterval wilson(double x, double n, double z) {
   const double p = x / n;
   const double z2 = z * z;
@@ -50,8 +51,6 @@ ConfidenceInterval wilson(double x, double n, double z) {
   const double half = z / (1 + z2 / n) * std::sqrt(p * (1 - p) / n + z2 / (4 * n * n));
   return {centre - half, centre + half};
 }
-
-}  // namespace
 
 std::string_view to_string(Decision verdict) {
   switch (verdict) {

@@ -76,6 +76,9 @@ struct PairedTable {
 /// An empty table → NaN bounds.
 ConfidenceInterval newcombe_paired_interval(const PairedTable& table, double z);
 
+/// Wilson's score interval for x successes of n at z (Wilson 1927); n must be > 0.
+ConfidenceInterval wilson(double x, double n, double z);
+
 /// Binary metrics (oriented: 1 = good): newcombe_paired_interval at z = z_{1−alpha}, so each bound is
 /// one-sided (1 − alpha). items_needed scales the table's proportions to n' items.
 /// E.g. 10 items all passed on both sides, margin 0.05: lower = −z²/(10 + z²) = −0.213 → unknown,
