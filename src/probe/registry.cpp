@@ -9,6 +9,7 @@
 #include "kvsweep/probe/speed/speed.hpp"
 #include "kvsweep/probe/telephone/telephone.hpp"
 #include "kvsweep/probe/toolcall/toolcall.hpp"
+#include "kvsweep/probe/twins/twins.hpp"
 
 namespace kvsweep::probe {
 
@@ -27,6 +28,7 @@ const std::vector<Entry>& registry() {
       {"recall", &make_recall_probe},
       {"toolcall", &make_toolcall_probe},
       {"speed", &make_speed_probe},
+      {"twins", &make_twins_probe},
   };
   return entries;
 }
