@@ -5,7 +5,7 @@ tokenizer.json, modules.json + the pooling config) into a GGUF that llama-server
 
 Why not llama.cpp's own convert_hf_to_gguf.py: it imports torch at the top (conversion/base.py,
 conversion/bert.py), and torch from PyPI brings the CUDA runtime packages with it (measured here:
-several GB, see the README's "The real models"). This converter needs only numpy, PyYAML and the
+several GB, see docs/backends-and-servers.md, "The real models"). This converter needs only numpy, PyYAML and the
 `gguf` package (llama.cpp's gguf-py, from PyPI), and reproduces what llama.cpp's converter writes for
 a `BertModel` (conversion/bert.py: BertModel.set_gguf_parameters, set_vocab, filter_tensors;
 conversion/base.py: TextModel.set_gguf_parameters, get_vocab_base, and prepare_tensors' f16 rule):

@@ -460,7 +460,7 @@ void register_run(CLI::App& app, Commands& commands) {
   auto* sub = app.add_subcommand("run", "Run a sweep: one server per cell, every probe item recorded");
   std::string kinds;
   for (const auto& k : probe::probe_kinds()) kinds += (kinds.empty() ? "" : ", ") + k;
-  sub->footer("Probe kinds (probes[].kind): " + kinds + "; their keys are in README.md and configs/example.jsonc.");
+  sub->footer("Probe kinds (probes[].kind): " + kinds + "; their keys are in docs/probes-and-metrics.md and configs/example.jsonc.");
   auto o = std::make_shared<RunOpts>();
   sub->add_option("config", o->config, "Config file (JSON, comments allowed); see configs/example.jsonc");
   sub->add_option("-o,--output", o->out, "Run directory (default: <output_dir>/<name>-<timestamp>)");

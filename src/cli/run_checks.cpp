@@ -168,7 +168,7 @@ nlohmann::json check_growth(const config::Config& config, const std::vector<std:
   const std::string refused = "--resume " + run_dir + ": the config changed since the run started (hash " + before_hash +
                               " → " + now_hash + ")";
   const std::string instead = "\na resumed run may only grow (more items, cells, models, variants or probes; "
-                              "README \"Growing a run\"): restore the config, or start a new run with -o NEW_DIR";
+                              "docs/configuration.md, \"Growing a run\"): restore the config, or start a new run with -o NEW_DIR";
   if (!previous.contains("config") || !previous["config"].is_object())
     throw core::FatalError(refused + ", and its manifest does not record the config it ran, so what changed cannot "
                            "be told; start a new run with -o NEW_DIR");
@@ -193,7 +193,7 @@ nlohmann::json check_growth(const config::Config& config, const std::vector<std:
         "run's " + std::to_string(records.size()) + " records (cells of no variant, like " + records.front().cell.label() +
         ") would belong to no cell of it. A run grows by variants only when it already has variants. Start a new run "
         "with -o NEW_DIR whose variants include one with no settings for what this run measured (e.g. {\"name\": "
-        "\"base\"}) beside the new ones (README \"Growing a run\")");
+        "\"base\"}) beside the new ones (docs/configuration.md, \"Growing a run\")");
   const Asked asked = asked_by(config, probes);
   for (const auto& r : records) {
     if (const std::string why = misfit(r, asked); !why.empty())

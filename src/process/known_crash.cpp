@@ -9,7 +9,7 @@ namespace {
 constexpr std::string_view kUpstream = "ggml-org/llama.cpp#20824";
 constexpr std::string_view kBuildWithout =
     "a llama.cpp build without AMX (scripts/llama-cpp builds one; your own: cmake "
-    "-DCMAKE_C_FLAGS=\"-mno-amx-tile -mno-amx-int8 -mno-amx-bf16\" and the same CMAKE_CXX_FLAGS; README \"Hosts\")";
+    "-DCMAKE_C_FLAGS=\"-mno-amx-tile -mno-amx-int8 -mno-amx-bf16\" and the same CMAKE_CXX_FLAGS; docs/backends-and-servers.md, \"Hosts\")";
 
 bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
 

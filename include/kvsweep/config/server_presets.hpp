@@ -3,7 +3,7 @@
 /// and llama-cpp-python, each with its command line, its documented cache-type names, whether it ties K
 /// and V, its readiness check, how it confirms the type it allocated, and what its OpenAI API can do.
 /// The facts come from each server's documentation and source (shared/reference/other-servers.md);
-/// which of them were run here is in the README's "Other servers" table.
+/// which of them were run here is in docs/backends-and-servers.md's "Other servers" table.
 
 #include <string>
 #include <vector>
