@@ -4,6 +4,7 @@
 #include "kvsweep/probe/complete/complete.hpp"
 #include "kvsweep/probe/divergence/divergence.hpp"
 #include "kvsweep/probe/kld/kld.hpp"
+#include "kvsweep/probe/longkl/longkl.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/probe/recall/recall.hpp"
 #include "kvsweep/probe/speed/speed.hpp"
@@ -24,6 +25,7 @@ const std::vector<Entry>& registry() {
       {"complete", &make_complete_probe},
       {"divergence", &make_divergence_probe},
       {"kld", &make_kld_probe},
+      {"longkl", &make_longkl_probe},
       {"telephone", &make_telephone_probe},
       {"recall", &make_recall_probe},
       {"toolcall", &make_toolcall_probe},

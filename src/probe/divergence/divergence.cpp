@@ -6,15 +6,14 @@
 #include <optional>
 
 #include "kvsweep/probe/greedy.hpp"
+#include "kvsweep/probe/top_list.hpp"
 #include "kvsweep/score/token_divergence.hpp"
-#include "kvsweep/server/token_logprobs.hpp"
 
 namespace kvsweep::probe {
 
 namespace {
 
 using Tokens = std::vector<std::int32_t>;
-using TopList = std::vector<score::IdLogprob>;
 using nlohmann::json;
 
 // Written for kvsweep: short openings of different registers (prose, code, lists, dialogue).
@@ -58,36 +57,7 @@ struct Forced {
   std::vector<double> js;
 };
 
-core::Expected<TopList> top_of(const server::TokenLogprob& tp) {
-  if (tp.top.empty())
-    return core::fail(core::ErrorKind::parse, "the answer carries no top log-probabilities (was n_probs ignored?)");
-  TopList out;
-  out.reserve(tp.top.size());
-  for (const auto& t : tp.top) {
-    if (t.id < 0)
-      return core::fail(core::ErrorKind::unsupported,
-                        "the server reports top log-probabilities without token ids; divergence needs them "
-                        "(llama-server's /completion gives them)");
-    // Scored, 1e308 or +50 would read as KL 0: the item fails instead.
-    if (const std::string why = server::impossible_logprob(t.logprob); !why.empty())
-      return core::fail(core::ErrorKind::parse, "the server reports a top log-probability of " +
-                                                    std::to_string(t.logprob) + " for token " + std::to_string(t.id) +
-                                                    ": " + why);
-    out.push_back({t.id, t.logprob});
-  }
-  return out;
-}
-
-/// Per step, the top-n list as [[id, logprob], …]: the raw data, so a record can be rescored.
-json tops_to_json(const std::vector<TopList>& tops) {
-  json out = json::array();
-  for (const auto& top : tops) {
-    json step = json::array();
-    for (const auto& t : top) step.push_back(json::array({t.id, t.logprob}));
-    out.push_back(std::move(step));
-  }
-  return out;
-}
+core::Expected<TopList> top_of(const server::TokenLogprob& tp) { return top_list_of(tp, "divergence"); }
 
 double mean(const std::vector<double>& v) {
   if (v.empty()) return 0.0;
@@ -123,11 +93,7 @@ core::Expected<ReferencePath> reference_path(const Context& ctx, const std::stri
         ReferencePath out;
         out.prompt = resp.at("prompt_tokens").get<Tokens>();
         out.gen.tokens = resp.at("tokens").get<Tokens>();
-        for (const auto& step : resp.at("top")) {
-          TopList top;
-          for (const auto& e : step) top.push_back({e.at(0).get<std::int32_t>(), e.at(1).get<double>()});
-          out.gen.tops.push_back(std::move(top));
-        }
+        out.gen.tops = tops_from_json(resp.at("top"));
         if (out.gen.tops.size() != out.gen.tokens.size())
           return core::fail(core::ErrorKind::parse, "the reference record of " + key + " has " +
                                                         std::to_string(out.gen.tokens.size()) + " tokens but " +

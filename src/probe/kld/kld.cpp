@@ -15,9 +15,9 @@
 #include "kvsweep/corpus/english.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/corpus/random_bodies.hpp"
+#include "kvsweep/probe/corpus_config.hpp"
 #include "kvsweep/probe/input_file.hpp"
 #include "kvsweep/process/known_crash.hpp"
-#include "kvsweep/probe/random_bodies_config.hpp"
 #include "kvsweep/probe/tool_args.hpp"
 #include "kvsweep/probe/tool_text.hpp"
 
@@ -33,13 +33,7 @@ std::string join(const std::vector<std::string>& argv) { return command_line(arg
 
 /// Where the probe's corpus comes from: a file, the random-bodies generator, or (neither given)
 /// the built-in English text.
-struct CorpusSpec {
-  std::filesystem::path file;
-  std::optional<InputFile> input;  // the file's path and sha256, part of the run's identity
-  std::string bytes;               // the file as read and hashed (cut into documents from these)
-  std::optional<corpus::RandomBodiesOptions> generated;
-  bool english() const { return !input && !generated; }
-};
+using CorpusSpec = CorpusConfig;
 
 /// The noise floor's micro-batch: 8× smaller than the scoring run's (which is the whole chunk, ctx),
 /// at least 8 — the same logits computed in other batch shapes, so other rounding.
@@ -63,16 +57,7 @@ class KldProbe final : public Probe {
   }
 
   std::vector<Item> items() const override {
-    json spec = {{"ctx", m_ctx}, {"chunks", m_chunks}};
-    if (m_corpus.generated) {
-      const auto& g = *m_corpus.generated;
-      spec["corpus"] = {{"random_bodies", {{"functions", g.functions}, {"value_len", g.value_len}, {"seed", g.seed}}}};
-    } else if (m_corpus.english()) {
-      // The text's hash: a kvsweep whose built-in text changed is a different item, never resumed into.
-      spec["corpus"] = {{"builtin", "english"}, {"sha256", core::sha256_hex(corpus::english_text())}};
-    } else {
-      spec["corpus"] = m_corpus.file.string();
-    }
+    json spec = {{"ctx", m_ctx}, {"chunks", m_chunks}, {"corpus", m_corpus.spec()}};
     if (m_documents == 1) return {{"kld", spec}};
     // The corpus cut into documents, each scored on its own: items whose spread the verdicts can use.
     std::vector<Item> out;
@@ -217,9 +202,7 @@ class KldProbe final : public Probe {
   /// with documents, the item's document of it.
   core::Expected<std::filesystem::path> corpus_path(const std::filesystem::path& dir, std::optional<int> document) const {
     if (m_corpus.input && !document) return m_corpus.file;
-    std::string text = m_corpus.input       ? m_corpus.bytes
-                       : m_corpus.generated ? corpus::generate_random_bodies(*m_corpus.generated)
-                                            : std::string(corpus::english_text());
+    std::string text = m_corpus.text();
     std::string name = safe_name(m_name) + "-corpus.txt";
     if (document) {
       const auto parts = corpus::split_documents(text, static_cast<std::size_t>(m_documents));
@@ -294,31 +277,10 @@ std::unique_ptr<Probe> make_kld_probe(const json& cfg, const ConfigSource& site)
 std::unique_ptr<Probe> make_kld_probe_with(const json& cfg, const ConfigSource& site, std::shared_ptr<ToolRunner> runner) {
   const config::Site& s = site.site;
   config::check_keys(cfg, {"kind", "name", "corpus", "ctx", "chunks", "documents", "binary", "args", "timeout_s"}, s);
-  CorpusSpec corpus;
-  // No corpus: the built-in English text (corpus/english.hpp).
-  const json c = cfg.contains("corpus") ? cfg["corpus"] : json{{"builtin", "english"}};
-  if (c.is_string()) {
-    corpus.file = c.get<std::string>();
-    if (corpus.file.is_relative()) corpus.file = site.base_dir / corpus.file;
-    InputText read = read_input_file(corpus.file, "corpus", s.child("corpus"));
-    corpus.input = std::move(read.file);
-    corpus.bytes = std::move(read.bytes);
-  } else if (c.is_object()) {
-    const config::Site cs = s.child("corpus");
-    config::check_keys(c, {"random_bodies", "builtin"}, cs);
-    if (c.contains("builtin")) {
-      if (c.size() != 1 || c["builtin"] != "english")
-        cs.fail("expected {\"builtin\": \"english\"} (the built-in English text) or {\"random_bodies\": {…}}");
-    } else {
-      // kld's own default is 20 functions (recall keeps the generator's 200).
-      corpus::RandomBodiesOptions defaults;
-      defaults.functions = 20;
-      corpus.generated = read_random_bodies(c.contains("random_bodies") ? c["random_bodies"] : json::object(),
-                                            cs.child("random_bodies"), defaults);
-    }
-  } else {
-    s.child("corpus").fail("expected a file name, {\"builtin\": \"english\"} or {\"random_bodies\": {…}}, got " + c.dump());
-  }
+  // kld's own default is 20 functions (recall keeps the generator's 200); no corpus: the built-in English text.
+  corpus::RandomBodiesOptions defaults;
+  defaults.functions = 20;
+  CorpusSpec corpus = read_corpus_config(cfg, site, defaults, CorpusDefault::english);
   const long long ctx = config::get_int_in(cfg, "ctx", 512, 16, 1 << 20, s);
   const long long chunks = config::get_int(cfg, "chunks", 32, s);
   if (chunks < 1 && chunks != -1)
