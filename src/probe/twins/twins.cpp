@@ -76,7 +76,12 @@ class TwinsProbe final : public Probe {
       const TwinsRecord& r = m_set.records[i];
       json rivals = json::array();
       for (const std::size_t j : twins_rivals(m_set, i)) rivals.push_back(twins_item_key(m_set.records[j]));
-      out.push_back({twins_item_key(r), {{"key", r.key}, {"value", r.value}, {"rivals", rivals}}});
+      out.push_back({twins_item_key(r),
+                     {{"key", r.key},
+                      {"value", r.value},
+                      {"rivals", rivals},
+                      {"distance", r.distance},
+                      {"at", r.at == TwinsSide::end ? "end" : "start"}}});
     }
     return out;
   }

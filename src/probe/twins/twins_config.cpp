@@ -34,6 +34,27 @@ std::vector<double> read_bins(const nlohmann::json& cfg, const std::vector<doubl
   return out;
 }
 
+/// "distance": a number or a non-empty list of numbers, each 1–4 and leaving 2 of the key's words unedited.
+std::vector<int> read_distances(const nlohmann::json& cfg, int key_words, int twins, const config::Site& site) {
+  if (!cfg.contains("distance")) return {1};
+  const nlohmann::json& v = cfg["distance"];
+  const config::Site at = site.child("distance");
+  const nlohmann::json list = v.is_array() ? v : nlohmann::json::array({v});
+  if (list.empty() || list.size() > 16) at.fail("expected a number of words (1–4) or a list of 1 to 16 of them");
+  std::vector<int> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const config::Site here = v.is_array() ? at.index(i) : at;
+    if (!list[i].is_number_integer() || list[i].get<long long>() < 1 || list[i].get<long long>() > 4)
+      here.fail("expected a number of words from 1 to 4, got " + config::shown(list[i]));
+    const int d = list[i].get<int>();
+    if (twins > 1 && key_words - d < 2)
+      here.fail("must leave at least 2 of the key's " + std::to_string(key_words) + " words (key_words) unedited, got " +
+                std::to_string(d));
+    out.push_back(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 TwinsConfig parse_twins_config(const nlohmann::json& cfg, const ConfigSource& where) {
@@ -47,11 +68,11 @@ TwinsConfig parse_twins_config(const nlohmann::json& cfg, const ConfigSource& wh
   c.twins = int_in(cfg, "twins", c.twins, 1, 32, site);
   c.key_words = int_in(cfg, "key_words", c.key_words, 2, 16, site);
   c.value_words = int_in(cfg, "value_words", c.value_words, 1, 8, site);
-  c.distance = int_in(cfg, "distance", c.distance, 1, 4, site);
-  if (c.twins > 1 && c.key_words - c.distance < 2)
-    site.child("distance").fail("must leave at least 2 of the key's " + std::to_string(c.key_words) +
-                                " words (key_words) unedited, got " + std::to_string(c.distance));
-  c.at = config::get_one_of(cfg, "at", "end", {"end", "start"}, site) == "end" ? TwinsSide::end : TwinsSide::start;
+  c.distances = read_distances(cfg, c.key_words, c.twins, site);
+  const std::string at = config::get_one_of(cfg, "at", "end", {"end", "start", "both"}, site);
+  c.sides = at == "end"     ? std::vector<TwinsSide>{TwinsSide::end}
+            : at == "start" ? std::vector<TwinsSide>{TwinsSide::start}
+                            : std::vector<TwinsSide>{TwinsSide::end, TwinsSide::start};
   c.value = config::get_one_of(cfg, "value", "distinct", {"distinct", "near"}, site) == "near" ? TwinsValue::near
                                                                                                 : TwinsValue::distinct;
   c.gap = int_in(cfg, "gap", c.gap, 0, c.families - 1, site);

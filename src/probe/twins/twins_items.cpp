@@ -72,10 +72,13 @@ TwinsSet generate_twins(const TwinsConfig& c) {
   std::vector<std::string> seen_keys;
   for (int f = 0; f < c.families; ++f) {
     std::vector<TwinsRecord> family;
+    const std::size_t nd = c.distances.size();
+    const int distance = c.distances[static_cast<std::size_t>(f) % nd];
+    const TwinsSide at = c.sides[(static_cast<std::size_t>(f) / nd) % c.sides.size()];
     // A base key whose kept words (those no twin edits) no earlier family shares: redrawn until new.
-    const int edits = c.twins > 1 ? c.distance : 0;
+    const int edits = c.twins > 1 ? distance : 0;
     const auto kept = [&](const Words& key) {
-      return c.at == TwinsSide::end ? Words(key.begin(), key.end() - edits) : Words(key.begin() + edits, key.end());
+      return at == TwinsSide::end ? Words(key.begin(), key.end() - edits) : Words(key.begin() + edits, key.end());
     };
     Words base_key;
     do {
@@ -83,16 +86,18 @@ TwinsSet generate_twins(const TwinsConfig& c) {
     } while (std::find(seen_keys.begin(), seen_keys.end(), join(kept(base_key))) != seen_keys.end());
     seen_keys.push_back(join(kept(base_key)));
     const Words base_value = draw(rng, kValueWords, c.value_words);
-    std::vector<Words> used_key(static_cast<std::size_t>(c.distance));
-    std::vector<Words> used_value(static_cast<std::size_t>(c.distance));
+    std::vector<Words> used_key(static_cast<std::size_t>(distance));
+    std::vector<Words> used_value(static_cast<std::size_t>(distance));
     for (int t = 0; t < c.twins; ++t) {
       TwinsRecord r;
       r.family = f;
       r.twin = t;
-      r.key = join(c.twins == 1 ? base_key : edited(rng, base_key, c.distance, c.at, kKeyWords, used_key));
+      r.distance = edits;
+      r.at = at;
+      r.key = join(c.twins == 1 ? base_key : edited(rng, base_key, distance, at, kKeyWords, used_key));
       Words value = base_value;
       if (c.value == TwinsValue::near && c.twins > 1) {
-        value = edited(rng, base_value, std::min(c.distance, c.value_words), c.at, kValueWords, used_value);
+        value = edited(rng, base_value, std::min(distance, c.value_words), at, kValueWords, used_value);
       } else if (t > 0) {
         // Distinct values: redrawn until no twin of the family has it.
         bool taken = true;

@@ -8,6 +8,7 @@
 #include "kvsweep/report/analysis/recommend.hpp"
 #include "kvsweep/report/figures/telephone_figures.hpp"
 #include "kvsweep/report/figures/tradeoff.hpp"
+#include "kvsweep/report/figures/twins_figure.hpp"
 #include "kvsweep/report/analysis/variant_effect.hpp"
 
 namespace kvsweep::report {
@@ -54,6 +55,12 @@ std::vector<Figure> render_figures(const RunData& data, const RunSummary& summar
                        p + " · " + metric + " — " + model, p,
                        draw ? heatmap_svg(data, summary, model, p, metric) : std::string()});
       }
+    }
+    if (probe.kind == "twins") {
+      for (const auto& bins : twins_bins(data, probe))
+        out.push_back({"twins-" + slug(probe.name) + "-flips-" + slug(bins.model) + ".svg",
+                       probe.name + ": flip rate vs margin — " + bins.model, probe.name,
+                       draw ? twins_flips_svg(data, bins) : std::string()});
     }
     if (probe.kind != "telephone") continue;
     bool any = false;

@@ -6,14 +6,16 @@
 /// that measured margin, so a flip rate can be read per bin (issue 54).
 ///
 /// Config: {"kind": "twins", "name": "twins", "seed": 42, "families": 16, "twins": 4, "key_words": 6,
-/// "value_words": 3, "distance": 1, "at": "end" | "start", "value": "distinct" | "near", "gap": 0,
+/// "value_words": 3, "distance": 1 | [1, 2, …], "at": "end" | "start" | "both", "value": "distinct" | "near", "gap": 0,
 /// "queries": twins, "top_n": 20, "bins": [1, 4, 10]}.
 /// - families × twins records "- <key>: <value>", one a line, then the question, then "- <key>:";
 ///   the answer is " <value>". `twins` 1 makes every key unique (the control: its rivals are all the
 ///   other records).
 /// - A family's keys share all but `distance` words (1–4), replaced at the key's `at` side, each twin
 ///   its own words there; `value` "distinct" gives each twin its own value words, "near" the family's
-///   base value with `distance` words replaced at the same side.
+///   base value with `distance` words replaced at the same side. `distance` may be a list and `at`
+///   "both": family f takes distance[f mod n] and, with "both", the end when (f / n) is even, else the
+///   start — one table then spans the dial, and the measured margins spread over the bins.
 /// - `gap`: records between two twins of a family (families are laid out in blocks of gap + 1,
 ///   round-robin), so `families` must be a multiple of gap + 1.
 /// - `queries`: how many twins of each family are asked (the first ones, in seeded order).
@@ -47,8 +49,8 @@ struct TwinsConfig {
   int twins = 4;
   int key_words = 6;
   int value_words = 3;
-  int distance = 1;
-  TwinsSide at = TwinsSide::end;
+  std::vector<int> distances = {1};          // "distance": one number, or a list the families cycle through
+  std::vector<TwinsSide> sides = {TwinsSide::end};  // "at": "end", "start" or "both" (families alternate)
   TwinsValue value = TwinsValue::distinct;
   int gap = 0;
   int queries = 0;  // 0: every twin
@@ -64,6 +66,8 @@ TwinsConfig parse_twins_config(const nlohmann::json& config, const ConfigSource&
 struct TwinsRecord {
   int family = 0;
   int twin = 0;
+  int distance = 0;  // words its key differs from its twins' by (0: no twins)
+  TwinsSide at = TwinsSide::end;
   std::string key;    // words joined by spaces
   std::string value;  // words joined by spaces
 };
