@@ -161,18 +161,29 @@ class LongKlProbe final : public Probe {
       out.push_back(std::move(*one));
       from = 1;
     }
-    if (from == ps.size()) return out;
-    std::vector<Tokens> prompts;
-    for (std::size_t i = from; i < ps.size(); ++i) prompts.emplace_back(slot.tokens.begin(), slot.tokens.begin() + ps[i]);
-    auto rest = ctx.api.complete_each(request(n_probs, true), prompts);
-    if (!rest) return std::unexpected(rest.error());
-    if (rest->size() != prompts.size())
-      return core::fail(core::ErrorKind::parse, std::to_string(prompts.size()) + " prompts got " +
-                                                    std::to_string(rest->size()) + " answers");
-    for (std::size_t i = 0; i < rest->size(); ++i) {
-      if (auto ok = check((*rest)[i], ps[from + i], slot); !ok) return std::unexpected(ok.error());
-      sum += (*rest)[i].timings;
-      out.push_back(std::move((*rest)[i]));
+    // Several prompts per request (one task each, run in order on the one slot), up to about
+    // kTokensPerRequest prompt tokens: a 128K-token prompt is ~1 MB of JSON.
+    constexpr std::size_t kTokensPerRequest = std::size_t{1} << 17;
+    while (from < ps.size()) {
+      std::vector<Tokens> prompts;
+      std::size_t tokens = 0;
+      for (std::size_t i = from; i < ps.size(); ++i) {
+        const auto n = static_cast<std::size_t>(ps[i]);
+        if (!prompts.empty() && tokens + n > kTokensPerRequest) break;
+        prompts.emplace_back(slot.tokens.begin(), slot.tokens.begin() + ps[i]);
+        tokens += n;
+      }
+      auto rest = ctx.api.complete_each(request(n_probs, true), prompts);
+      if (!rest) return std::unexpected(rest.error());
+      if (rest->size() != prompts.size())
+        return core::fail(core::ErrorKind::parse, std::to_string(prompts.size()) + " prompts got " +
+                                                      std::to_string(rest->size()) + " answers");
+      for (std::size_t i = 0; i < rest->size(); ++i) {
+        if (auto ok = check((*rest)[i], ps[from + i], slot); !ok) return std::unexpected(ok.error());
+        sum += (*rest)[i].timings;
+        out.push_back(std::move((*rest)[i]));
+      }
+      from += prompts.size();
     }
     return out;
   }
