@@ -1,5 +1,4 @@
-// Attaching to a running llama-server (backend "external"), verified before any item (issue 51,
-// item 3): the model and context it serves (/props) must be the cell's, its K/V types are read from
+// Attaching to a running llama-server (backend "external"), verified before any item: the model and context it serves (/props) must be the cell's, its K/V types are read from
 // the log the user names (server.log), one server is never two cells, and types nobody confirmed
 // are labelled "declared, unverified" in the record, the recommendation and --strict's exit code.
 // A real llama-server on the tiny model, started here as the user would; for api "openai" (a running
@@ -75,7 +74,7 @@ json cell_of(const json& manifest, const std::string& types) {
 TEST(Attach, OneServerAttachedAsTwoCellsIsRefusedAndItsDeclaredTypesAreLabelledUnverified) {
   kt::TempDir dir;
   RunningServer server(dir / "server.log", "q8_0", "q8_0");
-  // The user's mistake from the issue: one q8_0/q8_0 server, a grid of f16/f16 and q8_0/q8_0.
+  // A user's likely mistake: one q8_0/q8_0 server, a grid of f16/f16 and q8_0/q8_0.
   const fs::path run = dir / "run";
   auto cfg = attach_config(server.url, {"f16", "q8_0"}, "f16/f16");
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string(), "--strict"});

@@ -1,4 +1,4 @@
-// `kvsweep compare` says why (issue 42, item 7), end to end on the real llama-server: the same config run
+// `kvsweep compare` says why, end to end on the real llama-server: the same config run
 // twice, the second with LLAMA_ATTN_ROT_DISABLE=1 inherited from kvsweep's own environment (set in the
 // shell, not in the config: the config hash is the same). The manifest records the variable; compare
 // names it, and the rotation the server reported off, above the regression it explains. A secret-looking

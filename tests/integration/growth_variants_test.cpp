@@ -1,4 +1,4 @@
-// Growing a run by its first variants (issue 51, Lower): a run made without variants has cells of no
+// Growing a run by its first variants: a run made without variants has cells of no
 // variant, and a config with variants has only its variants' cells, so such a growth is refused — in
 // those words, with how to get the variants instead — never as "cell … is not in this config's grid",
 // and nothing of the run changes: its records, its manifest, its report. The advised new run (a variant

@@ -1,6 +1,6 @@
-// One run identity (issue 51, item 1): every input a record depends on is checked wherever runs
+// One run identity: every input a record depends on is checked wherever runs
 // meet, and a manifest that cannot say what made its records is refused, never read as "no check".
-// The manifest edits below inject the faults the issue found (a field of another type, a field
+// The manifest edits below inject the faults (a field of another type, a field
 // removed); the server is the real llama-server on the tiny model (Ollama's: ollama_real_test.cpp).
 #include <sys/wait.h>
 

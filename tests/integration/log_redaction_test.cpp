@@ -1,4 +1,4 @@
-// A server's own output reaches its log redacted (issue 51, item 2): a child that echoes its
+// A server's own output reaches its log redacted: a child that echoes its
 // --api-key, logs an Authorization header and writes a registered key in pieces leaves none of them
 // in the log, and the log is complete once the child has ended.
 #include <gmock/gmock.h>

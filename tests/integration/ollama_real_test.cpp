@@ -221,7 +221,7 @@ std::filesystem::path own_gguf_config(const kt::TempDir& dir, const std::filesys
   return kt::write_config(dir, cfg);
 }
 
-// Issue 51: a GGUF under backend ollama is part of the run's identity (hashed like llama-server's),
+// A GGUF under backend ollama is part of the run's identity (hashed like llama-server's),
 // and kvsweep's store is verified by content before a cell uses it.
 TEST(RealOllama, AResumeOnAReplacedGgufUnderOllamaIsRefusedNamingBothHashes) {
   kt::ollama_bin_dir();  // throws, failing the test, when scripts/ollama has not installed it

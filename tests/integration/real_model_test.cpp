@@ -1,4 +1,4 @@
-// The probes on real models (issue 37): SmolLM2-135M-Instruct, a model that can paraphrase and be
+// The probes on real models: SmolLM2-135M-Instruct, a model that can paraphrase and be
 // teacher-forced, and all-MiniLM-L6-v2, the telephone probe's embedding instrument — both
 // installed by scripts/models from PyPI. Each test is small (one or three cells, a few items) and
 // asserts what only a real model shows: an embedding that agrees with the model's own runtime, a hop

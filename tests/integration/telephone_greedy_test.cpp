@@ -1,4 +1,4 @@
-// Greedy telephone chains on the real SmolLM2 (issue 50 item 7): at temperature 0 a chain does not
+// Greedy telephone chains on the real SmolLM2: at temperature 0 a chain does not
 // depend on its seed, so the spread the report shows is the texts' own, none of it sampling — the
 // reason the shipped configs run telephone greedy over many texts instead of a few sampled chains.
 #include <map>

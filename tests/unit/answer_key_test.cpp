@@ -1,4 +1,4 @@
-// Ground truth for `complete` (issue 50 item 2): a prompt's `expect` read from a config or a
+// Ground truth for `complete`: a prompt's `expect` read from a config or a
 // prompts file, scored as `correct` (quality, gated by default) beside the change metrics.
 
 #include <filesystem>

@@ -1,5 +1,5 @@
 // server/attach_verify: what an attached llama-server says of itself (/props) and its own log file,
-// checked against the cell (issue 51, item 3). Pure functions on captured texts.
+// checked against the cell. Pure functions on captured texts.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

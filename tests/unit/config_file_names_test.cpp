@@ -1,4 +1,4 @@
-// Issue 41, "two models share files": names that differ only in characters the file-name rule
+// Two models never share files: names that differ only in characters the file-name rule
 // (core::file_safe) replaces are refused when the config is read, naming both and the shared name.
 
 #include <gmock/gmock.h>

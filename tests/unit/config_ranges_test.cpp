@@ -1,5 +1,5 @@
 // Config numbers are checked against the ranges they are used in, server URLs parsed whole, and a
-// config file that is a directory or nested without end is refused by name (issue 31, item 7).
+// config file that is a directory or nested without end is refused by name.
 
 #include <filesystem>
 #include <fstream>

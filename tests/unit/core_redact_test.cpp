@@ -1,4 +1,4 @@
-// The one redaction point (issue 31, item 5): registered secrets, Authorization values, URL
+// The one redaction point: registered secrets, Authorization values, URL
 // userinfo (parsed or not) and secret flag values never survive; ordinary text does.
 
 #include <gtest/gtest.h>

@@ -409,7 +409,7 @@ TEST(DivergenceProbe, ReferenceModeComparesACellWithTheReferenceDistributions) {
   EXPECT_FALSE(res->response.contains("top"));
 }
 
-// ---- requests per item (issue 21: one request per step was mostly waiting on the network) -----
+// ---- requests per item (one request per step would mostly wait on the network) -----
 
 TEST(DivergenceProbe, CacheModeSendsAllForcedStepsInOneMultiPromptCall) {
   ModelServer server;

@@ -1,4 +1,4 @@
-// Metric roles (issue 50 item 1): quality (ground truth), distance (how far the distribution moved,
+// Metric roles: quality (ground truth), distance (how far the distribution moved,
 // gated on a threshold), change (how the output differs: reported, gated only when named). The shipped
 // probes declare them; recommend gates quality + thresholded distance by default, so a reworded answer
 // is not a loss while a distance beyond its threshold is.

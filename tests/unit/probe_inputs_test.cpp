@@ -1,5 +1,5 @@
 // The files a probe's config names are read once, as regular files, and recorded with the sha256 of
-// what was read (issue 41): "a changed prompts file is not noticed" (the hash is of the content, not
+// what was read: "a changed prompts file is not noticed" (the hash is of the content, not
 // the path), and "a prompts_file that is a directory, empty or unreadable silently falls back to the
 // built-in prompts; a FIFO hangs even --dry-run".
 

@@ -1,4 +1,4 @@
-// Reproducing a published grid (issue 55): the format's errors, like-with-like pairing by variant,
+// Reproducing a published grid: the format's errors, like-with-like pairing by variant,
 // the single-item and no-spread cases, the setup differences, the exit status and the export.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

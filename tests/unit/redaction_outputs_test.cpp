@@ -1,4 +1,4 @@
-// One redaction for everything kvsweep prints or writes (issue 51, item 2): a registered secret, a
+// One redaction for everything kvsweep prints or writes: a registered secret, a
 // launch template's --api-key in any argv form and a secret-named variable never reach the dry run,
 // a server's own log, progress, the manifest, the records, the report files or the request trace.
 #include <gmock/gmock.h>

@@ -49,7 +49,7 @@ TEST(Document, MarkdownSeparatesBlocksByOneBlankLine) {
             "Context line.\n\n"
             "## Section one\n\n"
             "A **bold** and `code` and [a link](x.html).\n\n"
-            "Warning: &lt;careful>\n\n"  // what HTML escapes is not live in Markdown either (issue 41)
+            "Warning: &lt;careful>\n\n"  // what HTML escapes is not live in Markdown either
             "- first\n- second\n\n"
             "### Table\n\n"
             "| name | value |\n|---|---:|\n| a | 1.5 |\n| bb | 10 |\n\n"

@@ -1,4 +1,4 @@
-// Failures never read as answers (issue 49): a run whose reference cell has no ok record is "failed"
+// Failures never read as answers: a run whose reference cell has no ok record is "failed"
 // and its verdict "Nothing measured", with no advice and no ratios; a probe that failed on every cell is
 // named with its failure class in the summary's first lines; a speed ratio from the server's timings in
 // a run whose speed probe measured nothing says where it came from.
@@ -82,7 +82,7 @@ RunData load(json m, std::vector<json> records) {
   return std::move(*data);
 }
 
-/// The four cells of the issue's host: every one killed by signal 11 before it was ready, no record.
+/// Four cells on an AMX host: every one killed by signal 11 before it was ready, no record.
 RunData every_cell_failed() {
   const std::string message = std::string(kSegfault) + "\nwarming up the model with an empty run";
   return load(manifest({cell("m", "f16", "f16", "load_failed", message), cell("m", "f16", "q8_0", "load_failed", message),

@@ -1,4 +1,4 @@
-// What compare says changed between two runs, from their manifests (issue 42, item 7): a pure diff over
+// What compare says changed between two runs, from their manifests: a pure diff over
 // literal manifests, worded "what: before → after", and rendered above the checks.
 #include "kvsweep/report/analysis/manifest_changes.hpp"
 

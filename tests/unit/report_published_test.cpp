@@ -283,8 +283,8 @@ TEST(Published, SummaryRowOfTheRunSitsBesideThePublishedOne) {
 }
 
 TEST(Published, TheMetricMustBeTheOneThePublishedGridsHold) {
-  // Another metric beside the published one would be a difference of units (issue 32: the run's
-  // `passed` beside the published `primary_matched` read as "Δ −19.00").
+  // Another metric beside the published one would be a difference of units (the run's
+  // `passed` beside the published `primary_matched` would read as "Δ −19.00").
   auto p = parse_published(grid_document());
   ASSERT_TRUE(p);
   auto same = compare_published(fixture_summary(), *p, only(p->metric, ""));

@@ -1,4 +1,4 @@
-// The variables a server reads, and which of kvsweep's own environment it inherits (issue 42, item 7):
+// The variables a server reads, and which of kvsweep's own environment it inherits:
 // what the manifest records as `server_env`.
 #include <gtest/gtest.h>
 

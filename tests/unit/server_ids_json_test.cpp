@@ -1,4 +1,4 @@
-// Issue 29: a raw recall request's body is written as text, its corpus ids copied from the previous
+// A raw recall request's body is written as text, its corpus ids copied from the previous
 // request's text rather than built as JSON again. The text must be the very bytes the JSON body dumps to.
 
 #include <climits>

@@ -204,7 +204,7 @@ TEST_F(Lifecycle, ALogThatLagsBehindReadyIsReadAgainUntilTheFlavoursMarker) {
   EXPECT_EQ(server::check_kv((*once)->effective(), "q4_0", "f16"), server::KvCheck::unverified);
 }
 
-// Issue 41, "a stranger's answers recorded as the cell's": another process took the port kvsweep
+// A stranger's answers are never recorded as the cell's: another process took the port kvsweep
 // chose; it answers the ready wait while the child, unable to bind, exits. Even with the K/V line in
 // the child's log, the start fails and nothing is handed out to run items against.
 TEST_F(Lifecycle, AStrangersAnswersOnThePortAreNeverTheCells) {

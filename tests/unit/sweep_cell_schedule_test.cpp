@@ -1,4 +1,4 @@
-// The parallel run's scheduler (issue 40: the runner's scheduler in a unit of its own): a slot takes any
+// The parallel run's scheduler: a slot takes any
 // cell not yet taken, except that a group's other cells wait for its reference cell to end.
 
 #include <gtest/gtest.h>

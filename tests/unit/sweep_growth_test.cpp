@@ -1,4 +1,4 @@
-// sweep::compare_for_growth: what a resumed config may add to a run's (issue 42, "runs that grow"),
+// sweep::compare_for_growth: what a resumed config may add to a run's,
 // and each change that is not growth named with its path.
 #include <string>
 #include <vector>

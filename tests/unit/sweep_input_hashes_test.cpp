@@ -1,4 +1,4 @@
-// Issue 41, "a changed prompts file is not noticed": a resume and a merge compare the input files the
+// A changed prompts file is noticed: a resume and a merge compare the input files the
 // manifests' probes recorded, by content, and name what changed.
 
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// manifest.json as a type (issue 40): every field read and written back, and a manifest with keys this
+// manifest.json as a type: every field read and written back, and a manifest with keys this
 // kvsweep does not know, or known keys holding another type, written back byte for byte.
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// A run's model identity (issue 31, item 1; issue 51, item 1): each model file's sha256, by model name,
+// A run's model identity: each model file's sha256, by model name,
 // for every backend that runs a file (a GGUF Ollama imports too) and for the embedder; a different
 // file of the same size is a change, an unchanged one is not.
 

@@ -1,4 +1,4 @@
-// A run's identity read from its manifest (issue 51, item 1): a field of another type is an error
+// A run's identity read from its manifest: a field of another type is an error
 // naming it, never "nothing recorded" (which would switch its check off); config_hash is required.
 // And merge compares every part of it across shards: models, server environment.
 

@@ -134,7 +134,7 @@ TEST(RunStoreRecords, ALineThatIsJsonButNotARecordIsNamedByFileAndLine) {
   }
 }
 
-// Issue 51: a metric of another type ("0", {…}) read as missing made recommend call the cell
+// A metric of another type ("0", {…}) read as missing made recommend call the cell
 // "answered like f16/f16"; any field of another type is an error naming the file, the line and the field.
 TEST(RunStoreRecords, ATimingMeasuredByTheClientAndAMetricNotComputedReadBack) {
   // An OpenAI server reports no timings: kvsweep measures them and the record says "measured_by".

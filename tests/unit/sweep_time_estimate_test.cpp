@@ -1,4 +1,4 @@
-// The dry run's time estimate (issue 32): a previous run's rates from its manifest and records, the
+// The dry run's time estimate: a previous run's rates from its manifest and records, the
 // plan's seconds from them (hand-worked), the run chosen among several, and the line that says it.
 
 #include <filesystem>

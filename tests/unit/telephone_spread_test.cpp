@@ -1,4 +1,4 @@
-// How much of a telephone cell's spread is sampling (issue 50 item 7): the reference's spread across
+// How much of a telephone cell's spread is sampling: the reference's spread across
 // seeds of the same text, beside each cell's mean paired difference; greedy chains have none.
 
 #include <cmath>

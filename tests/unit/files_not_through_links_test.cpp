@@ -1,4 +1,4 @@
-// Files kvsweep writes are never written through a link planted for them (issue 51, "Files"): the
+// Files kvsweep writes are never written through a link planted for them: the
 // dry run's --measure works in a directory nobody could name beforehand, and a run directory's
 // report/ that is a link is refused before the report's renames replace the target's files.
 #include <sys/stat.h>
@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 namespace rt = kvsweep::report::testing;
 
-TEST(IntegrityFiles, MeasureWorksInAFreshPrivateDirectoryNotThePredictableOne) {
+TEST(FilesNotThroughLinks, MeasureWorksInAFreshPrivateDirectoryNotThePredictableOne) {
   // What an attacker could plant: the old name, $TMPDIR/kvsweep-measure-<pid>, a link to their run.
   const fs::path planted = fs::temp_directory_path() / ("kvsweep-measure-" + std::to_string(::getpid()));
   const fs::path target = kvsweep::testing::temp_file("-planted");
@@ -47,7 +47,7 @@ TEST(IntegrityFiles, MeasureWorksInAFreshPrivateDirectoryNotThePredictableOne) {
   fs::remove_all(target);
 }
 
-TEST(IntegrityFiles, AReportFolderThatIsASymlinkIsRefusedAndItsTargetKept) {
+TEST(FilesNotThroughLinks, AReportFolderThatIsASymlinkIsRefusedAndItsTargetKept) {
   rt::TempDir dir("linked-report");
   rt::write_fixture_run(dir.path());
   const fs::path target = kvsweep::testing::temp_file("-victim");

@@ -1,5 +1,5 @@
-// Integrity under faults (issues 31 and 41): each test puts kvsweep in a situation an adversarial pass
-// found it mishandled and asserts what it does now. The real llama-server on the tiny model where
+// kvsweep under faults: each test puts kvsweep in a situation it must survive and asserts what it
+// does. The real llama-server on the tiny model where
 // it can produce the situation (a changed model, a lost manifest, a wrapper script, an api key);
 // fake-llama-server (tests/fakes) only for answers the real server never gives: a body trickled
 // byte by byte or endless, an echoed Authorization header, /props of the wrong types, impossible
@@ -70,8 +70,8 @@ void kill_listed(const std::filesystem::path& pids, const std::filesystem::path&
 
 }  // namespace
 
-// Issue 31 item 1: the model file is rewritten between a run and its resume, same size (seed 2).
-TEST(Integrity, ResumeRefusesAModelThatChangedEvenAtTheSameSize) {
+// The model file is rewritten between a run and its resume, same size (seed 2).
+TEST(RunUnderFaults, ResumeRefusesAModelThatChangedEvenAtTheSameSize) {
   kt::TempDir dir;
   const auto model = dir / "model.gguf";
   std::filesystem::copy_file(kt::tiny_model(), model);
@@ -95,9 +95,9 @@ TEST(Integrity, ResumeRefusesAModelThatChangedEvenAtTheSameSize) {
   EXPECT_EQ(kt::count_lines(run / "records.jsonl"), records_before);
 }
 
-// Issue 31 item 2: a manifest that lost a cell (the state a kill between the outcomes journal and
+// A manifest that lost a cell (the state a kill between the outcomes journal and
 // the manifest's rename leaves) is repaired by the resume, with the outcome the cell ended with.
-TEST(Integrity, ResumeRebuildsTheCellsAManifestLost) {
+TEST(RunUnderFaults, ResumeRebuildsTheCellsAManifestLost) {
   kt::TempDir dir;
   auto cfg = one_cell_config(kt::tiny_model(), {"alpha"});
   cfg["grid"] = {{"k", {"f16", "q8_0"}}, {"v", {"f16"}}, {"order", "as-listed"}};
@@ -126,11 +126,11 @@ TEST(Integrity, ResumeRebuildsTheCellsAManifestLost) {
   EXPECT_TRUE(found) << cells.dump(2);
 }
 
-// Issue 31 item 2: a manifest that cannot be written stops the run (exit 2) like a record that
+// A manifest that cannot be written stops the run (exit 2) like a record that
 // cannot be: here files may not grow past 1,500 bytes (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail
 // with EFBIG, as on a full disk), less than the manifest's provenance holds. (Its temp name is the
-// writer's own since issue 41, so a directory can no longer take it.)
-TEST(Integrity, AManifestThatCannotBeWrittenStopsTheRun) {
+// writer's own, so a directory cannot take it.)
+TEST(RunUnderFaults, AManifestThatCannotBeWrittenStopsTheRun) {
   kt::TempDir dir;
   auto file = kt::write_config(dir, one_cell_config(kt::tiny_model(), {"alpha"}));
   auto run = dir / "run";
@@ -149,11 +149,11 @@ TEST(Integrity, AManifestThatCannotBeWrittenStopsTheRun) {
   EXPECT_EQ(kt::count_lines(run / "records.jsonl"), 0u);
 }
 
-// Issue 31 item 3 (fake: the real server never trickles or answers without end): request_timeout_s
+// With fake-llama-server (the real one never trickles or answers without end): request_timeout_s
 // bounds the whole request and an answer may not pass what its request can need. The endless
 // body fails its item `oversize` and the cell goes on; the trickle fails `timeout` at the deadline
 // and wedges the cell. Without the bounds the first of them never ends (the harness gives up).
-TEST(Integrity, ARequestHasATotalDeadlineAndASizeCap) {
+TEST(RunUnderFaults, ARequestHasATotalDeadlineAndASizeCap) {
   kt::TempDir dir;
   auto cfg = one_cell_config(kt::tiny_model(), {"alpha", "FAULT-ENDLESS beta", "FAULT-TRICKLE gamma", "omega"});
   cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
@@ -174,9 +174,9 @@ TEST(Integrity, ARequestHasATotalDeadlineAndASizeCap) {
   EXPECT_THAT(cell["message"].get<std::string>(), HasSubstr("within 2.00 s")) << cell.dump();
 }
 
-// Issue 31 item 4 (the real llama-server): server.binary is a wrapper script that runs
+// On the real llama-server: server.binary is a wrapper script that runs
 // llama-server without exec. kill -9 of kvsweep must take the grandchild too.
-TEST(Integrity, KillNineOfKvsweepTakesAServerAWrapperScriptStarted) {
+TEST(RunUnderFaults, KillNineOfKvsweepTakesAServerAWrapperScriptStarted) {
   kt::TempDir dir;
   const auto model = dir / "wrapped.gguf";  // a path only this test's processes carry
   std::filesystem::copy_file(kt::tiny_model(), model);
@@ -197,10 +197,10 @@ TEST(Integrity, KillNineOfKvsweepTakesAServerAWrapperScriptStarted) {
   for (pid_t pid : kt::pids_with_arg(model.string())) ::kill(pid, SIGKILL);
 }
 
-// Issue 31 item 5 (fake: the real server does not echo credentials): nothing kvsweep writes holds
+// With fake-llama-server (the real one does not echo credentials): nothing kvsweep writes holds
 // the api key given in server.args, a URL password its userinfo did not percent-encode, or an
 // Authorization value a server echoed (the key, and a Basic credential kvsweep never knew).
-TEST(Integrity, NoSecretReachesAFileOrTheTerminal) {
+TEST(RunUnderFaults, NoSecretReachesAFileOrTheTerminal) {
   kt::TempDir dir;
   const std::string key = "sk-SENTINEL-4f1c9a77";
   const std::string password = "se/cret-PW-8b2d";
@@ -233,9 +233,9 @@ TEST(Integrity, NoSecretReachesAFileOrTheTerminal) {
   }
 }
 
-// Issue 31 item 6 (fake: the real server's /props and timings are well formed): a /props of the
+// With fake-llama-server (the real one's /props and timings are well formed): a /props of the
 // wrong types is provenance "unknown", never an internal error; impossible timings fail the item.
-TEST(Integrity, OddServerAnswersAreReadLenientlyAndImpossibleMetricsFailTheItem) {
+TEST(RunUnderFaults, OddServerAnswersAreReadLenientlyAndImpossibleMetricsFailTheItem) {
   kt::TempDir dir;
   auto cfg = one_cell_config(kt::tiny_model(), {"alpha", "FAULT-TIMINGS beta", "omega"});
   cfg["server"]["binary"] = KVSWEEP_FAKE_LLAMA_SERVER;
@@ -255,13 +255,12 @@ TEST(Integrity, OddServerAnswersAreReadLenientlyAndImpossibleMetricsFailTheItem)
   }
 }
 
-// Issue 41 ("Integrity II": an answer is recorded only from the server kvsweep started, and a run
-// never mixes inputs).
+// An answer is recorded only from the server kvsweep started, and a run never mixes inputs.
 
 // "A stranger's answers recorded as the cell's": the port kvsweep chose is taken before the cell's
 // llama-server binds it, and the other process answers /health and every request. The cell fails
 // (load_failed, naming the port's other holder), no item is recorded ok, and the sweep goes on.
-TEST(Integrity, AStrangersAnswersOnTheCellsPortAreNeverRecordedAsTheCells) {
+TEST(RunUnderFaults, AStrangersAnswersOnTheCellsPortAreNeverRecordedAsTheCells) {
   kt::TempDir dir;
   const auto stranger_model = dir / "stranger.gguf";  // a path only the other server carries
   std::filesystem::copy_file(kt::tiny_model(), stranger_model);
@@ -290,7 +289,7 @@ TEST(Integrity, AStrangersAnswersOnTheCellsPortAreNeverRecordedAsTheCells) {
 // "A changed prompts file is not noticed": the prompts file is edited after a shard ran (same path,
 // same number of prompts, so the config hash is the same). Its resume is refused, and so is a merge
 // with a shard that read the new file; both name the file and its two sha256.
-TEST(Integrity, AChangedPromptsFileIsRefusedByResumeAndByMergeNamingIt) {
+TEST(RunUnderFaults, AChangedPromptsFileIsRefusedByResumeAndByMergeNamingIt) {
   kt::TempDir dir;
   const auto prompts = dir / "prompts.txt";
   std::ofstream(prompts) << "alpha\nbeta\n";
@@ -323,8 +322,8 @@ TEST(Integrity, AChangedPromptsFileIsRefusedByResumeAndByMergeNamingIt) {
 
 // A run whose manifest is torn holds records nothing identifies any more (its config hash, models and
 // inputs were in the manifest; max_tokens is in no record): a resume, even with the config, is refused
-// with the way out, not an internal error and never records of two configs in one run (issue 51).
-TEST(Integrity, AResumeOfRecordsWhoseManifestIsTornIsRefusedNotGuessedFromTheConfig) {
+// with the way out, not an internal error and never records of two configs in one run.
+TEST(RunUnderFaults, AResumeOfRecordsWhoseManifestIsTornIsRefusedNotGuessedFromTheConfig) {
   kt::TempDir dir;
   const auto file = kt::write_config(dir, one_cell_config(kt::tiny_model(), {"alpha", "beta"}));
   const auto run = dir / "run";

@@ -1,4 +1,4 @@
-// The newcomer's first hour (issue 32), end to end: every name typed on the command line is checked,
+// Checks before a run, end to end: every name typed on the command line is checked,
 // a dead external URL fails once before the grid, compare says first when the runs' configs or items
 // differ, and the dry run sizes the sweep (tokens by the model's own tokenizer, -c, what the items can
 // settle). The real llama-server on the tiny and copy models; no fakes.
@@ -41,7 +41,7 @@ fs::path doctored_copy(const fs::path& run, const fs::path& to, const std::funct
 
 }  // namespace
 
-TEST(FirstHour, OnlyNamesAreCheckedAndSelectingNothingFailsBeforeARunDirectory) {
+TEST(DryRunAndChecks, OnlyNamesAreCheckedAndSelectingNothingFailsBeforeARunDirectory) {
   kt::TempDir dir;
   const auto cfg = kt::write_config(dir, kt::base_config(kt::tiny_model()));  // K × V over f16, q8_0, q4_0
   const fs::path run = dir / "run";
@@ -65,7 +65,7 @@ TEST(FirstHour, OnlyNamesAreCheckedAndSelectingNothingFailsBeforeARunDirectory) 
   EXPECT_EQ(fine.exit_code, 0) << fine.output;
 }
 
-TEST(FirstHour, ADeadExternalUrlFailsOnceBeforeTheGrid) {
+TEST(DryRunAndChecks, ADeadExternalUrlFailsOnceBeforeTheGrid) {
   kt::TempDir dir;
   auto cfg = kt::base_config(kt::tiny_model());
   // A port nothing listens on: taken from the kernel, then released.
@@ -80,7 +80,7 @@ TEST(FirstHour, ADeadExternalUrlFailsOnceBeforeTheGrid) {
   EXPECT_FALSE(fs::exists(run));
 }
 
-TEST(FirstHour, CompareSaysFirstWhatDiffersAndNeverCallsOtherItemsRegressions) {
+TEST(DryRunAndChecks, CompareSaysFirstWhatDiffersAndNeverCallsOtherItemsRegressions) {
   kt::TempDir dir;
   auto cfg = kt::base_config(kt::tiny_model());
   cfg["grid"] = {{"k", {"f16", "q4_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
@@ -131,7 +131,7 @@ TEST(FirstHour, CompareSaysFirstWhatDiffersAndNeverCallsOtherItemsRegressions) {
   }
 }
 
-TEST(FirstHour, TheDryRunSizesTheSweepAndFailsOnAMissingModelOrBinary) {
+TEST(DryRunAndChecks, TheDryRunSizesTheSweepAndFailsOnAMissingModelOrBinary) {
   kt::TempDir dir;
   // 8 functions of 4 lines, k 12: more than the corpus holds.
   const json cfg = kt::copy_recall_config({"f16", "q8_0", "q4_0"}, 8, 12, 4);
@@ -160,7 +160,7 @@ TEST(FirstHour, TheDryRunSizesTheSweepAndFailsOnAMissingModelOrBinary) {
   EXPECT_TRUE(holds(no_bin.output, "'no-such-llama-server' not found")) << no_bin.output;
 }
 
-TEST(FirstHour, TheDryRunEstimatesTheTimeFromTheLastRunOfTheSameModel) {
+TEST(DryRunAndChecks, TheDryRunEstimatesTheTimeFromTheLastRunOfTheSameModel) {
   kt::TempDir dir;
   json cfg = kt::base_config(kt::tiny_model());
   cfg["grid"]["k"] = {"f16"};  // the reference cell alone: the shortest run that measures rates

@@ -1,4 +1,4 @@
-// Issue 41's report-side defects, one test each, named after the defect: a model name that is a
+// What the report writers do with hostile or extreme input, one test each: a model name that is a
 // spreadsheet formula in CSV, raw HTML and links from a name in report.md, numbers from ~1e61 on
 // printed as a cut 63-digit figure, a full disk leaving a half-new report (and `run` exiting 0),
 // two reports at once clashing on one temp name, and a record for a cell outside the grid
@@ -73,7 +73,7 @@ auto with_file_size_limit(rlim_t limit, F f) {
 
 }  // namespace
 
-TEST(IntegrityReport, AModelNameStartingWithEqualsIsNotALiveFormulaInCsv) {
+TEST(ReportSafeOutput, AModelNameStartingWithEqualsIsNotALiveFormulaInCsv) {
   for (const char* lead : {"=", "+", "-", "@"}) {
     const std::string field = report::csv_field(std::string(lead) + "SUM(A1:A9)");
     EXPECT_EQ(field, std::string("\"'") + lead + "SUM(A1:A9)\"");
@@ -96,7 +96,7 @@ TEST(IntegrityReport, AModelNameStartingWithEqualsIsNotALiveFormulaInCsv) {
   EXPECT_THAT(grid, Not(HasSubstr("\n\"=HYPERLINK(")));
 }
 
-TEST(IntegrityReport, RawHtmlAndLinksFromAModelNameAreEscapedInMarkdown) {
+TEST(ReportSafeOutput, RawHtmlAndLinksFromAModelNameAreEscapedInMarkdown) {
   const std::string name = "<img src=x onerror=alert(1)>[click](http://evil.example)&lt;b&gt;\\";
   report::Table table{{"model", "mean"}, {false, true}, {{name, "0.5 [0.4, 0.6]"}, {"x\\](y)", "<0.001"}}};
   report::Document doc("Run " + name);
@@ -111,7 +111,7 @@ TEST(IntegrityReport, RawHtmlAndLinksFromAModelNameAreEscapedInMarkdown) {
   EXPECT_THAT(md, HasSubstr("- ``a`b</code>``"));        // a code span a backtick cannot close
 }
 
-TEST(IntegrityReport, HugeNumbersKeepTheirMagnitudeInsteadOfACutFigure) {
+TEST(ReportSafeOutput, HugeNumbersKeepTheirMagnitudeInsteadOfACutFigure) {
   EXPECT_EQ(report::fixed(1e61, 2), "1e+61");
   EXPECT_EQ(report::fixed(-2.5e70, 3), "-2.5e+70");
   EXPECT_EQ(report::fixed(1e300, 2), "1e+300");
@@ -122,7 +122,7 @@ TEST(IntegrityReport, HugeNumbersKeepTheirMagnitudeInsteadOfACutFigure) {
   EXPECT_EQ(report::shortest(1e61), "1e+61");
 }
 
-TEST(IntegrityReport, AFullDiskDuringTheReportLeavesTheOldReportWholeAndFails) {
+TEST(ReportSafeOutput, AFullDiskDuringTheReportLeavesTheOldReportWholeAndFails) {
   rt::TempDir dir("full-disk");
   rt::write_fixture_run(dir.path());
   // The report's files and their sizes, then each replaced by an old text.
@@ -147,7 +147,7 @@ TEST(IntegrityReport, AFullDiskDuringTheReportLeavesTheOldReportWholeAndFails) {
   EXPECT_EQ(files_under(dir.path() / "report"), old);  // no file new, no temp file left
 }
 
-TEST(IntegrityReport, TwoReportsAtOnceDoNotClashOnTempNames) {
+TEST(ReportSafeOutput, TwoReportsAtOnceDoNotClashOnTempNames) {
   rt::TempDir dir("two-reports");
   const auto path = dir.path() / "report" / "summary.json";
   const std::string a(4096, 'a'), b(4096, 'b');
@@ -167,7 +167,7 @@ TEST(IntegrityReport, TwoReportsAtOnceDoNotClashOnTempNames) {
   EXPECT_EQ(files_under(dir.path()).size(), 1u);  // no temp file left behind
 }
 
-TEST(IntegrityReport, ARecordForACellOutsideTheGridIsNotReportedAsOneMoreCell) {
+TEST(ReportSafeOutput, ARecordForACellOutsideTheGridIsNotReportedAsOneMoreCell) {
   auto records = rt::fixture_records();
   records.push_back(rt::make_record("q8_0", "f16", "complete", "p1", "ok", rt::complete_metrics(1, 100)));
   auto other_model = rt::make_record("f16", "f16", "complete", "p1", "ok", rt::complete_metrics(1, 100));

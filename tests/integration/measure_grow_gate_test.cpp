@@ -1,4 +1,4 @@
-// The newcomer's first hour, second pass (issue 42), end to end on the real llama-server and the tiny
+// A first run's paths, end to end on the real llama-server and the tiny
 // model: a difference seen but not proven is never called worse; `--only` keeps the reference its cells
 // are compared with, and takes alternatives; the gate fails closed on a run that lacks baseline cells or
 // items. No fakes.
@@ -70,11 +70,11 @@ std::set<std::string> cells_of(const path& run) {
 
 }  // namespace
 
-TEST(FirstHourII, ASeenButUnprovenDifferenceIsNeverCalledWorse) {
+TEST(MeasureGrowGate, ASeenButUnprovenDifferenceIsNeverCalledWorse) {
   kt::TempDir dir;
   json cfg = three_cells();
   cfg["grid"]["k"] = {"f16", "q4_0"};
-  // complete's metrics are changes, gated only when named (issue 50): named here, by the probe's "gate".
+  // complete's metrics are changes, gated only when named: named here, by the probe's "gate".
   cfg["probes"][0]["gate"] = {"match_reference", "common_prefix_chars"};
   const path run = dir / "run";
   auto swept = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", run.string()});
@@ -114,7 +114,7 @@ TEST(FirstHourII, ASeenButUnprovenDifferenceIsNeverCalledWorse) {
       << brief.output;
 }
 
-TEST(FirstHourII, OnlyKeepsTheReferenceAndAGateOnTheSmallerRunFailsClosed) {
+TEST(MeasureGrowGate, OnlyKeepsTheReferenceAndAGateOnTheSmallerRunFailsClosed) {
   kt::TempDir dir;
   const path config = kt::write_config(dir, three_cells());
   const path full = dir / "full", only = dir / "only";
@@ -188,7 +188,7 @@ TEST(FirstHourII, OnlyKeepsTheReferenceAndAGateOnTheSmallerRunFailsClosed) {
   }
 }
 
-TEST(FirstHourII, ARunGrowsKeepingItsRecordsByteForByteAndRunsOnlyWhatIsNew) {
+TEST(MeasureGrowGate, ARunGrowsKeepingItsRecordsByteForByteAndRunsOnlyWhatIsNew) {
   kt::TempDir dir;
   json cfg = three_cells();
   cfg["grid"]["k"] = {"f16", "q8_0"};
@@ -261,7 +261,7 @@ TEST(FirstHourII, ARunGrowsKeepingItsRecordsByteForByteAndRunsOnlyWhatIsNew) {
   }
 }
 
-TEST(FirstHourII, AFirstRunGetsATimeFromOneItemPerProbeMeasuredOnTheReference) {
+TEST(MeasureGrowGate, AFirstRunGetsATimeFromOneItemPerProbeMeasuredOnTheReference) {
   kt::TempDir dir;
   json cfg = three_cells();
   cfg["output_dir"] = (dir / "runs").string();  // no earlier run to estimate from

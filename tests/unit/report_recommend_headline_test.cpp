@@ -1,4 +1,4 @@
-// Issue 32's pure parts: the plan's power line, the heatmap colour scales and recommend's headline on
+// The plan's power line, the heatmap colour scales and recommend's headline on
 // a 4-item run whose cells all answered like the reference.
 
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// Issue 41's defects that need the kvsweep process (one test each, named after the defect): the
+// What resume, merge and the dry run refuse, through the kvsweep process (one test each): the
 // server build as part of a run's identity (resume and merge), a resume without its manifest onto
 // another config's records, a new run inheriting a directory's old cells, and a server binary that
 // is a directory passing the dry run, and a merge killed midway that could not run again. All on
@@ -49,7 +49,7 @@ void set_server_version(const std::filesystem::path& run, const std::string& ver
 
 }  // namespace
 
-TEST(IntegrityII, AResumeWithAnotherServerBuildIsRefusedUnlessAllowedAndThenRecorded) {
+TEST(ResumeMergeRefusals, AResumeWithAnotherServerBuildIsRefusedUnlessAllowedAndThenRecorded) {
   kt::TempDir dir;
   const auto config = kt::write_config(dir, one_cell());
   const auto run = dir / "run";
@@ -68,7 +68,7 @@ TEST(IntegrityII, AResumeWithAnotherServerBuildIsRefusedUnlessAllowedAndThenReco
   EXPECT_EQ(manifest["server"]["version"], ran);
 }
 
-TEST(IntegrityII, MergingShardsOfTwoServerBuildsIsRefusedUnlessAllowed) {
+TEST(ResumeMergeRefusals, MergingShardsOfTwoServerBuildsIsRefusedUnlessAllowed) {
   kt::TempDir dir;
   ASSERT_NO_FATAL_FAILURE(run_two_shards(dir));
   set_server_version(dir / "s1", "0.0.1 (build 9, commit abcdef0)");
@@ -84,7 +84,7 @@ TEST(IntegrityII, MergingShardsOfTwoServerBuildsIsRefusedUnlessAllowed) {
   EXPECT_THAT(manifest["merged_from"][1]["server_build"].get<std::string>(), HasSubstr("0.0.1 (build 9"));
 }
 
-TEST(IntegrityII, AResumeWithoutItsManifestRefusesAnotherConfigsRecords) {
+TEST(ResumeMergeRefusals, AResumeWithoutItsManifestRefusesAnotherConfigsRecords) {
   kt::TempDir dir;
   const auto run = dir / "run";
   ASSERT_EQ(kt::run_kvsweep({"run", kt::write_config(dir, one_cell(), "a.json").string(), "-o", run.string()}).exit_code, 0);
@@ -95,12 +95,12 @@ TEST(IntegrityII, AResumeWithoutItsManifestRefusesAnotherConfigsRecords) {
   auto r = kt::run_kvsweep({"run", kt::write_config(dir, other, "b.json").string(), "--resume", run.string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("the run holds records but no readable manifest.json")) << r.output;
-  // Nor the config it was made with: without the manifest, that cannot be told (issue 51).
+  // Nor the config it was made with: without the manifest, that cannot be told.
   r = kt::run_kvsweep({"run", (dir / "a.json").string(), "--resume", run.string()});
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
-TEST(IntegrityII, ANewRunIntoADirectoryOfAnEarlierRunWithoutRecordsIsRefused) {
+TEST(ResumeMergeRefusals, ANewRunIntoADirectoryOfAnEarlierRunWithoutRecordsIsRefused) {
   kt::TempDir dir;
   const auto run = dir / "run";
   // An earlier run whose only cell failed to start (its "server" exits at once): a manifest and a
@@ -115,7 +115,7 @@ TEST(IntegrityII, ANewRunIntoADirectoryOfAnEarlierRunWithoutRecordsIsRefused) {
   EXPECT_THAT(r.output, HasSubstr("already holds a run (manifest.json)")) << r.output;
 }
 
-TEST(IntegrityII, AServerBinaryThatIsADirectoryFailsTheDryRun) {
+TEST(ResumeMergeRefusals, AServerBinaryThatIsADirectoryFailsTheDryRun) {
   kt::TempDir dir;
   std::filesystem::create_directories(dir / "bin" / "llama-server");
   auto cfg = one_cell();
@@ -130,7 +130,7 @@ TEST(IntegrityII, AServerBinaryThatIsADirectoryFailsTheDryRun) {
   EXPECT_THAT(r.output, HasSubstr("is not executable")) << r.output;
 }
 
-TEST(IntegrityII, AMergeKilledMidwayCanBeRunAgainWithTheSameCommand) {
+TEST(ResumeMergeRefusals, AMergeKilledMidwayCanBeRunAgainWithTheSameCommand) {
   kt::TempDir dir;
   ASSERT_NO_FATAL_FAILURE(run_two_shards(dir));
   const std::vector<std::string> merge = {"merge", (dir / "s0").string(), (dir / "s1").string(), "-o",

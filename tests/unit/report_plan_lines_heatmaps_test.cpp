@@ -1,4 +1,4 @@
-// Less noise (issue 50 item 6): the dry run says each verdict class of a probe once, not once per metric;
+// The dry run says each verdict class of a probe once, not once per metric;
 // the report draws heat maps for the metrics a verdict rests on unless asked for all.
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Issue 41's small defects, one test each, named after the defect: a key given twice in a config,
+// Inputs refused, one test each: a key given twice in a config,
 // a run name leaving output_dir, a name too long for a file name, a --flag=value argument that
 // llama-server echoes (secret included) into its log, `recommend --vram nan`, records.jsonl that
 // is a directory, and run-directory files that are symbolic links.
@@ -58,7 +58,7 @@ std::filesystem::path fresh_dir() {
 
 }  // namespace
 
-TEST(IntegrityLow, AKeyGivenTwiceInAConfigIsAnErrorNamingItsPath) {
+TEST(RefusedInputs, AKeyGivenTwiceInAConfigIsAnErrorNamingItsPath) {
   const std::string base = R"({"models": [{"name": "tiny", "path": "/m.gguf"}], "grid": {"k": ["f16"], "v": ["f16"]},
                                "probes": [{"kind": "complete"}])";
   EXPECT_EQ(load_error(base + "}"), "");
@@ -75,7 +75,7 @@ TEST(IntegrityLow, AKeyGivenTwiceInAConfigIsAnErrorNamingItsPath) {
   EXPECT_EQ(load_error(two_objects), "");
 }
 
-TEST(IntegrityLow, ARunNameThatWouldLeaveOutputDirIsRefused) {
+TEST(RefusedInputs, ARunNameThatWouldLeaveOutputDirIsRefused) {
   for (const char* name : {"../../x", "a/b", ".hidden"}) {
     json doc = minimal();
     doc["name"] = name;
@@ -88,7 +88,7 @@ TEST(IntegrityLow, ARunNameThatWouldLeaveOutputDirIsRefused) {
   EXPECT_EQ(config_error(doc), "");
 }
 
-TEST(IntegrityLow, AThousandCharacterNameIsRefusedBeforeTheRun) {
+TEST(RefusedInputs, AThousandCharacterNameIsRefusedBeforeTheRun) {
   json doc = minimal();
   doc["models"][0]["name"] = std::string(1000, 'm');
   const std::string e = config_error(doc);
@@ -101,7 +101,7 @@ TEST(IntegrityLow, AThousandCharacterNameIsRefusedBeforeTheRun) {
   EXPECT_THAT(config_error(doc), HasSubstr("variants[0].name: is 200 bytes long"));
 }
 
-TEST(IntegrityLow, AFlagEqualsValueArgumentIsRefusedWithoutShowingItsValue) {
+TEST(RefusedInputs, AFlagEqualsValueArgumentIsRefusedWithoutShowingItsValue) {
   json doc = minimal();
   doc["server"] = {{"args", {"-t", "1", "--api-key=SECRET-VALUE-42"}}};
   const std::string e = config_error(doc);
@@ -116,7 +116,7 @@ TEST(IntegrityLow, AFlagEqualsValueArgumentIsRefusedWithoutShowingItsValue) {
   EXPECT_EQ(config_error(doc), "");
 }
 
-TEST(IntegrityLow, RecommendVramNanIsRefusedInsteadOfDroppingTheLimit) {
+TEST(RefusedInputs, RecommendVramNanIsRefusedInsteadOfDroppingTheLimit) {
   for (const char* value : {"nan", "inf", "-nan"}) {
     CLI::App app;
     kvsweep::cli::Commands commands;
@@ -130,7 +130,7 @@ TEST(IntegrityLow, RecommendVramNanIsRefusedInsteadOfDroppingTheLimit) {
   EXPECT_NO_THROW(app.parse(std::vector<std::string>{"24", "--vram", "run", "recommend"}));
 }
 
-TEST(IntegrityLow, RecordsJsonlThatIsADirectoryIsAnErrorNotZeroRecords) {
+TEST(RefusedInputs, RecordsJsonlThatIsADirectoryIsAnErrorNotZeroRecords) {
   const auto dir = fresh_dir();
   std::filesystem::create_directories(dir / "records.jsonl");
   auto records = sweep::RunStore::read_records(dir);
@@ -161,11 +161,11 @@ void expect_link_refused(const std::string& name) {
 }
 }  // namespace
 
-TEST(IntegrityLow, ASymlinkedLockFileIsRefusedAndItsTargetUntouched) { expect_link_refused(".kvsweep.lock"); }
+TEST(RefusedInputs, ASymlinkedLockFileIsRefusedAndItsTargetUntouched) { expect_link_refused(".kvsweep.lock"); }
 
-TEST(IntegrityLow, ASymlinkedRecordsFileIsNotAppendedThrough) { expect_link_refused("records.jsonl"); }
+TEST(RefusedInputs, ASymlinkedRecordsFileIsNotAppendedThrough) { expect_link_refused("records.jsonl"); }
 
-TEST(IntegrityLow, PerplexityStoppingEarlyOnATruncatedBaseFileIsNotAnOkItem) {
+TEST(RefusedInputs, PerplexityStoppingEarlyOnATruncatedBaseFileIsNotAnOkItem) {
   const std::string head =
       "kl_divergence: computing over 4 chunks, n_ctx=256, batch_size=2048, n_seq=8\n"
       "chunk             PPL               ln(PPL(Q)/PPL(base))          KL Divergence              Δp RMS            Same top p\n"
