@@ -5,6 +5,7 @@
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/output/csv.hpp"
 #include "kvsweep/report/figures/heatmap.hpp"
+#include "kvsweep/report/figures/longkl_figure.hpp"
 #include "kvsweep/report/analysis/recommend.hpp"
 #include "kvsweep/report/figures/telephone_figures.hpp"
 #include "kvsweep/report/figures/tradeoff.hpp"
@@ -55,6 +56,12 @@ std::vector<Figure> render_figures(const RunData& data, const RunSummary& summar
                        p + " · " + metric + " — " + model, p,
                        draw ? heatmap_svg(data, summary, model, p, metric) : std::string()});
       }
+    }
+    if (probe.kind == "longkl") {
+      for (const auto& curves : longkl_depth(data, probe))
+        out.push_back({"longkl-" + slug(probe.name) + "-depth-" + slug(curves.model) + ".svg",
+                       probe.name + ": KL (lower bound) by depth — " + curves.model, probe.name,
+                       draw ? longkl_depth_svg(data, curves) : std::string()});
     }
     if (probe.kind == "twins") {
       for (const auto& bins : twins_bins(data, probe))

@@ -10,6 +10,7 @@
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/recommend_headline.hpp"
 #include "kvsweep/report/analysis/telephone_spread.hpp"
+#include "kvsweep/report/analysis/longkl_depth.hpp"
 #include "kvsweep/report/analysis/twins_bins.hpp"
 #include "kvsweep/report/analysis/tables.hpp"
 #include "kvsweep/report/analysis/variant_effect.hpp"
@@ -129,6 +130,7 @@ void probe_section(Document& doc, const RunData& data, const RunSummary& summary
   doc.heading(3, "Cells").table(cell_table(data, summary, probe.name));
   if (probe.kind == "telephone") telephone_spread_section(doc, data, probe);
   if (probe.kind == "twins") twins_bins_section(doc, data, probe);
+  if (probe.kind == "longkl") longkl_depth_section(doc, data, probe);
   doc.heading(3, "Gradient and K vs V").table(gradient_table(data, summary, probe.name));
   grids(doc, data, summary, probe);
   if (Table t = variant_effect_table(effects, probe.name); !t.rows.empty()) {

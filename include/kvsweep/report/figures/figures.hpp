@@ -25,7 +25,8 @@ enum class Heatmaps { gated, all };
 
 /// heatmap-<probe>-<metric>-<model>.svg per model for every gated metric with values (every metric with
 /// `Heatmaps::all`); for probes of kind telephone also telephone-<probe>-hops-<model>.svg and
-/// telephone-<probe>-delta.svg; for probes of kind twins twins-<probe>-flips-<model>.svg.
+/// telephone-<probe>-delta.svg; for probes of kind twins twins-<probe>-flips-<model>.svg; for probes of
+/// kind longkl longkl-<probe>-depth-<model>.svg.
 std::vector<Figure> render_figures(const RunData& data, const RunSummary& summary, RenderSvg render = RenderSvg::yes,
                                    Heatmaps heatmaps = Heatmaps::gated);
 
