@@ -18,6 +18,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
 #include "kvsweep/core/redact.hpp"
+#include "kvsweep/model/kv_shape.hpp"
 #include "kvsweep/probe/margin.hpp"
 #include "kvsweep/probe/recall/recall.hpp"
 #include "kvsweep/process/known_crash.hpp"
@@ -108,6 +109,43 @@ void print_corpus(const probe::RecallProbe& recall, const config::Config& cfg, s
   else
     say("    -c %d leaves %zu tokens for the question and the answer\n", n_ctx,
                 static_cast<std::size_t>(n_ctx) - *count);
+}
+
+/// longkl's cost from its items' specs: the tokens each cell evaluates (the document up to the deepest
+/// position, once, plus one per position after a window's first), the requests, and the KV cache its
+/// context needs per K/V pair (from the first model's GGUF header). After a run, the report's "KL by
+/// depth" table gives each cell's evaluated tokens as the server counted them.
+void print_longkl_cost(const std::vector<probe::Item>& items, const config::Config& cfg,
+                       const std::vector<sweep::Cell>& cells, int n_ctx) {
+  long long positions = 0;
+  int deepest = 0;
+  for (const auto& item : items) {
+    const int start = item.spec.value("start", 0), n = item.spec.value("positions", 0);
+    positions += n;
+    deepest = std::max(deepest, start + n - 1);
+  }
+  say("    cost per cell: %d tokens evaluated (the document up to its deepest position %d, once) in %lld "
+      "one-token answers at %zu depths; each cell's count is checked against the server's (timings.prompt_n)\n",
+      deepest, deepest, positions, items.size());
+  if (cfg.models.empty()) return;
+  auto file = model::read_gguf(cfg.models.front().path);
+  const auto shape = file ? model::kv_shape(*file) : std::nullopt;
+  if (!shape) {
+    say("    memory: the KV cache at -c %d (not known: %s has no readable KV shape)\n", n_ctx,
+        cfg.models.front().path.c_str());
+    return;
+  }
+  std::set<std::string> seen;
+  std::string line;
+  for (const auto& cell : cells) {
+    if (!seen.insert(cell.types()).second) continue;
+    const auto bytes = model::kv_bytes_per_token(*shape, cell.type_k, cell.type_v);
+    if (!bytes) continue;
+    line += (line.empty() ? "" : ", ") + cell.types() + " " +
+            report::fixed(*bytes * static_cast<double>(n_ctx) / (1024.0 * 1024.0), 0) + " MiB";
+  }
+  say("    memory: KV cache at -c %d: %s (%s); answers carry top-n lists only, no context × vocabulary "
+      "logits\n", n_ctx, line.c_str(), cfg.models.front().name.c_str());
 }
 
 /// Per gated metric: can the items settle its verdict at its default margin?
@@ -328,6 +366,7 @@ int print_dry_run(const config::Config& cfg, std::vector<std::unique_ptr<probe::
     for (std::size_t i = 0; i < items.size() && i < 8; ++i) say(" %s", items[i].key.c_str());
     say("%s\n", items.size() > 8 ? " …" : "");
     if (const auto* recall = dynamic_cast<const probe::RecallProbe*>(p.get())) print_corpus(*recall, cfg, backend, n_ctx);
+    if (p->kind() == "longkl") print_longkl_cost(items, cfg, cells, n_ctx);
     const nlohmann::json& pc = index < cfg.probes.size() ? cfg.probes[index] : nlohmann::json();
     print_power(*p, items.size(), pc.is_object() ? pc.value("gate", nlohmann::json()) : nlohmann::json());
   }
