@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
-#include <set>
 
 #include "kvsweep/config/command_server.hpp"
 #include "kvsweep/config/file_names.hpp"
@@ -11,8 +9,6 @@
 #include "kvsweep/config/variants.hpp"
 #include "kvsweep/core/cache_types.hpp"
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/core/fnv1a.hpp"
-#include "kvsweep/core/read_file.hpp"
 #include "kvsweep/core/redact.hpp"
 #include "kvsweep/http/credentials.hpp"
 
@@ -49,7 +45,6 @@ namespace {
 
 constexpr long long kMaxContext = (1LL << 31) - 256;  // rounded up to 256, it still fits -c's int
 constexpr double kWeekSeconds = 7 * 24 * 3600.0;
-constexpr int kMaxNesting = 64;
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -112,12 +107,6 @@ std::vector<core::KvPair> parse_cell_names(const nlohmann::json& gj, const char*
   for (std::size_t i = 0; i < names.size(); ++i)
     pairs.push_back(parse_cell_name(names[i], check, g.child(key).index(i)));
   return pairs;
-}
-
-std::vector<std::string> cell_names(const std::vector<core::KvPair>& pairs) {
-  std::vector<std::string> names;
-  for (const auto& p : pairs) names.push_back(p.text());
-  return names;
 }
 
 // Ollama (and a launch template with kv_tied: vLLM, SGLang, TabbyAPI) has one KV setting for both
@@ -415,124 +404,6 @@ Config from_json(const nlohmann::json& doc, const std::filesystem::path& file) {
   if (doc.contains("sweep")) c.sweep = read_sweep(doc["sweep"], c.server, root.child("sweep"));
   register_secrets(c);
   return c;
-}
-
-namespace {
-
-/// The parser callback that refuses a key given twice in one object (JSON keeps only the last, so
-/// the first would be silently ignored), naming its path; it also runs `inner` (the depth bound).
-class KeyCheck {
- public:
-  using Inner = std::function<bool(int, nlohmann::json::parse_event_t, nlohmann::json&)>;
-  KeyCheck(std::filesystem::path file, Inner inner) : m_file(std::move(file)), m_inner(std::move(inner)) {}
-  bool operator()(int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    if (event == E::object_start || event == E::array_start) {
-      // The new container's path: its key in an object, "[]" after its array ("probes[].kind").
-      std::string path = m_frames.empty() ? "" : m_frames.back().object ? m_key : m_frames.back().path + "[]";
-      m_frames.push_back({event == E::object_start, {}, std::move(path)});
-    } else if (event == E::object_end || event == E::array_end) {
-      if (!m_frames.empty()) m_frames.pop_back();
-    } else if (event == E::key && !m_frames.empty()) {
-      auto& frame = m_frames.back();
-      const std::string key = parsed.is_string() ? parsed.get<std::string>() : parsed.dump();
-      m_key = frame.path.empty() ? key : frame.path + "." + key;
-      if (!frame.keys.insert(key).second)
-        throw core::FatalError(m_file.string() + ": " + m_key + ": given twice in one object; JSON keeps only the "
-                               "last, so the first would be silently ignored: remove one");
-    }
-    return m_inner(depth, event, parsed);
-  }
-
- private:
-  struct Frame {
-    bool object;
-    std::set<std::string> keys;
-    std::string path;
-  };
-  std::filesystem::path m_file;
-  Inner m_inner;
-  std::vector<Frame> m_frames;
-  std::string m_key;  // the path of the last key read
-};
-
-}  // namespace
-
-Config load(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
-    throw core::FatalError(file.string() + ": is a directory, not a config file; give the JSON file itself "
-                           "(e.g. configs/demo.json)");
-  const std::optional<std::string> text = core::read_file(file, core::Links::follow);
-  if (!text) throw core::FatalError(file.string() + ": cannot open config file");
-  nlohmann::json doc;
-  try {
-    // Nesting is bounded: a document nested 100,000 deep would exhaust the stack when copied.
-    const auto bounded = [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-      if (depth > kMaxNesting)
-        throw core::FatalError(file.string() + ": nested deeper than " + std::to_string(kMaxNesting) +
-                               " levels; a kvsweep config needs a handful");
-      return true;
-    };
-    doc = nlohmann::json::parse(*text, KeyCheck(file, bounded), true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is the offset of the error; turn it into a line number.
-    std::size_t line =
-        1 + static_cast<std::size_t>(std::count(text->begin(), text->begin() + std::min(e.byte, text->size()), '\n'));
-    throw core::FatalError(file.string() + ":" + std::to_string(line) + ": not valid JSON: " + e.what());
-  }
-  return from_json(doc, file);
-}
-
-nlohmann::json to_json(const Config& c) {
-  nlohmann::json server = {{"backend", c.server.backend}, {"binary", c.server.binary}, {"args", c.server.args},
-                           {"ctx", c.server.ctx},         {"ready_timeout_s", c.server.ready_timeout_s},
-                           {"request_timeout_s", c.server.request_timeout_s}, {"stop_grace_s", c.server.stop_grace_s},
-                           {"url", c.server.url},          {"api_key_env", c.server.api_key_env}};
-  // Only when not the default, so configs written before "api" existed keep their hash.
-  if (c.server.api != "llama-server") server["api"] = c.server.api;
-  if (c.server.api == "openai") server["command"] = to_json(c.server.command);
-  nlohmann::json env = nlohmann::json::object();
-  for (const auto& [k, v] : c.server.env) env[k] = v;
-  server["env"] = env;
-  nlohmann::json models = nlohmann::json::array();
-  for (const auto& m : c.models) models.push_back({{"name", m.name}, {"path", m.path}});
-  nlohmann::json grid = {{"k", c.grid.k}, {"v", c.grid.v}, {"tied", c.grid.tied}, {"include", cell_names(c.grid.include)},
-                         {"exclude", cell_names(c.grid.exclude)}, {"reference", c.grid.reference.text()},
-                         {"order", c.grid.order == Order::shuffle ? "shuffle" : "as-listed"}, {"seed", c.grid.seed}};
-  nlohmann::json j = {{"name", c.name}, {"server", server}, {"models", models}, {"grid", grid}, {"probes", c.probes},
-                      {"output_dir", c.output_dir}};
-  // Only when given: a config without variants keeps its hash and its manifest.
-  if (!c.variants.empty()) {
-    nlohmann::json variants = nlohmann::json::array();
-    for (const auto& v : c.variants) variants.push_back(to_json(v));
-    j["variants"] = variants;
-  }
-  // Only when set: the manifest of a serial run stays as it was.
-  if (c.sweep.parallel_cells != 1 || !c.sweep.slot_env.empty()) {
-    nlohmann::json slot_env = nlohmann::json::object();
-    for (const auto& e : c.sweep.slot_env) slot_env[e.name] = e.value_template;
-    j["sweep"] = {{"parallel_cells", c.sweep.parallel_cells}, {"slot_env", slot_env}};
-  }
-  if (c.sweep.adaptive.enabled) {
-    const AdaptiveConfig& a = c.sweep.adaptive;
-    j["sweep"]["adaptive"] = {{"min_items", a.min_items}, {"alpha", a.alpha}, {"futility", a.futility}, {"seed", a.seed}};
-  }
-  if (c.embedder) {
-    j["embedder"] = {{"backend", c.embedder->backend}, {"model", c.embedder->model}, {"pooling", c.embedder->pooling},
-                     {"args", c.embedder->args}, {"url", c.embedder->url}, {"api_key_env", c.embedder->api_key_env}};
-  }
-  return j;
-}
-
-std::string config_hash(const Config& c) {
-  nlohmann::json j = to_json(c);
-  j.erase("output_dir");
-  j.erase("sweep");  // how many cells ran at once, and on which device, does not change what they answer
-  // FNV-1a 64 over the canonical dump (keys sorted by nlohmann's std::map); enough to tell configs apart.
-  // The seed is not FNV's offset basis (a digit short of 14695981039346656037) but has always been
-  // this one; keeping it keeps the hashes of existing runs, which merge compares.
-  return core::hex16(core::fnv1a64(j.dump(), 1469598103934665603ULL));
 }
 
 }  // namespace kvsweep::config

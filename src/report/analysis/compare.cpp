@@ -9,17 +9,13 @@
 #include <tuple>
 
 #include "kvsweep/core/exit_codes.hpp"
-#include "kvsweep/core/read_file.hpp"
 #include "kvsweep/report/analysis/compare_differences.hpp"
-#include "kvsweep/report/format.hpp"
-#include "kvsweep/report/input/run_data.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
+#include "kvsweep/report/format.hpp"
 #include "kvsweep/report/input/summary_document.hpp"
-#include "kvsweep/report/output/summary_json.hpp"
 #include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/summary.hpp"
 #include "kvsweep/stats/tests.hpp"
-#include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::report {
 
@@ -402,62 +398,6 @@ core::Expected<Comparison> compare_summaries(const SummaryDocument& current, con
   return cmp;
 }
 
-namespace {
-
-/// The change of the mean and its ReasonCode in words.
-std::string explain_change(const Check& c, const Comparison& cmp) {
-  switch (c.why) {
-    case ReasonCode::no_common_items:
-      return "no common items: the baseline has " + std::to_string(c.n_baseline) + " values, this run " +
-             std::to_string(c.n_current) + ", on other items";
-    case ReasonCode::no_current:
-      return "the baseline has " + std::to_string(c.n_baseline) + " values, this run none (outcome " + c.outcome + ", " +
-             std::to_string(c.items_failed) + " items failed)";
-    case ReasonCode::no_result:
-      return "the baseline has " + std::to_string(c.n_baseline) + " values, this run none (outcome " + c.outcome + ")";
-    case ReasonCode::no_data: return "no values in either run";
-    case ReasonCode::no_cell:
-      return "the baseline has " + std::to_string(c.n_baseline) + " values, this run has no such cell (not run: "
-             "--only, a shard or another grid?)";
-    case ReasonCode::exact:
-    case ReasonCode::significant:
-    case ReasonCode::not_significant:
-    case ReasonCode::underpowered:
-    case ReasonCode::host_changed: break;
-  }
-  const std::string change = "mean " + shortest(c.baseline_mean) + " → " + shortest(c.current_mean) + " (Δ " +
-                             (c.delta > 0 ? "+" : "") + shortest(c.delta) + ", tolerance " + shortest(c.tolerance) + ")";
-  const std::string test = c.test + " p " + format_p(c.p) + ", Holm " + format_p(c.p_holm);
-  if (c.why == ReasonCode::exact) return change + "; deterministic probe, same " + std::to_string(c.n_common) + " items";
-  if (c.why == ReasonCode::host_changed)
-    return change + "; deterministic probe, same " + std::to_string(c.n_common) +
-           " items, computed on another host (llama.cpp's CPU features differ: its kernels round differently and "
-           "move near-tied tokens): not a regression of the K/V setting; a baseline from this host class gates it";
-  if (c.why == ReasonCode::significant) return change + "; " + test;
-  if (c.why == ReasonCode::not_significant) return change + "; " + test + " (not significant)";
-  const bool flips = c.test == "mcnemar";
-  const auto net = std::llround(std::fabs(c.delta) * static_cast<double>(c.n_common));
-  return change + "; " + std::to_string(c.n_common) + " items per cell" +
-         (flips ? ", this change is " + std::to_string(net) + " net flips" : std::string()) +
-         ": the smallest p " + c.test + " can give is " + format_p(c.min_p) +
-         (c.n_needed > 0 ? "; at least " + std::to_string(c.n_needed) + (flips ? " items flipping the same way" : " items") +
-                               " are needed"
-                         : "") +
-         " to detect a change at alpha " + shortest(cmp.alpha) + " (Holm over " + std::to_string(cmp.tested) +
-         " tested checks)";
-}
-
-}  // namespace
-
-std::string explain(const Check& c, const Comparison& cmp) {
-  if (c.missing_items.empty()) return explain_change(c, cmp);
-  std::string items;
-  for (std::size_t i = 0; i < c.missing_items.size() && i < 3; ++i) items += (i ? ", " : "") + c.missing_items[i];
-  if (c.missing_items.size() > 3) items += ", …";
-  return explain_change(c, cmp) + "; " + std::to_string(c.missing_items.size()) + " of the baseline's " +
-         std::to_string(c.n_baseline) + " items are missing from this cell (failed or not run: " + items +
-         "); the rest were compared";
-}
 
 bool Comparison::fails(const Check& check) const {
   return check.verdict == Verdict::regression || (check.verdict == Verdict::inconclusive && fail_inconclusive) ||
@@ -470,91 +410,5 @@ int exit_status(const Comparison& comparison) {
   return failed ? core::exit_code::regression : core::exit_code::ok;
 }
 
-core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& path, const Generator& generator) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    auto data = RunData::load(path);
-    if (!data) return core::fail(data.error().kind, path.string() + ": " + data.error().message);
-    const RunSummary summary = summarize_run(*data);
-    // The text summary.json would hold, parsed: a run directory reads exactly as its summary.json
-    // does (a NaN is written as null), and the ordered writer's document becomes the reader's.
-    return nlohmann::json::parse(summary_document(*data, summary, generator).dump());
-  }
-  const std::optional<std::string> text = core::read_file(path, core::Links::follow);
-  if (!text) return core::fail(core::ErrorKind::io, path.string() + ": cannot read (no such file or directory?)");
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-  if (doc.is_discarded()) {
-    return core::fail(core::ErrorKind::parse, path.string() + ": not valid JSON (expected a summary.json from kvsweep report)");
-  }
-  return doc;
-}
-
-namespace {
-
-/// A summary.json kept apart from its run (a committed CI baseline): the manifest's parts it carries —
-/// the server and its environment, the models, n_ctx, kvsweep, each cell's reported settings.
-std::optional<sweep::Manifest> manifest_of_summary(const std::filesystem::path& path) {
-  const auto text = core::read_file(path, core::Links::follow);
-  if (!text) return std::nullopt;
-  const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-  if (!doc.is_object() || !doc.contains("context") || !doc["context"].is_object()) return std::nullopt;
-  const nlohmann::json& context = doc["context"];
-  nlohmann::json m = {{"server", context.value("server", nlohmann::json::object())},
-                      {"kvsweep", context.value("kvsweep", nlohmann::json::object())},
-                      {"models", context.value("models", nlohmann::json::array())}};
-  for (const char* key : {"n_ctx", "server_env", "compute"})
-    if (context.contains(key)) m[key] = context[key];
-  if (context.contains("run") && context["run"].is_object() && context["run"].contains("config_hash"))
-    m["config_hash"] = context["run"]["config_hash"];
-  nlohmann::json cells = nlohmann::json::array();
-  for (const auto& c : doc.value("cells", nlohmann::json::array()))
-    if (c.is_object() && c.contains("effective")) cells.push_back(c);
-  m["cells"] = cells;
-  return sweep::Manifest::from_json(m);
-}
-
-}  // namespace
-
-std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::filesystem::path dir = path;
-  if (!std::filesystem::is_directory(path, ec)) {
-    // RUN_DIR/report/summary.json: the manifest is the run's; a summary kept apart carries its parts.
-    const bool in_run = path.filename() == "summary.json" && path.parent_path().filename() == "report" &&
-                        std::filesystem::exists(path.parent_path().parent_path() / "manifest.json", ec);
-    if (!in_run) return manifest_of_summary(path);
-    dir = path.parent_path().parent_path();
-  }
-  auto manifest = sweep::RunStore::read_manifest(dir);
-  if (!manifest) return std::nullopt;
-  return sweep::Manifest::from_json(*manifest);
-}
-
-core::Expected<std::optional<sweep::RunIdentity>> load_identity(const std::filesystem::path& path) {
-  std::error_code ec;
-  std::filesystem::path dir = path;
-  if (!std::filesystem::is_directory(path, ec)) {
-    // As load_manifest: a summary.json inside its run is the run's; one kept apart has no identity.
-    const bool in_run = path.filename() == "summary.json" && path.parent_path().filename() == "report" &&
-                        std::filesystem::exists(path.parent_path().parent_path() / "manifest.json", ec);
-    if (!in_run) return std::optional<sweep::RunIdentity>{};
-    dir = path.parent_path().parent_path();
-  }
-  auto manifest = sweep::RunStore::read_manifest(dir);
-  if (!manifest) return std::optional<sweep::RunIdentity>{};
-  if (manifest->is_object() && !manifest->contains("config_hash")) (*manifest)["config_hash"] = "";
-  auto identity = sweep::read_identity(*manifest);
-  if (!identity)
-    return core::fail(core::ErrorKind::invalid, (dir / "manifest.json").string() + ": " + identity.error().message +
-                                                    "; what the run was made of cannot be told, so a change "
-                                                    "between the runs could not be named");
-  return std::optional<sweep::RunIdentity>{std::move(*identity)};
-}
-
-core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator) {
-  auto doc = load_summary_json(path, generator);
-  if (!doc) return std::unexpected(doc.error());
-  return read_summary_document(*doc, path.string());
-}
 
 }  // namespace kvsweep::report
