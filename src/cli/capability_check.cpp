@@ -25,6 +25,7 @@ std::string what(server::Capability c) {
     case server::Capability::embeddings: return "embeddings";
     case server::Capability::tokenize: return "a tokenizer endpoint";
     case server::Capability::llama_cpp_tools: return "a GGUF model llama.cpp's own tools load beside llama-server";
+    case server::Capability::prompt_logprobs: return "every prompt position's top log-probabilities in one request";
   }
   return "?";
 }
@@ -49,8 +50,11 @@ std::vector<std::string> check_capabilities(const config::Config& config,
   for (const auto& p : probes) {
     for (const auto& need : server::unmet(p->needs(), have)) {
       const std::string name(server::to_string(need.capability));
+      std::string instead;
+      for (const auto c : need.instead)
+        instead += std::string(instead.empty() ? " or else " : " and ") + std::string(server::to_string(c)) + " (" + what(c) + ")";
       if (need.fallback.empty())
-        refused += "\n  probe '" + p->name() + "' (" + p->kind() + ") needs " + name + " (" + what(need.capability) + ")";
+        refused += "\n  probe '" + p->name() + "' (" + p->kind() + ") needs " + name + " (" + what(need.capability) + ")" + instead;
       else
         notes.push_back("probe '" + p->name() + "' runs its text-only form on " + who + ", which lacks " + name + " (" +
                         what(need.capability) + "): " + need.fallback);

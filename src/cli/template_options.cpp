@@ -78,6 +78,7 @@ server::TemplateOptions template_options(const config::ServerConfig& server) {
   o.api.model = c.openai.model;
   o.api.capabilities = server_capabilities(server);
   o.api.tokenizer = server::parse_tokenizer_api(c.openai.tokenizer).value_or(server::TokenizerApi::none);
+  o.api.prompt_logprobs = server::parse_prompt_logprobs_api(c.openai.prompt_logprobs).value_or(server::PromptLogprobsApi::none);
   o.api.cache_prompt = c.openai.cache_prompt;
   o.api.extra = c.openai.extra;
   return o;

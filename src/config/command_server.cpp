@@ -13,9 +13,11 @@ namespace {
 // The placeholders server::expand_placeholders knows (the server layer is not config's to include).
 const std::vector<std::string> kPlaceholders = {"binary", "model", "host", "port", "type_k", "type_v", "ctx"};
 const std::vector<std::string> kTokenizers = {"none", "llama-server", "vllm", "tabbyapi"};
+const std::vector<std::string> kPromptLogprobs = {"none", "vllm", "sglang"};
 // server::Capability's names.
 const std::vector<std::string> kCapabilities = {"chat",       "token_prompts", "logprobs", "logprob_ids",
-                                                "tool_calls", "embeddings",    "tokenize", "llama_cpp_tools"};
+                                                "tool_calls", "embeddings",    "tokenize", "llama_cpp_tools",
+                                                "prompt_logprobs"};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -105,9 +107,10 @@ KvConfirmConfig read_confirm(const nlohmann::json& j, const Site& site) {
 }
 
 OpenAiConfig read_openai(const nlohmann::json& j, const Site& site, OpenAiConfig o) {
-  check_keys(j, {"model", "tokenizer", "capabilities", "cache_prompt", "extra"}, site);
+  check_keys(j, {"model", "tokenizer", "prompt_logprobs", "capabilities", "cache_prompt", "extra"}, site);
   o.model = get_string(j, "model", o.model, site);
   o.tokenizer = get_one_of(j, "tokenizer", o.tokenizer, kTokenizers, site);
+  o.prompt_logprobs = get_one_of(j, "prompt_logprobs", o.prompt_logprobs, kPromptLogprobs, site);
   if (j.contains("capabilities")) {
     // An object of name: bool over the preset's; a list replaces them.
     const auto& cj = j["capabilities"];
@@ -262,6 +265,7 @@ nlohmann::json to_json(const CommandConfig& c) {
           {"openai",
            {{"model", c.openai.model},
             {"tokenizer", c.openai.tokenizer},
+            {"prompt_logprobs", c.openai.prompt_logprobs},
             {"capabilities", c.openai.capabilities},
             {"cache_prompt", c.openai.cache_prompt},
             {"extra", c.openai.extra}}}};

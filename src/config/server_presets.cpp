@@ -36,7 +36,9 @@ ServerPreset vllm() {
   c.openai.tokenizer = "vllm";
   // Tool calls need --enable-auto-tool-choice and a model's --tool-call-parser: add them to server.args
   // and "tool_calls": true to openai.capabilities. Embeddings need an embedding model (--task embed).
-  c.openai.capabilities = {"chat", "token_prompts", "logprobs", "logprob_ids", "tokenize"};
+  // prompt_logprobs: /v1/completions' "prompt_logprobs" (up to --max-logprobs, 20 by default).
+  c.openai.prompt_logprobs = "vllm";
+  c.openai.capabilities = {"chat", "token_prompts", "logprobs", "logprob_ids", "tokenize", "prompt_logprobs"};
   // return_tokens_as_token_ids: logprob tokens come as "token_id:N", so the alternatives carry their ids.
   c.openai.extra = {{"repetition_penalty", 1.0}, {"return_tokens_as_token_ids", true}};
   return p;
@@ -58,7 +60,9 @@ ServerPreset sglang() {
   // GET /server_info: the server args, flattened, with the internal state.
   c.confirm = {"", "/server_info", "json", "/kv_cache_dtype", "", "", ""};
   c.openai.tokenizer = "none";
-  c.openai.capabilities = {"chat", "token_prompts", "logprobs"};
+  // prompt_logprobs: the native /generate with return_logprob, logprob_start_len and top_logprobs_num.
+  c.openai.prompt_logprobs = "sglang";
+  c.openai.capabilities = {"chat", "token_prompts", "logprobs", "prompt_logprobs"};
   c.openai.extra = {{"repetition_penalty", 1.0}};
   return p;
 }

@@ -1,12 +1,13 @@
 #include "kvsweep/server/capabilities.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace kvsweep::server {
 
 namespace {
 
-constexpr std::array<std::pair<Capability, std::string_view>, kAllCapabilities.size()> kNames = {{
+constexpr std::array<std::pair<Capability, std::string_view>, kCapabilityList.size()> kNames = {{
     {Capability::chat, "chat"},
     {Capability::token_prompts, "token_prompts"},
     {Capability::logprobs, "logprobs"},
@@ -15,6 +16,7 @@ constexpr std::array<std::pair<Capability, std::string_view>, kAllCapabilities.s
     {Capability::embeddings, "embeddings"},
     {Capability::tokenize, "tokenize"},
     {Capability::llama_cpp_tools, "llama_cpp_tools"},
+    {Capability::prompt_logprobs, "prompt_logprobs"},
 }};
 
 }  // namespace
@@ -56,8 +58,11 @@ Capabilities ollama_capabilities() {
 
 std::vector<Need> unmet(const std::vector<Need>& needs, const Capabilities& have) {
   std::vector<Need> out;
-  for (const auto& n : needs)
-    if (!have.has(n.capability)) out.push_back(n);
+  for (const auto& n : needs) {
+    if (have.has(n.capability)) continue;
+    const bool other_way = !n.instead.empty() && std::ranges::all_of(n.instead, [&](Capability c) { return have.has(c); });
+    if (!other_way) out.push_back(n);
+  }
   return out;
 }
 

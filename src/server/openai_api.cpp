@@ -117,7 +117,8 @@ core::Expected<int> usage_count(const json& usage, const char* key) {
                                                 ", not a count of tokens");
 }
 
-/// The usage counts as timings measured by the client around the request.
+}  // namespace
+
 core::Expected<Timings> client_timings(const json& usage, double first_ms, double wall_ms) {
   if (!usage.is_object())
     return core::fail(core::ErrorKind::parse, "the answer carries neither timings nor usage: its token counts are unknown");
@@ -145,6 +146,8 @@ core::Expected<Timings> client_timings(const json& usage, double first_ms, doubl
   t.predicted_ms = std::max(0.0, wall_ms - first_ms);
   return t;
 }
+
+namespace {
 
 /// An answer that says it generated more tokens than asked for did not come from the request.
 core::Expected<CompletionResponse> within_request(core::Expected<CompletionResponse> r, const CompletionRequest& request) {

@@ -17,6 +17,12 @@
 //   POST /v1/completions, /v1/chat/completions: deterministic text in the prompt and the dtype (the fp8 and
 //        fp4 types change it, auto/bf16 do not); `usage`, no `timings`; `logprobs: N` in the legacy shape
 //        (vLLM with return_tokens_as_token_ids: tokens "token_id:N"); chat logprobs as content[].
+//        vLLM's `prompt_logprobs: N` (a token-id prompt): choices[0].prompt_logprobs, [null, {"<id>":
+//        {logprob, rank, decoded_token}, …}, …], each position's top N and its own token, from a fake
+//        distribution of the prefix (the fp8 and fp4 types move its first two probabilities).
+//   POST /generate               SGLang only: {input_ids | text, return_logprob, logprob_start_len: 0,
+//        top_logprobs_num: N} → meta_info.input_token_logprobs / input_top_logprobs ([logprob, id, null]),
+//        prompt_tokens, cached_tokens 0; a text prompt is tokenized one id per byte.
 //   POST /tokenize, /detokenize  vLLM only.
 // Errors, as both servers write them: {"object":"error","message":…,"type":…,"param":null,"code":N}:
 //   a "model" other than MODEL → 404 NotFoundError "The model `X` does not exist."; logprobs above 20 →
@@ -28,6 +34,7 @@
 
 #include <httplib.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -81,6 +88,65 @@ struct Fake {
     return out;
   }
 
+  bool low() const { return dtype.rfind("fp8", 0) == 0 || dtype.rfind("fp4", 0) == 0 || dtype.rfind("nvfp4", 0) == 0; }
+
+  /// The fake next-token distribution after a prefix with rolling hash `h`: ids base, base+1, … with
+  /// probabilities halving from 0.5; a low-precision dtype moves 0.04 from the first to the second.
+  std::vector<std::pair<int, double>> distribution(std::uint64_t h, int n) const {
+    std::vector<std::pair<int, double>> out;
+    const int base = static_cast<int>(h % 900);
+    double p = 0.5;
+    for (int j = 0; j < n; ++j, p /= 2) {
+      double v = p;
+      if (low() && j == 0) v -= 0.04;
+      if (low() && j == 1) v += 0.04;
+      out.emplace_back(base + j, v);
+    }
+    return out;
+  }
+
+  /// Per prompt position p >= 1: the top n after tokens [0, p) and the log-probability of token p itself.
+  template <class Entry>
+  json prompt_positions(const std::vector<int>& ids, int n, Entry entry) const {
+    json out = json::array({nullptr});
+    std::uint64_t h = 1469598103934665603ULL;
+    for (std::size_t p = 1; p < ids.size(); ++p) {
+      h = fnv1a(std::to_string(ids[p - 1]) + ",", h);
+      const auto dist = distribution(h, n);
+      double own = -12.0;
+      for (const auto& [id, prob] : dist)
+        if (id == ids[p]) own = std::log(prob);
+      out.push_back(entry(dist, ids[p], own));
+    }
+    return out;
+  }
+
+  void generate(const httplib::Request& req, httplib::Response& res) const {
+    const json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) {
+      res.status = 400;
+      res.set_content(error(400, "BadRequestError", "the request body is not JSON"), "application/json");
+      return;
+    }
+    std::vector<int> ids;
+    if (body.contains("input_ids")) ids = body["input_ids"].get<std::vector<int>>();
+    else for (unsigned char c : body.value("text", std::string())) ids.push_back(c);
+    json meta = {{"prompt_tokens", ids.size()}, {"completion_tokens", 1}, {"cached_tokens", 0}};
+    if (body.value("return_logprob", false)) {
+      const int n = body.value("top_logprobs_num", 0);
+      json own = json::array({json::array({nullptr, ids.empty() ? 0 : ids[0], nullptr})});
+      const json tops = prompt_positions(ids, n, [&](const auto& dist, int id, double lp) {
+        own.push_back(json::array({lp, id, nullptr}));
+        json top = json::array();
+        for (const auto& [tid, prob] : dist) top.push_back(json::array({std::log(prob), tid, nullptr}));
+        return top;
+      });
+      meta["input_token_logprobs"] = own;
+      meta["input_top_logprobs"] = tops;
+    }
+    res.set_content(json{{"text", " the"}, {"meta_info", meta}}.dump(), "application/json");
+  }
+
   json legacy_logprobs(const std::vector<std::string>& ws, int n, bool ids) const {
     json tokens = json::array(), values = json::array(), tops = json::array();
     for (std::size_t i = 0; i < ws.size(); ++i) {
@@ -115,6 +181,31 @@ struct Fake {
       res.status = 400;
       res.set_content(error(400, "BadRequestError",
                             "Requested sample logprobs of " + std::to_string(n_logprobs) + ", which is greater than max allowed: 20"),
+                      "application/json");
+      return;
+    }
+    if (!chat && vllm && body.contains("prompt_logprobs") && !body["prompt_logprobs"].is_null()) {
+      const int n = body["prompt_logprobs"].get<int>();
+      if (n > 20) {
+        res.status = 400;
+        res.set_content(error(400, "BadRequestError", "Requested prompt logprobs of " + std::to_string(n) +
+                                                          ", which is greater than max allowed: 20"),
+                        "application/json");
+        return;
+      }
+      const auto ids = body.value("prompt", json::array()).get<std::vector<int>>();
+      const json list = prompt_positions(ids, n, [](const auto& dist, int id, double lp) {
+        json entry = json::object();
+        for (std::size_t r = 0; r < dist.size(); ++r)
+          entry[std::to_string(dist[r].first)] = {{"logprob", std::log(dist[r].second)}, {"rank", r + 1}, {"decoded_token", "x"}};
+        if (!entry.contains(std::to_string(id))) entry[std::to_string(id)] = {{"logprob", lp}, {"rank", 999}, {"decoded_token", "y"}};
+        return entry;
+      });
+      json choice = {{"index", 0}, {"finish_reason", "length"}, {"text", " the"}, {"logprobs", nullptr}, {"prompt_logprobs", list}};
+      res.set_content(json{{"id", "cmpl-fake"}, {"object", "text_completion"}, {"created", 0}, {"model", model},
+                           {"choices", json::array({choice})},
+                           {"usage", {{"prompt_tokens", ids.size()}, {"completion_tokens", 1}, {"total_tokens", ids.size() + 1}}}}
+                          .dump(),
                       "application/json");
       return;
     }
@@ -220,6 +311,8 @@ int main(int argc, char** argv) {
       res.set_content(info.dump(), "application/json");
     });
   }
+  if (!fake.vllm)
+    server.Post("/generate", [&](const httplib::Request& req, httplib::Response& res) { fake.generate(req, res); });
   server.Post("/v1/completions", [&](const httplib::Request& req, httplib::Response& res) { fake.answer(req, res, false); });
   server.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) { fake.answer(req, res, true); });
 

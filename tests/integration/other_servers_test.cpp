@@ -249,3 +249,69 @@ TEST(OtherServers, EveryPresetsExampleConfigDryRunsUpToTheMissingServer) {
 }
 
 }  // namespace
+
+namespace {
+
+/// longkl over a preset: the built-in English text (one id per byte on the fake), a short schedule.
+nlohmann::json longkl_config(const std::string& preset, const std::vector<std::string>& types) {
+  auto cfg = preset_config(preset, types);
+  cfg["probes"] = {{{"kind", "longkl"}, {"corpus", {{"builtin", "english"}}}, {"depth", 600}, {"min_depth", 128},
+                    {"windows", 2}, {"window", 4}, {"top_k", 10}, {"cell_top_k", 20}}};
+  return cfg;
+}
+
+/// Per K type: the longkl records' mean_kl values and the tokens they evaluated.
+struct LongKlRun {
+  std::map<std::string, std::vector<double>> mean_kl;
+  std::map<std::string, long long> evaluated;
+};
+
+LongKlRun longkl_records(const std::filesystem::path& run) {
+  LongKlRun out;
+  for (const auto& rec : kt::read_records(run)) {
+    EXPECT_EQ(rec["status"], "ok") << rec.dump().substr(0, 400);
+    if (rec["status"] != "ok") continue;
+    const std::string type = rec["cell"]["type_k"].get<std::string>();
+    out.mean_kl[type].push_back(rec["metrics"]["mean_kl"].get<double>());
+    out.evaluated[type] += rec["response"]["evaluated"].get<long long>();
+  }
+  return out;
+}
+
+}  // namespace
+
+// vLLM answers every prompt position's top-n in one request (prompt_logprobs), asked with the ids up to
+// the deepest position; SGLang's /generate with logprob_start_len answers with the prompt's ids, so it
+// needs no tokenizer (it reads the whole document). One request per cell either way.
+TEST(OtherServers, LongKlReadsEveryPositionInOneRequestOnVllmAndSglang) {
+  const std::vector<std::pair<std::string, std::string>> presets = {{"vllm", "fp8"}, {"sglang", "fp8_e4m3"}};
+  for (const auto& [preset, low] : presets) {
+    SCOPED_TRACE(preset);
+    kt::TempDir dir;
+    const auto out = dir / "run";
+    const auto r = run(dir, longkl_config(preset, {"auto", low}), out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto got = longkl_records(out);
+    ASSERT_EQ(got.mean_kl.at("auto").size(), 6u);  // 3 bins × 2 windows
+    for (double v : got.mean_kl.at("auto")) EXPECT_EQ(v, 0.0);
+    for (double v : got.mean_kl.at(low)) EXPECT_GT(v, 0.0);
+    // vLLM evaluated the document up to the deepest position (below 600), and no more.
+    if (preset == "vllm")
+      for (const auto& [type, n] : got.evaluated) {
+        EXPECT_GT(n, 500) << type;
+        EXPECT_LE(n, 600) << type;
+      }
+  }
+}
+
+// TabbyAPI offers neither token-id prompts nor prompt log-probabilities: refused before any server starts.
+TEST(OtherServers, LongKlIsRefusedOnAServerWithNeitherWay) {
+  kt::TempDir dir;
+  auto cfg = longkl_config("tabbyapi", {"FP16"});
+  cfg["grid"]["reference"] = "FP16/FP16";
+  const auto r = run(dir, cfg, dir / "run");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("probe 'longkl' (longkl) needs token_prompts (prompts given as token ids) or else "
+                                  "prompt_logprobs (every prompt position's top log-probabilities in one request)"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "run"));
+}

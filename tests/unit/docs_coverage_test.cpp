@@ -176,8 +176,10 @@ std::map<std::string, std::vector<std::string>> metric_rows(const std::string& p
   return rows;
 }
 
-/// toolcall's per-length copies (`all_correct_L2048`) are documented by their base name.
+/// toolcall's per-length copies (`all_correct_L2048`) are documented by their base name, longkl's
+/// per-bin ones (`mean_kl_d4k`) as `mean_kl_<bin>`.
 std::string base_metric(const std::string& kind, const std::string& name) {
+  if (kind == "longkl" && name.rfind("mean_kl_d", 0) == 0) return "mean_kl_<bin>";
   const auto at = name.rfind("_L");
   if (kind != "toolcall" || at == std::string::npos || at + 2 == name.size()) return name;
   const bool digits = std::all_of(name.begin() + static_cast<std::ptrdiff_t>(at) + 2, name.end(),

@@ -45,6 +45,7 @@ struct KvConfirmConfig {
 struct OpenAiConfig {
   std::string model;                 // the request's "model"; "" = the first id of /v1/models
   std::string tokenizer = "none";    // none | llama-server | vllm | tabbyapi
+  std::string prompt_logprobs = "none";  // none | vllm | sglang: how it answers every prompt position's top-n
   std::vector<std::string> capabilities;  // what the server can do (server::Capability names)
   bool cache_prompt = false;         // send llama.cpp's cache_prompt field
   nlohmann::json extra = nlohmann::json::object();  // merged into every generation request

@@ -96,6 +96,21 @@ struct CompletionResponse {
   nlohmann::json tool_calls = nullptr; // chat: message.tool_calls when present
 };
 
+/// Every prompt position's next-token distribution, asked in one request (Api::prompt_logprobs).
+struct PromptLogprobsRequest {
+  std::vector<std::int32_t> tokens;  // the prompt as ids; when empty, `text` (the server tokenizes it)
+  std::string text;
+  int top_n = 20;
+};
+
+struct PromptLogprobs {
+  /// One per prompt position: positions[p] is the distribution of prompt token p given tokens [0, p) —
+  /// its id and log-probability, and the server's top-n (most probable first). Position 0 has no
+  /// distribution (empty `top`).
+  std::vector<TokenLogprob> positions;
+  Timings timings;
+};
+
 /// The HTTP face of one running server. Implementations: llama-server, Ollama and the OpenAI API.
 class Api {
  public:
@@ -121,6 +136,12 @@ class Api {
   virtual core::Expected<std::string> detokenize(const std::vector<std::int32_t>& tokens) = 0;
   /// One embedding per input, in order.
   virtual core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) = 0;
+  /// Every position's top-n of one prompt in one request (Capability::prompt_logprobs: vLLM's
+  /// prompt_logprobs, SGLang's logprob_start_len). No llama.cpp server offers it: unsupported by default.
+  virtual core::Expected<PromptLogprobs> prompt_logprobs(const PromptLogprobsRequest& request) {
+    (void)request;
+    return core::fail(core::ErrorKind::unsupported, describe() + " gives no prompt log-probabilities");
+  }
   /// A short description of what answers (for errors and the manifest).
   virtual std::string describe() const = 0;
   /// What this server can do beyond a text completion; a probe with a text-only form asks before using

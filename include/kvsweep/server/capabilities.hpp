@@ -20,22 +20,31 @@ enum class Capability {
   embeddings,        // /v1/embeddings
   tokenize,          // the model's tokenizer over HTTP: text → ids and ids → text
   llama_cpp_tools,   // the model is a GGUF file llama.cpp's own tools (llama-perplexity, llama-bench) can load
+  prompt_logprobs,   // every prompt position's top log-probabilities in one request (vLLM's prompt_logprobs,
+                     // SGLang's logprob_start_len); no llama.cpp server has it, so Capabilities::all() does not
 };
 
 inline constexpr std::array<Capability, 8> kAllCapabilities = {
     Capability::chat,       Capability::token_prompts, Capability::logprobs, Capability::logprob_ids,
     Capability::tool_calls, Capability::embeddings,    Capability::tokenize, Capability::llama_cpp_tools};
 
+/// Every capability, in the order configs list them.
+inline constexpr std::array<Capability, 9> kCapabilityList = {
+    Capability::chat,       Capability::token_prompts, Capability::logprobs, Capability::logprob_ids,
+    Capability::tool_calls, Capability::embeddings,    Capability::tokenize, Capability::llama_cpp_tools,
+    Capability::prompt_logprobs};
+
 /// The name configs and messages use ("token_prompts", "logprob_ids", …).
 std::string_view to_string(Capability capability);
 std::optional<Capability> parse_capability(std::string_view name);
-/// Every capability's name, in kAllCapabilities' order (for did-you-mean and lists).
+/// Every capability's name, in kCapabilityList's order (for did-you-mean and lists).
 std::vector<std::string> capability_names();
 
 /// A set of capabilities (a bit each).
 class Capabilities {
  public:
   Capabilities() = default;
+  /// What llama-server offers: kAllCapabilities (every capability but prompt_logprobs).
   static Capabilities all();
   bool has(Capability c) const { return (m_bits >> static_cast<unsigned>(c)) & 1U; }
   Capabilities& set(Capability c, bool on = true) {
@@ -58,6 +67,9 @@ Capabilities ollama_capabilities();
 struct Need {
   Capability capability;
   std::string fallback;
+  /// Met as well when the server has every one of these instead (longkl: token-id prompts with their
+  /// answers' log-probabilities, or prompt_logprobs).
+  std::vector<Capability> instead = {};
 };
 
 /// One need the server cannot meet.

@@ -38,6 +38,22 @@ enum class TokenizerApi {
 std::optional<TokenizerApi> parse_tokenizer_api(std::string_view name);
 std::string_view to_string(TokenizerApi api);
 
+/// How a server answers every prompt position's top-n (Api::prompt_logprobs); none of it is the OpenAI API.
+enum class PromptLogprobsApi {
+  none,    // unsupported
+  vllm,    // POST /v1/completions {prompt, max_tokens 1, prompt_logprobs: n} → choices[0].prompt_logprobs:
+           // [null, {"<id>": {logprob, rank, decoded_token}, …}, …] (the prompt's own token among them)
+  sglang,  // POST /generate {input_ids | text, sampling_params, return_logprob, logprob_start_len 0,
+           // top_logprobs_num: n} → meta_info.input_token_logprobs [[logprob, id, text], …] and
+           // meta_info.input_top_logprobs [null, [[logprob, id, text], …], …]
+};
+std::optional<PromptLogprobsApi> parse_prompt_logprobs_api(std::string_view name);
+
+/// The prompt log-probabilities of a vLLM /v1/completions answer to `tokens` (their ids name each
+/// position's own token) or of an SGLang /generate answer; fails (parse) naming what is missing or impossible.
+core::Expected<PromptLogprobs> parse_vllm_prompt_logprobs(const nlohmann::json& body, const std::vector<std::int32_t>& tokens);
+core::Expected<PromptLogprobs> parse_sglang_prompt_logprobs(const nlohmann::json& body);
+
 struct OpenAiOptions {
   /// The request's "model"; empty: chosen from what /v1/models lists (choose_model, asked once).
   std::string model;
@@ -45,6 +61,7 @@ struct OpenAiOptions {
   std::string fallback_model;
   Capabilities capabilities = Capabilities::all();
   TokenizerApi tokenizer = TokenizerApi::none;
+  PromptLogprobsApi prompt_logprobs = PromptLogprobsApi::none;
   /// Send llama.cpp's `cache_prompt` (llama-server, which reads it on /v1 too); other servers have no such
   /// field and turn their prefix cache off at launch instead.
   bool cache_prompt = false;
@@ -60,6 +77,9 @@ core::Expected<nlohmann::json> openai_body(const CompletionRequest& request, con
 /// Parses a non-streamed /v1/completions (chat = false) or /v1/chat/completions answer. `wall_ms` is the
 /// request's wall time, used (with `usage`) when the answer carries no `timings`.
 core::Expected<CompletionResponse> parse_openai_completion(const nlohmann::json& body, bool chat, double wall_ms);
+/// The answer's `usage` counts as timings the client measured around the request (`first_ms`: the first
+/// byte's arrival, `wall_ms`: the whole request); absent or impossible counts are an error, never 0.
+core::Expected<Timings> client_timings(const nlohmann::json& usage, double first_ms, double wall_ms);
 /// Per-token log-probabilities from a choice's `logprobs` in either shape (see the top of this file).
 core::Expected<std::vector<TokenLogprob>> parse_openai_logprobs(const nlohmann::json& logprobs);
 
@@ -104,6 +124,7 @@ class OpenAiApi final : public Api {
   core::Expected<std::vector<std::int32_t>> tokenize(const std::string& text, bool add_special) override;
   core::Expected<std::string> detokenize(const std::vector<std::int32_t>& tokens) override;
   core::Expected<std::vector<std::vector<float>>> embed(const std::vector<std::string>& inputs) override;
+  core::Expected<PromptLogprobs> prompt_logprobs(const PromptLogprobsRequest& request) override;
   std::string describe() const override { return "OpenAI API at " + m_client->base_url(); }
   Capabilities capabilities() const override { return m_options.capabilities; }
 

@@ -31,6 +31,9 @@ struct CellSlot {
   /// server); npos when unknown (a fresh server, a failed item, another probe's requests).
   std::size_t ready_for = std::string::npos;
   int cached = 0;  // the prompt length of the last request, what the cache holds
+  /// The prompt-logprobs path (vLLM, SGLang): every position's list from the one request, and what it evaluated.
+  std::vector<TopList> prompt_lists;
+  int prompt_evaluated = 0;
 };
 
 std::string sha_of(const Tokens& tokens) {
@@ -53,11 +56,14 @@ class LongKlProbe final : public Probe {
   bool deterministic() const override { return true; }
   /// The deepest prompt is `depth` tokens, and the answer needs one more.
   int min_context() const override { return m_depth + 2; }
+  /// llama-server: token-id prompts answered with their top-n with ids, the tokenizer and the server's
+  /// evaluated counts. A server with prompt_logprobs (vLLM, SGLang) instead answers every position in one request.
   std::vector<server::Need> needs() const override {
-    return {{server::Capability::token_prompts, ""},
-            {server::Capability::logprobs, ""},
-            {server::Capability::logprob_ids, ""},
-            {server::Capability::tokenize, ""}};
+    const std::vector<server::Capability> instead = {server::Capability::prompt_logprobs};
+    return {{server::Capability::token_prompts, "", instead},
+            {server::Capability::logprobs, "", instead},
+            {server::Capability::logprob_ids, "", instead},
+            {server::Capability::tokenize, "", instead}};
   }
   std::vector<InputFile> inputs() const override {
     return m_corpus.input ? std::vector<InputFile>{*m_corpus.input} : std::vector<InputFile>{};
@@ -214,9 +220,57 @@ class LongKlProbe final : public Probe {
     return ps;
   }
 
+  /// The prompt-logprobs path: the document up to the deepest position in one request (the first
+  /// window's), every window's lists read from it.
+  core::Expected<void> ask_prompt(Context& ctx, CellSlot& slot, int n_probs, server::Timings& sum) const {
+    if (!slot.prompt_lists.empty()) return {};
+    const int last = m_schedule.windows.back().start + m_schedule.windows.back().length - 1;
+    server::PromptLogprobsRequest req;
+    req.top_n = n_probs;
+    if (ctx.api.capabilities().has(server::Capability::tokenize)) {
+      if (auto ok = tokenize(ctx, slot); !ok) return std::unexpected(ok.error());
+      req.tokens.assign(slot.tokens.begin(), slot.tokens.begin() + last + 1);
+    } else {
+      req.text = m_corpus.text();  // SGLang tokenizes it and answers with the ids
+    }
+    auto answer = ctx.api.prompt_logprobs(req);
+    if (!answer) return std::unexpected(answer.error());
+    if (answer->positions.size() < static_cast<std::size_t>(last + 1))
+      return core::fail(core::ErrorKind::invalid, "the document is " + std::to_string(answer->positions.size()) +
+                                                      " tokens for this model; depth " + std::to_string(m_depth) +
+                                                      " needs at least as many (a longer corpus, or a lower depth)");
+    if (req.tokens.empty()) {
+      slot.tokens.clear();
+      for (const auto& p : answer->positions) slot.tokens.push_back(p.id);
+      slot.tokens_sha256 = sha_of(slot.tokens);
+    }
+    std::vector<TopList> lists;
+    for (std::size_t p = 0; p <= static_cast<std::size_t>(last); ++p) {
+      if (p == 0) {
+        lists.emplace_back();
+        continue;
+      }
+      auto list = top_list_of(answer->positions[p], "longkl");
+      if (!list) return std::unexpected(list.error());
+      lists.push_back(std::move(*list));
+    }
+    slot.prompt_lists = std::move(lists);
+    slot.prompt_evaluated = answer->timings.prompt_n;
+    sum += answer->timings;
+    return {};
+  }
+
   core::Expected<ItemResult> run_window(std::size_t index, Context& ctx, CellSlot& slot) {
-    if (auto ok = tokenize(ctx, slot); !ok) return std::unexpected(ok.error());
+    const bool whole_prompt = ctx.api.capabilities().has(server::Capability::prompt_logprobs);
+    if (!whole_prompt) {
+      if (auto ok = tokenize(ctx, slot); !ok) return std::unexpected(ok.error());
+    }
     const DepthWindow& w = m_schedule.windows[index];
+    const int n_probs = ctx.cell.is_reference ? m_top_k : m_cell_top_k;
+    server::Timings prompt_sum;
+    if (whole_prompt) {
+      if (auto ok = ask_prompt(ctx, slot, n_probs, prompt_sum); !ok) return std::unexpected(ok.error());
+    }
     std::optional<LongKlResponse> reference;
     if (!ctx.cell.is_reference) {
       auto ref = read_longkl_reference(ctx.reference_records, w.key);
@@ -230,13 +284,17 @@ class LongKlProbe final : public Probe {
         return core::fail(core::ErrorKind::invalid, "the reference's record of " + w.key + " scored other positions");
       reference = std::move(*ref);
     }
-    server::Timings sum;
+    server::Timings sum = prompt_sum;
     ItemResult out;
     // The schedule's windows before this one, when the cache does not hold them (a fresh server, a
     // resumed run): asked again in the same order, so this window's batches are the same as ever.
     int replayed_requests = 0, replayed_tokens = 0;
     bool first = true;
-    if (slot.ready_for == index) {
+    const std::vector<int> ps = positions_of(w);
+    std::vector<TopList> lists;
+    if (whole_prompt) {
+      for (int p : ps) lists.push_back(slot.prompt_lists[static_cast<std::size_t>(p)]);
+    } else if (slot.ready_for == index) {
       first = false;
     } else {
       server::Timings replay;
@@ -249,19 +307,17 @@ class LongKlProbe final : public Probe {
       replayed_tokens = replay.prompt_n;
       sum += replay;
     }
-    const std::vector<int> ps = positions_of(w);
-    const int n_probs = ctx.cell.is_reference ? m_top_k : m_cell_top_k;
-    server::Timings own;
-    auto answers = ask(ctx, slot, ps, n_probs, first, own);
-    if (!answers) return std::unexpected(answers.error());
-    sum += own;
-    slot.ready_for = index + 1;
-
-    std::vector<TopList> lists;
-    for (const auto& a : *answers) {
-      auto list = top_list(a);
-      if (!list) return std::unexpected(list.error());
-      lists.push_back(std::move(*list));
+    server::Timings own = prompt_sum;
+    if (!whole_prompt) {
+      auto answers = ask(ctx, slot, ps, n_probs, first, own);
+      if (!answers) return std::unexpected(answers.error());
+      sum += own;
+      slot.ready_for = index + 1;
+      for (const auto& a : *answers) {
+        auto list = top_list(a);
+        if (!list) return std::unexpected(list.error());
+        lists.push_back(std::move(*list));
+      }
     }
     // The reference scores its own lists (0 by construction, computed all the same); a cell scores
     // its lists against the reference's.
