@@ -14,6 +14,7 @@
 
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/cli/template_options.hpp"
+#include "kvsweep/cli/twins_operating_point.hpp"
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/exit_codes.hpp"
@@ -173,16 +174,6 @@ std::string time_line_of(const config::Config& cfg, const sweep::RunRates& rates
                                     ropts.parallel_cells};
   return report::time_line(estimate, rates, planned, facts);
 }
-
-/// A progress sink that says nothing: the measurement's cell is not the plan's.
-class Quiet : public sweep::ProgressSink {
- public:
-  void plan(std::size_t, std::size_t) override {}
-  void cell_started(std::size_t, std::size_t, const sweep::Cell&, int) override {}
-  void item_done(const sweep::Cell&, const std::string&, const std::string&, const std::string&, double) override {}
-  void cell_done(const sweep::CellResult&) override {}
-  void note(const std::string&) override {}
-};
 
 /// --measure: the first item of each probe on `model`'s reference cell, run as a sweep of its own in a
 /// temporary directory (removed after), and its rates; nullopt with the reason printed when it gave none.
@@ -378,6 +369,7 @@ int print_dry_run(const config::Config& cfg, std::vector<std::unique_ptr<probe::
                 a.min_items, a.alpha, a.futility, static_cast<unsigned long long>(a.seed));
   }
   print_time(cfg, probes, cells, planned, ropts, backend, measure);
+  if (measure) print_twins_operating_points(cfg, probes, backend);
   print_host(backend);
   if (ropts.parallel_cells > 1 || !ropts.slot_env.empty()) {
     say("slots: %d cell(s) at once (each model's reference cell first)\n", ropts.parallel_cells);

@@ -121,6 +121,22 @@ TEST(TwinsGeneration, GapPutsThatManyRecordsBetweenTwoTwinsAndRivalsAreTheFamily
   EXPECT_EQ(twins_rivals(unique, 2).size(), 4u);  // every other record (values differ by chance alone)
 }
 
+TEST(TwinsGeneration, TablesAreIndependentPromptsWithTheirOwnKeysAndRivals) {
+  const TwinsSet one = generate_twins(config_of({{"families", 3}, {"twins", 2}}));
+  const TwinsSet two = generate_twins(config_of({{"families", 3}, {"twins", 2}, {"tables", 2}}));
+  ASSERT_EQ(two.records.size(), 12u);
+  ASSERT_EQ(two.asked.size(), 12u);
+  // Table 0 is the single table's draw (the same seed), keyed apart.
+  EXPECT_EQ(twins_item_key(one.records[0]), "f0.t0");
+  EXPECT_EQ(twins_item_key(two.records[0]), "s0.f0.t0");
+  EXPECT_EQ(two.records[0].key, one.records[0].key);
+  EXPECT_EQ(twins_item_key(two.records[6]).substr(0, 3), "s1.");
+  const std::string p0 = twins_prompt(two, two.records[0]);
+  EXPECT_THAT(p0, HasSubstr(two.records[5].key));
+  EXPECT_THAT(p0, ::testing::Not(HasSubstr("- " + two.records[6].key + ": ")));
+  for (const std::size_t j : twins_rivals(two, 0)) EXPECT_EQ(two.records[j].table, 0);
+}
+
 TEST(TwinsMargin, IsReadOffTheTopListWithABoundWhereATokenIsNotListed) {
   const std::vector<TwinsTop> top = {{7, -0.25}, {9, -2.0}, {4, -6.5}};
   const Margin exact = margin_from_top(top, 7, 9);
@@ -186,7 +202,7 @@ TEST(TwinsConfig, ErrorsNameTheFileAndTheKey) {
   EXPECT_THAT(config_error({{"kind", "twins"}, {"at", "middle"}}), HasSubstr("sweep.json: probes[0].at:"));
   EXPECT_THAT(config_error({{"kind", "twins"}, {"gate", json::array({"margin"})}}),
               HasSubstr("'margin' is not a quality metric of twins"));
-  EXPECT_EQ(config_error({{"kind", "twins"}, {"gate", json::array({"correct_low"})}}), "");
+  EXPECT_EQ(config_error({{"kind", "twins"}, {"gate", json::array({"recalled_low"})}}), "");
 }
 
 /// A tokenizer of words: a letter run with its leading space is one token, any other byte one token.
@@ -272,15 +288,17 @@ struct RunTwins {
 TEST(TwinsProbe, TheReferenceMeasuresTheMarginAndAnotherCellIsBinnedByIt) {
   RunTwins t;
   ASSERT_FALSE(t.rival_value.empty());
+  EXPECT_EQ(t.item.spec["distance"], 1);  // the dial the item was made with, in its record's spec
+  EXPECT_EQ(t.item.spec["at"], "end");
   Scripted s;
   s.answer = " " + t.value + "\n";
   auto ref = t.run(s, true, nullptr);
   ASSERT_TRUE(ref) << ref.error().message;
-  EXPECT_EQ(ref->metrics["correct"], 1);
+  EXPECT_EQ(ref->metrics["recalled"], 1);
   EXPECT_EQ(ref->metrics["took_twin"], 0);
   EXPECT_DOUBLE_EQ(ref->metrics["margin"].get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(ref->metrics["cell_margin"].get<double>(), 2.5);
-  EXPECT_TRUE(ref->metrics["correct_low"].is_null());  // 2.5 is bin 1 of [1, 4]
+  EXPECT_TRUE(ref->metrics["recalled_low"].is_null());  // 2.5 is bin 1 of [1, 4]
   EXPECT_EQ(ref->response["bin"], 1);
   EXPECT_EQ(ref->response["bin_label"], "1–4");
   EXPECT_EQ(ref->response["margin_bound"], "exact");
@@ -299,7 +317,7 @@ TEST(TwinsProbe, TheReferenceMeasuresTheMarginAndAnotherCellIsBinnedByIt) {
   s.rival_lp = -0.4;
   auto cell = t.run(s, false, &refs);
   ASSERT_TRUE(cell) << cell.error().message;
-  EXPECT_EQ(cell->metrics["correct"], 0);
+  EXPECT_EQ(cell->metrics["recalled"], 0);
   EXPECT_EQ(cell->metrics["took_twin"], 1);
   EXPECT_DOUBLE_EQ(cell->metrics["margin"].get<double>(), 2.5);
   EXPECT_DOUBLE_EQ(cell->metrics["cell_margin"].get<double>(), -1.1);
@@ -307,7 +325,7 @@ TEST(TwinsProbe, TheReferenceMeasuresTheMarginAndAnotherCellIsBinnedByIt) {
   EXPECT_EQ(cell->response["took"], t.item.spec["rivals"][0]);
 }
 
-TEST(TwinsProbe, ALowMarginItemIsGatedByCorrectLowAndAnUnlistedRivalIsABound) {
+TEST(TwinsProbe, ALowMarginItemIsGatedByRecalledLowAndAnUnlistedRivalIsABound) {
   RunTwins t;
   Scripted s;
   s.answer = " " + t.value;
@@ -316,7 +334,7 @@ TEST(TwinsProbe, ALowMarginItemIsGatedByCorrectLowAndAnUnlistedRivalIsABound) {
   auto low = t.run(s, true, nullptr);
   ASSERT_TRUE(low) << low.error().message;
   EXPECT_EQ(low->response["bin"], 0);
-  EXPECT_EQ(low->metrics["correct_low"], 1);
+  EXPECT_EQ(low->metrics["recalled_low"], 1);
 
   s.list_rival = false;
   auto bound = t.run(s, true, nullptr);

@@ -23,6 +23,16 @@ std::vector<std::string> time_lines(const config::Config& config,
                                     const std::vector<std::unique_ptr<probe::Probe>>& probes,
                                     const sweep::RunOptions& options);
 
+/// A progress sink that says nothing: --measure's cells are not the plan's.
+class Quiet : public sweep::ProgressSink {
+ public:
+  void plan(std::size_t, std::size_t) override {}
+  void cell_started(std::size_t, std::size_t, const sweep::Cell&, int) override {}
+  void item_done(const sweep::Cell&, const std::string&, const std::string&, const std::string&, double) override {}
+  void cell_done(const sweep::CellResult&) override {}
+  void note(const std::string&) override {}
+};
+
 /// A fresh directory of its own for --measure's run, under the temp directory (mkdtemp: a name nobody
 /// could plant beforehand, mode 0700, never one that exists). Throws core::FatalError when none can be made.
 std::filesystem::path measure_directory();

@@ -66,7 +66,8 @@ class TwinsProbe final : public Probe {
   int min_context() const override {
     // Two tokens a word is generous for these words in either vocabulary.
     const int per_record = 2 * (m_config.key_words + m_config.value_words) + 4;
-    return static_cast<int>(m_set.records.size()) * per_record + 96 + 2 * m_config.value_words;
+    const auto per_table = m_set.records.size() / static_cast<std::size_t>(m_config.tables);
+    return static_cast<int>(per_table) * per_record + 96 + 2 * m_config.value_words;
   }
   std::optional<std::size_t> items_max() const override { return m_set.records.size(); }
 
@@ -87,14 +88,14 @@ class TwinsProbe final : public Probe {
   }
 
   std::vector<MetricSpec> metrics() const override {
-    return {quality("correct", Direction::higher_better, MetricKind::binary),
+    return {quality("recalled", Direction::higher_better, MetricKind::binary),
             quality("took_twin", Direction::lower_better, MetricKind::binary),
-            quality("correct_low", Direction::higher_better, MetricKind::binary),
+            quality("recalled_low", Direction::higher_better, MetricKind::binary),
             diagnostic("margin", MetricKind::continuous, Direction::higher_better),
             diagnostic("cell_margin", MetricKind::continuous, Direction::higher_better),
             diagnostic("token_distance", MetricKind::count)};
   }
-  std::optional<Calibration> calibration() const override { return Calibration{"correct", 0, 1}; }
+  std::optional<Calibration> calibration() const override { return Calibration{"recalled", 0, 1}; }
 
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
     const auto at = std::find_if(m_set.asked.begin(), m_set.asked.end(),
@@ -157,9 +158,9 @@ class TwinsProbe final : public Probe {
                     {"token_distance", measured->token_distance},
                     {"bin", bin ? json(*bin) : json(nullptr)},
                     {"bin_label", bin ? json(margin_bin_label(*bin, m_config.bins)) : json(nullptr)}};
-    out.metrics = {{"correct", correct ? 1 : 0},
+    out.metrics = {{"recalled", correct ? 1 : 0},
                    {"took_twin", outcome == TwinsOutcome::twin ? 1 : 0},
-                   {"correct_low", bin && *bin == 0 ? json(correct ? 1 : 0) : json(nullptr)},
+                   {"recalled_low", bin && *bin == 0 ? json(correct ? 1 : 0) : json(nullptr)},
                    {"margin", number_or_null(measured->margin.value)},
                    {"cell_margin", number_or_null(cell_margin)},
                    {"token_distance", measured->token_distance}};

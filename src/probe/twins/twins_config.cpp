@@ -8,7 +8,7 @@ namespace kvsweep::probe {
 namespace {
 
 const std::vector<std::string> kKeys = {"kind",     "name", "seed",  "families", "twins",   "key_words", "value_words",
-                                        "distance", "at",   "value", "gap",      "queries", "top_n",     "bins"};
+                                        "distance", "at",   "value", "gap",      "queries", "top_n",     "bins", "tables"};
 
 int int_in(const nlohmann::json& cfg, const std::string& key, long long fallback, long long lo, long long hi,
            const config::Site& site) {
@@ -80,6 +80,7 @@ TwinsConfig parse_twins_config(const nlohmann::json& cfg, const ConfigSource& wh
     site.child("gap").fail("families (" + std::to_string(c.families) + ") must be a multiple of gap + 1 (" +
                            std::to_string(c.gap + 1) + "): families are laid out in blocks of gap + 1");
   c.queries = int_in(cfg, "queries", c.twins, 1, c.twins, site);
+  c.tables = int_in(cfg, "tables", c.tables, 1, 1000, site);
   c.top_n = int_in(cfg, "top_n", c.top_n, 2, 1000, site);
   c.bins = read_bins(cfg, c.bins, site);
   return c;

@@ -65,8 +65,11 @@ Words edited(stats::SplitMix64& rng, const Words& base, int distance, TwinsSide 
 
 }  // namespace
 
-TwinsSet generate_twins(const TwinsConfig& c) {
-  stats::SplitMix64 rng(c.seed);
+namespace {
+
+/// One table (`table` -1: the only one), appended to `set`.
+void generate_table(const TwinsConfig& c, std::uint64_t seed, int table, TwinsSet& set) {
+  stats::SplitMix64 rng(seed);
   // Families one after another: a base key and value, then each twin's edits.
   std::vector<std::vector<TwinsRecord>> families;
   std::vector<std::string> seen_keys;
@@ -112,12 +115,14 @@ TwinsSet generate_twins(const TwinsConfig& c) {
     families.push_back(std::move(family));
   }
   // Layout: blocks of gap + 1 families, round-robin inside a block, so twins sit `gap` records apart.
-  TwinsSet set;
+  const std::size_t first = set.records.size();
   const int block = c.gap + 1;
   for (int b = 0; b * block < c.families; ++b) {
     for (int t = 0; t < c.twins; ++t) {
-      for (int f = b * block; f < std::min(c.families, (b + 1) * block); ++f)
+      for (int f = b * block; f < std::min(c.families, (b + 1) * block); ++f) {
         set.records.push_back(families[static_cast<std::size_t>(f)][static_cast<std::size_t>(t)]);
+        set.records.back().table = table;
+      }
     }
   }
   // The asked twins: per family a seeded order, its first `queries`.
@@ -127,23 +132,39 @@ TwinsSet generate_twins(const TwinsConfig& c) {
     std::iota(order.begin(), order.end(), 0);
     for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
     for (int q = 0; q < queries; ++q) {
-      for (std::size_t i = 0; i < set.records.size(); ++i) {
+      for (std::size_t i = first; i < set.records.size(); ++i) {
         if (set.records[i].family == f && set.records[i].twin == order[static_cast<std::size_t>(q)])
           set.asked.push_back(i);
       }
     }
   }
+}
+
+}  // namespace
+
+TwinsSet generate_twins(const TwinsConfig& c) {
+  TwinsSet set;
+  if (c.tables <= 1) {
+    generate_table(c, c.seed, -1, set);
+  } else {
+    for (int t = 0; t < c.tables; ++t) generate_table(c, c.seed + static_cast<std::uint64_t>(t), t, set);
+  }
   return set;
 }
 
 std::string twins_item_key(const TwinsRecord& r) {
-  return "f" + std::to_string(r.family) + ".t" + std::to_string(r.twin);
+  return (r.table >= 0 ? "s" + std::to_string(r.table) + "." : std::string()) + "f" + std::to_string(r.family) +
+         ".t" + std::to_string(r.twin);
 }
 
 std::string twins_prompt(const TwinsSet& set, const TwinsRecord& query) {
+  // "Look up one key" measured best of three wordings on SmolLM2-135M (12 of 16 eight-record lookups);
+  // the copy model reads only the last line.
   std::string out = "Each line below pairs a key with its value.\n";
-  for (const auto& r : set.records) out += "- " + r.key + ": " + r.value + "\n";
-  out += "\nGive the value of the key on the last line, exactly as listed above.\n";
+  for (const auto& r : set.records) {
+    if (r.table == query.table) out += "- " + r.key + ": " + r.value + "\n";
+  }
+  out += "\nLook up one key in the list above.\n";
   out += "- " + query.key + ":";
   return out;
 }
@@ -151,10 +172,11 @@ std::string twins_prompt(const TwinsSet& set, const TwinsRecord& query) {
 std::vector<std::size_t> twins_rivals(const TwinsSet& set, std::size_t i) {
   const TwinsRecord& q = set.records[i];
   bool has_twins = false;
-  for (std::size_t j = 0; j < set.records.size(); ++j) has_twins |= j != i && set.records[j].family == q.family;
+  for (std::size_t j = 0; j < set.records.size(); ++j)
+    has_twins |= j != i && set.records[j].table == q.table && set.records[j].family == q.family;
   std::vector<std::size_t> out;
   for (std::size_t j = 0; j < set.records.size(); ++j) {
-    if (j == i || (has_twins && set.records[j].family != q.family)) continue;
+    if (j == i || set.records[j].table != q.table || (has_twins && set.records[j].family != q.family)) continue;
     if (set.records[j].value != q.value) out.push_back(j);  // an equal value cannot flip
   }
   return out;

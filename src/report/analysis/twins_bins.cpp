@@ -58,7 +58,7 @@ std::vector<TwinsBins> twins_bins(const RunData& data, const ProbeDef& probe) {
           if (bin.bin != b) continue;
           any = true;
           ++bin.n;
-          const auto correct = item.metrics.find("correct");
+          const auto correct = item.metrics.find("recalled");
           const auto twin = item.metrics.find("took_twin");
           if (correct != item.metrics.end() && correct->second == 0.0) ++bin.flips;
           if (twin != item.metrics.end() && twin->second == 1.0) ++bin.took_twin;
@@ -85,7 +85,7 @@ void twins_bins_section(Document& doc, const RunData& data, const ProbeDef& prob
   doc.paragraph("Items are binned by the margin the reference measured (nats between the true answer's token and "
                 "the best twin's, at the first answer token where they diverge); every cell is read on the same "
                 "items. A flip is an answer that is not the true value (twin: it took a twin's). Wilson 95 % "
-                "intervals; the lowest bin is what correct_low gates on.");
+                "intervals; the lowest bin is what recalled_low gates on.");
   for (const auto& g : groups) {
     Table t;
     t.header = {"cell"};

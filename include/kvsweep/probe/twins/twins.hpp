@@ -7,7 +7,7 @@
 ///
 /// Config: {"kind": "twins", "name": "twins", "seed": 42, "families": 16, "twins": 4, "key_words": 6,
 /// "value_words": 3, "distance": 1 | [1, 2, …], "at": "end" | "start" | "both", "value": "distinct" | "near", "gap": 0,
-/// "queries": twins, "top_n": 20, "bins": [1, 4, 10]}.
+/// "queries": twins, "tables": 1, "top_n": 20, "bins": [1, 4, 10]}.
 /// - families × twins records "- <key>: <value>", one a line, then the question, then "- <key>:";
 ///   the answer is " <value>". `twins` 1 makes every key unique (the control: its rivals are all the
 ///   other records).
@@ -20,10 +20,13 @@
 ///   round-robin), so `families` must be a multiple of gap + 1.
 /// - `queries`: how many twins of each family are asked (the first ones, in seeded order).
 /// - `bins`: ascending margin edges in nats; bin 0 is margin < bins[0] (the low-margin bin).
-/// Items are "f<family>.t<twin>"; the same config gives byte-identical records and prompt.
+/// - `tables`: independent tables of that shape (table t drawn from seed + t), each item asked in its
+///   own table's prompt: more items for a model whose context or recall holds only a short table.
+/// Items are "f<family>.t<twin>" ("s<table>.f<family>.t<twin>" with tables > 1); the same config gives
+/// byte-identical records and prompts.
 ///
-/// Metrics: `correct` (the answer's first line is the value), `took_twin` (it is a rival's value),
-/// `correct_low` (`correct` in the lowest bin, null elsewhere: the gateable low-margin read-out),
+/// Metrics: `recalled` (the answer's first line is the value), `took_twin` (it is a rival's value),
+/// `recalled_low` (`recalled` in the lowest bin, null elsewhere: the gateable low-margin read-out),
 /// `margin` (the reference's measured margin, nats) and `cell_margin` (this cell's gap at the same
 /// token), `token_distance` (token edits between the key and its best rival's, the server's tokens).
 
@@ -54,6 +57,7 @@ struct TwinsConfig {
   TwinsValue value = TwinsValue::distinct;
   int gap = 0;
   int queries = 0;  // 0: every twin
+  int tables = 1;   // independent tables (table t drawn from seed + t), each its own prompt
   int top_n = 20;
   std::vector<double> bins = {1.0, 4.0, 10.0};
 };
@@ -66,6 +70,7 @@ TwinsConfig parse_twins_config(const nlohmann::json& config, const ConfigSource&
 struct TwinsRecord {
   int family = 0;
   int twin = 0;
+  int table = -1;    // which table (-1: the only one)
   int distance = 0;  // words its key differs from its twins' by (0: no twins)
   TwinsSide at = TwinsSide::end;
   std::string key;    // words joined by spaces
@@ -81,14 +86,15 @@ struct TwinsSet {
 /// The table a config makes; the same config always gives the same set (stats::SplitMix64 draws).
 TwinsSet generate_twins(const TwinsConfig& config);
 
-/// "f<family>.t<twin>".
+/// "f<family>.t<twin>", prefixed "s<table>." when the config has several tables.
 std::string twins_item_key(const TwinsRecord& record);
 
-/// The prompt for `query`: a line of instructions, every record "- key: value", a blank line, the
-/// question and "- <key>:". The text before the last line is the same for every item (prefix cache).
+/// The prompt for `query`: a line of instructions, every record of its table "- key: value", a blank
+/// line, the question and "- <key>:". The text before the last line is the same for every item of a
+/// table (prefix cache).
 std::string twins_prompt(const TwinsSet& set, const TwinsRecord& query);
 
-/// The rivals of records[i]: its family's other twins, or every other record when it has none.
+/// The rivals of records[i]: its family's other twins, or every other record of its table when it has none.
 std::vector<std::size_t> twins_rivals(const TwinsSet& set, std::size_t i);
 
 // What run() measures, pure so the unit tests read it off literal tables.
