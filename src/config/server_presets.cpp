@@ -32,7 +32,10 @@ ServerPreset vllm() {
   c.ready_path = "/health";
   c.listening = kUvicornListening;
   // Every cache config field is a label of this gauge: vllm:cache_config_info{cache_dtype="fp8",…} 1.0
-  c.confirm = {"", "/metrics", "prometheus", "", "", "vllm:cache_config_info", "cache_dtype"};
+  c.confirm.http = "/metrics";
+  c.confirm.format = "prometheus";
+  c.confirm.metric = "vllm:cache_config_info";
+  c.confirm.label = "cache_dtype";
   c.openai.tokenizer = "vllm";
   // Tool calls need --enable-auto-tool-choice and a model's --tool-call-parser: add them to server.args
   // and "tool_calls": true to openai.capabilities. Embeddings need an embedding model (--task embed).
@@ -58,7 +61,9 @@ ServerPreset sglang() {
   c.ready_path = "/health";
   c.listening = kUvicornListening;
   // GET /server_info: the server args, flattened, with the internal state.
-  c.confirm = {"", "/server_info", "json", "/kv_cache_dtype", "", "", ""};
+  c.confirm.http = "/server_info";
+  c.confirm.format = "json";
+  c.confirm.pointer = "/kv_cache_dtype";
   c.openai.tokenizer = "none";
   // prompt_logprobs: the native /generate with return_logprob, logprob_start_len and top_logprobs_num.
   c.openai.prompt_logprobs = "sglang";
@@ -84,7 +89,9 @@ ServerPreset tabbyapi() {
   c.ready_path = "/health";
   c.listening = kUvicornListening;
   // GET /v1/model: the loaded model's card, its parameters holding cache_mode.
-  c.confirm = {"", "/v1/model", "json", "/parameters/cache_mode", "", "", ""};
+  c.confirm.http = "/v1/model";
+  c.confirm.format = "json";
+  c.confirm.pointer = "/parameters/cache_mode";
   c.openai.tokenizer = "tabbyapi";
   c.openai.capabilities = {"chat", "logprobs", "tokenize"};
   c.openai.extra = {{"repetition_penalty", 1.0}};
@@ -109,7 +116,7 @@ ServerPreset llama_cpp_python() {
   c.listening = kUvicornListening;
   // llama.cpp's own KV line, relayed by --verbose: "K (q8_0): … MiB, V (f16): … MiB" (older builds:
   // "KV self size = …, K (f16): …"); the type names are llama.cpp's, as the grid names them.
-  c.confirm = {R"(K \(([a-z0-9_]+)\):[^,]*, V \(([a-z0-9_]+)\))", "", "", "", "", "", ""};
+  c.confirm.log = R"(K \(([a-z0-9_]+)\):[^,]*, V \(([a-z0-9_]+)\))";
   c.openai.tokenizer = "none";
   c.openai.capabilities = {"chat", "logprobs"};
   c.openai.extra = {{"repeat_penalty", 1.0}};

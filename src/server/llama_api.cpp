@@ -7,6 +7,7 @@
 
 #include "kvsweep/server/stream_reader.hpp"
 #include "kvsweep/server/token_logprobs.hpp"
+#include "kvsweep/server/v1_embeddings.hpp"
 
 namespace kvsweep::server {
 
@@ -306,19 +307,7 @@ core::Expected<std::string> LlamaApi::detokenize(const std::vector<std::int32_t>
 }
 
 core::Expected<std::vector<std::vector<float>>> LlamaApi::embed(const std::vector<std::string>& inputs) {
-  auto body = m_client->post_for_json("/v1/embeddings", {{"input", inputs}, {"encoding_format", "float"}});
-  if (!body) return std::unexpected(body.error());
-  try {
-    std::vector<std::vector<float>> out(inputs.size());
-    for (const auto& d : body->at("data")) {
-      auto idx = d.at("index").get<std::size_t>();
-      if (idx >= out.size()) return core::fail(core::ErrorKind::parse, "/v1/embeddings: index out of range");
-      out[idx] = d.at("embedding").get<std::vector<float>>();
-    }
-    return out;
-  } catch (const std::exception& e) {
-    return core::fail(core::ErrorKind::parse, std::string("/v1/embeddings: ") + e.what());
-  }
+  return v1_embeddings(*m_client, inputs, "");
 }
 
 }  // namespace kvsweep::server
