@@ -211,3 +211,81 @@ TEST(RealModel, SmolLm2AnswersTheShippedAnswerKeyAtF16) {
   }
   EXPECT_GE(right, 5) << "SmolLM2 f16 got " << right << " of the answer key's first 6 right";
 }
+
+namespace {
+
+/// longkl over the built-in English text: two bins (256–511, 512–1024), two windows of 3 each.
+nlohmann::json longkl_probe() {
+  return {{{"kind", "longkl"}, {"corpus", {{"builtin", "english"}}}, {"depth", 1024}, {"min_depth", 256},
+           {"windows", 2}, {"window", 3}}};
+}
+
+/// The reference cell's longkl top lists by item.
+std::map<std::string, nlohmann::json> reference_lists(const std::vector<nlohmann::json>& records) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& r : records)
+    if (r["probe"] == "longkl" && r["status"] == "ok" && r["cell"]["type_k"] == "f16") out[r["item"]] = r["response"]["top"];
+  return out;
+}
+
+}  // namespace
+
+// KL by depth through the real llama-server: each request evaluated only what extends the cache (the
+// cell's evaluated tokens are its deepest prompt), the reference scores exactly 0 and a second run of
+// it gives byte-identical lists (the schedule is deterministic), q4_0 K moves the distribution, and a
+// window run alone on a fresh server (a resume) replays the schedule and gets the same lists.
+TEST(RealModel, LongKlIsExactOnTheReferenceAndCostsOnePrefillPerCell) {
+  kt::TempDir dir;
+  const auto records = run_ok(dir, smollm2_config({"f16", "q4_0"}, longkl_probe()));
+  ASSERT_EQ(records.size(), 8u);
+  std::map<std::string, long long> evaluated;
+  std::map<std::string, int> deepest;
+  double q4_kl = 0;
+  for (const auto& r : records) {
+    ASSERT_EQ(r["status"], "ok") << r.dump().substr(0, 300);
+    const std::string k = r["cell"]["type_k"];
+    evaluated[k] += r["response"]["evaluated"].get<long long>();
+    for (int p : r["response"]["positions"]) deepest[k] = std::max(deepest[k], p);
+    if (k == "f16") {
+      EXPECT_EQ(r["metrics"]["mean_kl"].get<double>(), 0.0) << r["item"];
+    } else {
+      q4_kl += r["metrics"]["mean_kl"].get<double>();
+    }
+    EXPECT_EQ(r["response"]["replayed_tokens"], 0) << r["item"];
+  }
+  EXPECT_GT(q4_kl, 0.0);
+  for (const auto& [k, n] : evaluated) EXPECT_EQ(n, deepest[k]) << k << ": one prefill of the text up to its deepest position";
+
+  // The reference again, and then only its last window on a fresh server (what a resume runs).
+  kt::TempDir again;
+  const auto rerun = run_ok(again, smollm2_config({"f16"}, longkl_probe()));
+  EXPECT_EQ(reference_lists(rerun), reference_lists(records));
+  kt::TempDir resumed;
+  auto cfg = smollm2_config({"f16"}, longkl_probe());
+  const auto run = resumed / "run";
+  auto first = kt::run_kvsweep({"run", kt::write_config(resumed, cfg).string(), "-o", run.string()}, 900);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  // Drop the last window's record, then resume: it runs alone and replays the windows before it.
+  const auto lines = kt::read_records(run);
+  std::ofstream out(run / "records.jsonl", std::ios::trunc);
+  std::string dropped;
+  for (const auto& r : lines) {
+    if (r["item"] == "d512-w1") {
+      dropped = r["response"]["top"].dump();
+      continue;
+    }
+    out << r.dump() << "\n";
+  }
+  out.close();
+  ASSERT_FALSE(dropped.empty());
+  auto second = kt::run_kvsweep({"run", "--resume", run.string()}, 900);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  bool found = false;
+  for (const auto& r : kt::read_records(run)) {
+    if (r["item"] != "d512-w1") continue;
+    found = true;
+    EXPECT_GT(r["response"]["replayed_tokens"].get<int>(), 0);
+    EXPECT_EQ(r["response"]["top"].dump(), dropped);
+  }
+  EXPECT_TRUE(found);
+}
