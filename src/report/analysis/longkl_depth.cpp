@@ -140,7 +140,7 @@ void longkl_depth_section(Document& doc, const RunData& data, const ProbeDef& pr
       // What the schedule costs: the deepest prompt (the document up to it, each token once) plus
       // each position after a window's first; replays of a resumed cell are extra and shown apart.
       const long long bound = c.last_position + c.positions;
-      std::string cost = std::to_string(c.evaluated) + " (" + fixed(static_cast<double>(c.evaluated) / static_cast<double>(bound), 2) +
+      std::string cost = std::to_string(c.evaluated) + " (" + fixed(static_cast<double>(c.evaluated) / static_cast<double>(bound), 3) +
                          " × " + std::to_string(bound) + ")";
       if (c.replayed > 0) cost += " (+" + std::to_string(c.replayed) + " replayed)";
       row.push_back(std::move(cost));
