@@ -223,6 +223,11 @@ MetricLabel metric_label(std::string_view probe, std::string_view metric) {
       {"rms_dp", "RMS Δp", ""},
       {"ppl_ratio", "PPL ratio", ""},
   };
+  // longkl's KL (its default name): a lower bound at depth, never read as divergence's per-step KL.
+  if (probe.starts_with("longkl") && metric.starts_with("mean_kl"))
+    return {metric == "mean_kl" ? "KL by depth (a lower bound)"
+                                : "KL at " + std::string(metric.substr(8)) + " (a lower bound)",
+            ""};
   for (const auto& r : kRules)
     if (r.metric == metric) return {std::string(r.label), std::string(r.items)};
   return {std::string(probe) + "." + std::string(metric), "items"};
