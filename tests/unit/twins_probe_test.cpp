@@ -139,18 +139,18 @@ TEST(TwinsGeneration, TablesAreIndependentPromptsWithTheirOwnKeysAndRivals) {
 
 TEST(TwinsMargin, IsReadOffTheTopListWithABoundWhereATokenIsNotListed) {
   const std::vector<TwinsTop> top = {{7, -0.25}, {9, -2.0}, {4, -6.5}};
-  const Margin exact = margin_from_top(top, 7, 9);
+  const TwinsMargin exact = margin_from_top(top, 7, 9);
   EXPECT_EQ(exact.bound, MarginBound::exact);
   EXPECT_DOUBLE_EQ(exact.value, 1.75);
-  const Margin wrong_way = margin_from_top(top, 9, 7);
+  const TwinsMargin wrong_way = margin_from_top(top, 9, 7);
   EXPECT_DOUBLE_EQ(wrong_way.value, -1.75);  // the twin is the likelier
-  const Margin at_least = margin_from_top(top, 7, 55);
+  const TwinsMargin at_least = margin_from_top(top, 7, 55);
   EXPECT_EQ(at_least.bound, MarginBound::at_least);
   EXPECT_DOUBLE_EQ(at_least.value, 6.25);  // the rival below the list's lowest, -6.5
-  const Margin at_most = margin_from_top(top, 55, 9);
+  const TwinsMargin at_most = margin_from_top(top, 55, 9);
   EXPECT_EQ(at_most.bound, MarginBound::at_most);
   EXPECT_DOUBLE_EQ(at_most.value, -4.5);
-  const Margin unknown = margin_from_top(top, 55, 56);
+  const TwinsMargin unknown = margin_from_top(top, 55, 56);
   EXPECT_EQ(unknown.bound, MarginBound::unknown);
   EXPECT_TRUE(std::isnan(unknown.value));
 }

@@ -41,7 +41,7 @@ struct Answers {
 
 /// What the reference measured for an item, read back on every other cell.
 struct Measured {
-  Margin margin;
+  TwinsMargin margin;
   std::size_t diverge_at = 0;  // answer tokens before the first that differs
   std::int32_t true_token = -1;
   std::int32_t rival_token = -1;
@@ -253,7 +253,7 @@ class TwinsProbe final : public Probe {
     for (std::size_t k = 0; k < points.size(); ++k) {
       const std::size_t d = points[k];
       for (const std::size_t r : by_point[d]) {
-        const Margin m = margin_from_top((*tops)[k], a.truth[d], a.rivals[r][d]);
+        const TwinsMargin m = margin_from_top((*tops)[k], a.truth[d], a.rivals[r][d]);
         if (m.bound == MarginBound::unknown) continue;
         if (best.margin.bound == MarginBound::unknown || m.value < best.margin.value) {
           best = {m, d, a.truth[d], a.rivals[r][d], twins_item_key(m_set.records[rivals[r]]), nullptr};

@@ -192,7 +192,7 @@ std::string to_string(MarginBound bound) {
   return "unknown";
 }
 
-Margin margin_from_top(const std::vector<TwinsTop>& top, std::int32_t true_id, std::int32_t rival_id) {
+TwinsMargin margin_from_top(const std::vector<TwinsTop>& top, std::int32_t true_id, std::int32_t rival_id) {
   std::optional<double> t, r;
   double lowest = std::numeric_limits<double>::infinity();
   for (const auto& e : top) {

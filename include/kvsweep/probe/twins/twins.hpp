@@ -110,14 +110,14 @@ struct TwinsTop {
 enum class MarginBound { exact, at_least, at_most, unknown };
 std::string to_string(MarginBound bound);
 
-struct Margin {
+struct TwinsMargin {
   double value = 0;  // logprob(true) − logprob(rival), nats; NaN when unknown
   MarginBound bound = MarginBound::exact;
 };
 
 /// The gap between `true_id` and `rival_id` in `top`; a token not listed counts at the list's lowest
 /// log-probability (a bound, said by `bound`).
-Margin margin_from_top(const std::vector<TwinsTop>& top, std::int32_t true_id, std::int32_t rival_id);
+TwinsMargin margin_from_top(const std::vector<TwinsTop>& top, std::int32_t true_id, std::int32_t rival_id);
 
 /// The first index where `a` and `b` differ; nullopt when one is a prefix of the other.
 std::optional<std::size_t> first_divergence(const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b);
