@@ -11,7 +11,7 @@ export LD_LIBRARY_PATH=/tmp/k/lib KVSWEEP_LLAMA_BIN=/tmp/llama/build/bin
 K=/tmp/k/bin/kvsweep
 cp .gpu2/*.json /tmp/k/configs/
 t1=$(date +%s)
-timeout 260 $K run /tmp/k/configs/gpu-longkl.json -o /tmp/runs/g > /tmp/runs/run.out 2> /tmp/runs/run.err; echo "run rc=$? wall=$(( $(date +%s)-t1 )) s"
+timeout 300 $K run /tmp/k/configs/gpu-longkl.json -o /tmp/runs/g > /tmp/runs/run.out 2> /tmp/runs/run.err; echo "run rc=$? wall=$(( $(date +%s)-t1 )) s"
 tail -25 /tmp/runs/run.out; tail -8 /tmp/runs/run.err
 t2=$(date +%s)
 timeout 90 $K run /tmp/k/configs/gpu-longkl-ref.json -o /tmp/runs/r > /tmp/runs/ref.out 2> /tmp/runs/ref.err; echo "ref rc=$? wall=$(( $(date +%s)-t2 )) s"
