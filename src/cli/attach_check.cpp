@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/server/url_check.hpp"
+#include "kvsweep/server/lifecycle/url_check.hpp"
 
 namespace kvsweep::cli {
 

@@ -8,7 +8,7 @@
 
 #include "kvsweep/cli/commands.hpp"
 #include "kvsweep/core/error.hpp"
-#include "kvsweep/server/ollama.hpp"
+#include "kvsweep/server/ollama/ollama.hpp"
 
 namespace kvsweep::cli {
 

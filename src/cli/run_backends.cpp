@@ -9,10 +9,10 @@
 #include "kvsweep/cli/template_options.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/process/child.hpp"
-#include "kvsweep/server/external.hpp"
-#include "kvsweep/server/launch_template.hpp"
-#include "kvsweep/server/llama_server.hpp"
-#include "kvsweep/server/ollama.hpp"
+#include "kvsweep/server/lifecycle/external.hpp"
+#include "kvsweep/server/openai/launch_template.hpp"
+#include "kvsweep/server/llama/llama_server.hpp"
+#include "kvsweep/server/ollama/ollama.hpp"
 #include "kvsweep/sweep/store/model_hashes.hpp"
 
 namespace kvsweep::cli {

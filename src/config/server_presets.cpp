@@ -14,7 +14,7 @@ std::vector<std::pair<std::string, std::string>> identity(const std::vector<std:
 }
 
 ServerPreset vllm() {
-  ServerPreset p{"vllm", "vllm", {}};
+  ServerPreset p{.name = "vllm", .binary = "vllm"};
   CommandConfig& c = p.command;
   c.server = "vLLM";
   // --no-enable-prefix-caching: a prefix cache hit would skip the prefill a probe measures (divergence's
@@ -48,7 +48,7 @@ ServerPreset vllm() {
 }
 
 ServerPreset sglang() {
-  ServerPreset p{"sglang", "python3", {}};
+  ServerPreset p{.name = "sglang", .binary = "python3"};
   CommandConfig& c = p.command;
   c.server = "SGLang";
   // --disable-radix-cache: SGLang's prefix cache (the radix tree) would reuse a prompt's KV across requests.
@@ -73,7 +73,7 @@ ServerPreset sglang() {
 }
 
 ServerPreset tabbyapi() {
-  ServerPreset p{"tabbyapi", "python3", {}};
+  ServerPreset p{.name = "tabbyapi", .binary = "python3"};
   CommandConfig& c = p.command;
   c.server = "TabbyAPI";
   // Run from TabbyAPI's checkout: "main.py" is its entry point (give its path in server.command when
@@ -99,7 +99,7 @@ ServerPreset tabbyapi() {
 }
 
 ServerPreset llama_cpp_python() {
-  ServerPreset p{"llama-cpp-python", "python3", {}};
+  ServerPreset p{.name = "llama-cpp-python", .binary = "python3"};
   CommandConfig& c = p.command;
   c.server = "llama-cpp-python";
   // Its own cache (--cache) is off by default: nothing to turn off.

@@ -26,6 +26,7 @@ nlohmann::json to_json(const EffectiveKv& e) {
   if (e.attn_rot_k >= 0) j["attn_rot_k"] = e.attn_rot_k;
   if (e.attn_rot_v >= 0) j["attn_rot_v"] = e.attn_rot_v;
   if (e.n_ctx > 0) j["n_ctx"] = e.n_ctx;
+  if (e.slot_cap > 0) j["slot_cap"] = e.slot_cap;
   if (e.attention.any()) {
     j["attention"] = to_json(e.attention);
     // This log's own verdict, before the reference's splits are compared (sweep::resolve_attention_paths).
@@ -49,6 +50,10 @@ EffectiveKv parse_effective_kv(const std::string& log) {
   static const std::regex rot_re(R"(llama_kv_cache[^:]*: attn_rot_([kv]) = ([0-9]+))");
   // llama_context: n_ctx                 = 6144   (not n_ctx_seq, n_ctx_train)
   static const std::regex ctx_re(R"(llama_context: n_ctx\s*=\s*([0-9]+))");
+  // llama_model_loader: - kv   0:                       general.architecture str              = llama
+  static const std::regex arch_re(R"(general\.architecture\s+str\s*=\s*([A-Za-z0-9_.-]+))");
+  // srv    load_model: the slot context (131328) exceeds the training context of the model (8192) - capping
+  static const std::regex cap_re(R"(the slot context \(([0-9]+)\) exceeds the training context of the model \(([0-9]+)\))");
   EffectiveKv e;
   std::istringstream in(log);
   std::string line;
@@ -75,6 +80,10 @@ EffectiveKv parse_effective_kv(const std::string& log) {
       rot = std::max(rot, m[2].str() == "0" ? 0 : 1);
     } else if (std::regex_search(line, m, ctx_re)) {
       e.n_ctx = std::stoi(m[1].str());
+    } else if (std::regex_search(line, m, cap_re)) {
+      e.slot_cap = std::stoi(m[2].str());
+    } else if (e.architecture.empty() && std::regex_search(line, m, arch_re)) {
+      e.architecture = m[1].str();
     }
   }
   e.attention = parse_attention_facts(log);
@@ -90,6 +99,14 @@ std::string check_settings(const EffectiveKv& e, const CellSpec& spec) {
                      (e.n_ctx < spec.n_ctx ? " (a server may cap it at the model's training context, as Ollama "
                                              "does: set server.ctx to at most that)"
                                            : ""));
+  if (e.slot_cap > 0 && spec.n_ctx > e.slot_cap && !spec.n_ctx_at_most)
+    differ.push_back("requested a context of " + std::to_string(spec.n_ctx) +
+                     " tokens, llama-server gives each slot at most the model's training context, " +
+                     std::to_string(e.slot_cap) +
+                     " tokens (set server.ctx to at most that, or add \"--override-kv\", "
+                     "\"" + (e.architecture.empty() ? std::string("<architecture>") : e.architecture) +
+                     ".context_length=int:" + std::to_string(spec.n_ctx) +
+                     "\" to server.args to run the model past its training)");
   // The last -fa/--flash-attn on the command line is the one llama-server keeps.
   std::string fa;
   for (std::size_t i = 0; i + 1 < spec.extra_args.size(); ++i)

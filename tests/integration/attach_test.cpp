@@ -14,7 +14,7 @@
 #include "harness.hpp"
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/process/launcher.hpp"
-#include "kvsweep/server/llama_server.hpp"
+#include "kvsweep/server/llama/llama_server.hpp"
 
 namespace kt = kvsweep::testing;
 namespace fs = std::filesystem;

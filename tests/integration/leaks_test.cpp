@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
-#include "kvsweep/server/llama_server.hpp"
+#include "kvsweep/server/llama/llama_server.hpp"
 
 using ::testing::HasSubstr;
 using ::testing::Not;

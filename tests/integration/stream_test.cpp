@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "harness.hpp"
-#include "kvsweep/server/llama_server.hpp"
+#include "kvsweep/server/llama/llama_server.hpp"
 
 namespace kt = kvsweep::testing;
 using namespace kvsweep;

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/server/attach_verify.hpp"
+#include "kvsweep/server/lifecycle/attach_verify.hpp"
 
 using namespace kvsweep::server;
 

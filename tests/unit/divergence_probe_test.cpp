@@ -21,7 +21,7 @@
 #include "kvsweep/probe/divergence/divergence.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/api.hpp"
-#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
 #include "fake_api.hpp"
 #include "metric_declarations.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kvsweep/process/launcher.hpp"
-#include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
 
 namespace kvsweep::testing {
 

@@ -22,7 +22,7 @@
 
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/http/trace.hpp"
-#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
 
 using ::testing::HasSubstr;
 

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
 
 using ::testing::HasSubstr;
 

@@ -20,7 +20,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/core/host.hpp"
 #include "kvsweep/http/client.hpp"
-#include "kvsweep/server/ollama.hpp"
+#include "kvsweep/server/ollama/ollama.hpp"
 #include "config_error.hpp"
 
 using ::testing::HasSubstr;

@@ -104,5 +104,31 @@ TEST(CheckSettings, AContextThatIsACeilingMayBeSmallerButNotLarger) {
   EXPECT_EQ(check_settings(e, spec), "requested a context of 8192 tokens, the server allocated 16384");
 }
 
+// SmolLM2 (trained to 8K) asked for 131K on an H200: the lines of that llama-server's log (de3ff81).
+TEST(CheckSettings, ASlotCappedAtTheTrainingContextNamesTheCapAndTheOverride) {
+  const EffectiveKv e = parse_effective_kv(
+      "0.00.340.897 I llama_model_loader: - kv   0:                       general.architecture str              = llama\n"
+      "0.00.436.074 I llama_context: n_ctx                 = 131328\n"
+      "0.00.436.084 W llama_context: n_ctx_seq (131328) > n_ctx_train (8192) -- possible training context overflow\n"
+      "0.00.536.891 W srv    load_model: the slot context (131328) exceeds the training context of the model (8192) - "
+      "capping\n"
+      "0.00.546.766 I srv    load_model: initializing, n_slots = 1, n_ctx_slot = 8192, kv_unified = 'false'\n");
+  EXPECT_EQ(e.n_ctx, 131328);
+  EXPECT_EQ(e.slot_cap, 8192);
+  EXPECT_EQ(e.architecture, "llama");
+  EXPECT_EQ(to_json(e).at("slot_cap"), 8192);
+  CellSpec spec;
+  spec.n_ctx = 131328;
+  EXPECT_EQ(check_settings(e, spec),
+            "requested a context of 131328 tokens, llama-server gives each slot at most the model's training "
+            "context, 8192 tokens (set server.ctx to at most that, or add \"--override-kv\", "
+            "\"llama.context_length=int:131328\" to server.args to run the model past its training)");
+  spec.n_ctx_at_most = true;  // the embedder's ceiling: a smaller slot is what it asked for
+  EXPECT_EQ(check_settings(e, spec), "");
+  // With the override the server logs no cap: nothing to say.
+  EXPECT_EQ(parse_effective_kv("llama_context: n_ctx = 131328\n").slot_cap, 0);
+  EXPECT_FALSE(to_json(parse_effective_kv("")).contains("slot_cap"));
+}
+
 }  // namespace
 }  // namespace kvsweep::server

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/server/ids_json.hpp"
-#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/llama/ids_json.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
 
 namespace {
 

@@ -11,10 +11,10 @@
 #include <gtest/gtest.h>
 
 #include "fake_launcher.hpp"
-#include "kvsweep/server/launch_template.hpp"
-#include "kvsweep/server/lifecycle.hpp"
-#include "kvsweep/server/llama_api.hpp"
-#include "kvsweep/server/llama_server.hpp"
+#include "kvsweep/server/openai/launch_template.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
+#include "kvsweep/server/llama/llama_server.hpp"
 #include "temp_file.hpp"
 
 using ::testing::HasSubstr;

@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "kvsweep/http/client.hpp"
-#include "kvsweep/server/launch_template.hpp"
-#include "kvsweep/server/openai_api.hpp"
+#include "kvsweep/server/openai/launch_template.hpp"
+#include "kvsweep/server/openai/openai_api.hpp"
 #include "kvsweep/server/token_logprobs.hpp"
 
 using ::testing::HasSubstr;

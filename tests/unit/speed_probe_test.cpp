@@ -182,6 +182,24 @@ TEST_F(SpeedProbeTest, OneItemPerDepthRunsLlamaBenchBesideTheServerWithTheCellsS
   kvsweep::probe::testing::expect_declarations_match(*probe, res->metrics);
 }
 
+// The item's spec is the probe's SpeedSpec, and what the report reads back is what the probe planned.
+TEST_F(SpeedProbeTest, AnItemsSpecReadsBackAsTheSpeedSpecItWasPlannedFrom) {
+  auto probe = make({{"depths", {0, 64}}, {"pp", 32}, {"tg", 8}, {"repetitions", 2}});
+  const auto spec = kvsweep::probe::SpeedSpec::from_json(probe->items()[1].spec);
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->depth, 64);
+  EXPECT_EQ(spec->pp, 32);
+  EXPECT_EQ(spec->tg, 8);
+  EXPECT_EQ(spec->repetitions, 2);
+  EXPECT_EQ(to_json(*spec), probe->items()[1].spec);
+  // Not a speed item's spec: no integer depth.
+  EXPECT_FALSE(kvsweep::probe::SpeedSpec::from_json(json{{"pp", 32}}));
+  EXPECT_FALSE(kvsweep::probe::SpeedSpec::from_json(json{{"depth", "64"}}));
+  EXPECT_FALSE(kvsweep::probe::SpeedSpec::from_json(json::array()));
+  // A size of another type reads as 0, never as a throw.
+  EXPECT_EQ(kvsweep::probe::SpeedSpec::from_json(json{{"depth", 0}, {"pp", "x"}})->pp, 0);
+}
+
 TEST_F(SpeedProbeTest, SpeedsAreCostMetricsNeverQuality) {
   auto probe = make({});
   for (const auto& m : probe->metrics()) EXPECT_FALSE(m.is_judged()) << m.name;

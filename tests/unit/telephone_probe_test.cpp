@@ -154,6 +154,22 @@ const double r3 = std::sqrt(3.0);
 // "a b c d" → "a b c" → "a b" → "a". With one count per letter, cos(x, y) = |x∩y| / √(|x||y|):
 // to the original 3/√12 = √3/2, 2/√8 = √2/2, 1/√4 = 1/2; to the previous hop √3/2,
 // 2/√6 = √(2/3), 1/√2.
+// A response read back: a hop without a score is left out, an unnumbered one takes its place in the chain.
+TEST(TelephoneHops, AreReadBackLenientlyAndNumbered) {
+  const json response = {{"hops", json::array({{{"hop", 1}, {"sim_original", 0.9}},
+                                               {{"sim_original", "x"}},
+                                               {{"sim_original", 0.5}},
+                                               {{"hop", 7}, {"sim_original", 0.25}}})}};
+  const auto hops = kvsweep::probe::telephone_hops(response);
+  ASSERT_EQ(hops.size(), 3u);
+  EXPECT_EQ(hops[0].hop, 1);
+  EXPECT_EQ(hops[1].hop, 3);
+  EXPECT_DOUBLE_EQ(hops[1].sim_original, 0.5);
+  EXPECT_EQ(hops[2].hop, 7);
+  EXPECT_TRUE(kvsweep::probe::telephone_hops(json{{"hops", "none"}}).empty());
+  EXPECT_TRUE(kvsweep::probe::telephone_hops(json()).empty());
+}
+
 TEST(TelephoneProbe, ThreeHopChainScoresEveryHopByHand) {
   auto probe = probe_from({{"texts", {"a b c d"}}, {"hops", 3}, {"seeds", {42}}, {"threshold", 0.8}});
   FakeApi api(drop_a_word);
@@ -178,6 +194,13 @@ TEST(TelephoneProbe, ThreeHopChainScoresEveryHopByHand) {
   }
   EXPECT_EQ(result->response["completed_hops"], 3);
   EXPECT_FALSE(result->response.contains("failed_at_hop"));
+  // What the report reads back: every hop numbered, with its similarity to the original.
+  const auto read = kvsweep::probe::telephone_hops(result->response);
+  ASSERT_EQ(read.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(read[i].hop, i + 1);
+    EXPECT_DOUBLE_EQ(read[i].sim_original, hops[i]["sim_original"].get<double>());
+  }
 
   const json& m = result->metrics;
   EXPECT_NEAR(m["final_similarity"].get<double>(), 0.5, 1e-9);

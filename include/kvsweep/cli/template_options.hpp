@@ -3,7 +3,7 @@
 /// its binary found now (a missing one is a setup error), its confirmation and OpenAI options resolved.
 
 #include "kvsweep/config/config.hpp"
-#include "kvsweep/server/launch_template.hpp"
+#include "kvsweep/server/openai/launch_template.hpp"
 
 namespace kvsweep::cli {
 

@@ -15,7 +15,7 @@ namespace kvsweep::config {
 struct ServerPreset {
   std::string name;    // "vllm"
   std::string binary;  // the default server.binary ({binary} in the command)
-  CommandConfig command;
+  CommandConfig command = {};  // set field by field in each preset
 };
 
 const std::vector<ServerPreset>& server_presets();

@@ -55,6 +55,10 @@ struct EffectiveKv {
   int attn_rot_k = -1;
   int attn_rot_v = -1;
   int n_ctx = 0;           // the context the server allocated (`llama_context: n_ctx = N`); 0 when unknown
+  // The model's training context where llama-server capped each slot at it ("the slot context (N)
+  // exceeds the training context of the model (M) - capping"): a request past M is refused. 0 when not.
+  int slot_cap = 0;
+  std::string architecture;  // general.architecture from the model loader's lines ("" when not logged)
   bool declared = false;   // true when the user declared the types (external / attach)
   AttentionFacts attention;  // the build, the evidence of the attention kernel, the buffers per device
   // The attention path from this log alone; `fallback?` needs the reference cell's splits, so the
@@ -67,7 +71,8 @@ nlohmann::json to_json(const EffectiveKv& e);
 /// attention-rotation switches, and the attention path and buffers (parse_attention_facts).
 EffectiveKv parse_effective_kv(const std::string& log);
 
-/// What the cell asked of the server beyond K and V — its context size, flash attention (`-fa on|off`
+/// What the cell asked of the server beyond K and V — its context size (also each slot's, which
+/// llama-server caps at the model's training context), flash attention (`-fa on|off`
 /// in its args), attention rotation disabled (LLAMA_ATTN_ROT_DISABLE set to a non-zero number in its
 /// environment) — checked against what the log shows. Returns "" when nothing contradicts the
 /// request (a setting the log does not show is not a contradiction), else what differs, e.g.

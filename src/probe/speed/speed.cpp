@@ -43,8 +43,8 @@ class SpeedProbe final : public Probe {
   std::vector<Item> items() const override {
     std::vector<Item> out;
     for (int d : m_config.depths) {
-      out.push_back({"d" + std::to_string(d),
-                     {{"depth", d}, {"pp", m_config.pp}, {"tg", m_config.tg}, {"repetitions", m_config.repetitions}}});
+      out.push_back({"d" + std::to_string(d), to_json(SpeedSpec{.depth = d, .pp = m_config.pp, .tg = m_config.tg,
+                                                                .repetitions = m_config.repetitions})});
     }
     return out;
   }
@@ -64,7 +64,7 @@ class SpeedProbe final : public Probe {
 
   core::Expected<ItemResult> run(const Item& item, Context& ctx) override {
     const CellInfo& cell = ctx.cell;
-    const int depth = item.spec.value("depth", 0);
+    const int depth = SpeedSpec::from_json(item.spec).value_or(SpeedSpec{}).depth;
     auto binary = resolve_binary(cell);
     if (!binary) return std::unexpected(binary.error());
     const std::filesystem::path dir = cell.run_dir / "speed";
@@ -149,6 +149,20 @@ std::vector<int> get_depths(const json& cfg, const config::Site& s) {
 }
 
 }  // namespace
+
+std::optional<SpeedSpec> SpeedSpec::from_json(const json& j) {
+  if (!j.is_object() || !j.contains("depth") || !j["depth"].is_number_integer()) return std::nullopt;
+  const auto integer = [&j](const char* key) {
+    const auto v = j.find(key);
+    return v != j.end() && v->is_number_integer() ? v->get<int>() : 0;
+  };
+  return SpeedSpec{.depth = integer("depth"), .pp = integer("pp"), .tg = integer("tg"),
+                   .repetitions = integer("repetitions")};
+}
+
+json to_json(const SpeedSpec& spec) {
+  return {{"depth", spec.depth}, {"pp", spec.pp}, {"tg", spec.tg}, {"repetitions", spec.repetitions}};
+}
 
 std::unique_ptr<Probe> make_speed_probe(const json& cfg, const ConfigSource& site) {
   return make_speed_probe_with(cfg, site, process::process_tool_runner());

@@ -347,4 +347,30 @@ std::unique_ptr<Probe> make_telephone_probe(const nlohmann::json& config, const 
   return std::make_unique<TelephoneProbe>(parse_telephone_config(config, site));
 }
 
+std::optional<TelephoneHop> TelephoneHop::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) return std::nullopt;
+  const auto sim = j.find("sim_original");
+  if (sim == j.end() || !sim->is_number()) return std::nullopt;
+  TelephoneHop hop;
+  hop.sim_original = sim->get<double>();
+  if (const auto h = j.find("hop"); h != j.end() && h->is_number_integer() && h->get<long long>() >= 1 &&
+                                    h->get<long long>() <= 1000000)
+    hop.hop = static_cast<int>(h->get<long long>());
+  return hop;
+}
+
+std::vector<TelephoneHop> telephone_hops(const nlohmann::json& response) {
+  std::vector<TelephoneHop> out;
+  if (!response.is_object()) return out;
+  const auto hops = response.find("hops");
+  if (hops == response.end() || !hops->is_array()) return out;
+  for (std::size_t i = 0; i < hops->size(); ++i) {
+    auto hop = TelephoneHop::from_json((*hops)[i]);
+    if (!hop) continue;
+    if (hop->hop == 0) hop->hop = static_cast<int>(i + 1);  // unnumbered: its place in the chain
+    out.push_back(*hop);
+  }
+  return out;
+}
+
 }  // namespace kvsweep::probe

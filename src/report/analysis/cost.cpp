@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "kvsweep/probe/speed/speed.hpp"
 #include "kvsweep/report/analysis/cost_memory.hpp"
 #include "kvsweep/report/format.hpp"
 
@@ -31,13 +32,13 @@ const sweep::ManifestCell* manifest_cell(const RunData& data, const CellDef& cel
 
 /// llama-bench's speeds in one ok record of the speed probe (its item's spec says depth and sizes).
 std::optional<BenchSpeed> bench_speed(const probe::Record& record) {
-  const nlohmann::json& spec = record.spec;
+  const std::optional<probe::SpeedSpec> spec = probe::SpeedSpec::from_json(record.spec);
   const nlohmann::json& metrics = record.metrics;
-  if (!spec.is_object() || !spec.contains("depth")) return std::nullopt;
+  if (!spec) return std::nullopt;
   BenchSpeed b;
-  b.depth = spec.value("depth", 0);
-  b.pp = spec.value("pp", 0);
-  b.tg = spec.value("tg", 0);
+  b.depth = spec->depth;
+  b.pp = spec->pp;
+  b.tg = spec->tg;
   b.pp_tok_s = num(metrics, "pp_tok_s");
   b.pp_sd = num(metrics, "pp_tok_s_sd");
   b.tg_tok_s = num(metrics, "tg_tok_s");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvsweep/probe/telephone/telephone.hpp"
 #include "kvsweep/report/figures/delta_bars.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/figures/svg.hpp"
@@ -149,22 +150,14 @@ std::vector<double> mean_similarity_by_hop(const RunData& data, std::size_t cell
   std::vector<double> sum;
   std::vector<std::size_t> count;
   for (const auto& item : data.items(cell, probe)) {
-    if (!item.ok || !item.response.is_object() || !item.response.contains("hops")) continue;
-    const auto& hops = item.response["hops"];
-    if (!hops.is_array()) continue;
-    for (std::size_t h = 0; h < hops.size(); ++h) {
-      const auto& hop = hops[h];
-      if (!hop.is_object() || !hop.contains("sim_original") || !hop["sim_original"].is_number()) continue;
-      // The hop number when recorded, else the position.
-      std::size_t index = h;
-      if (hop.contains("hop") && hop["hop"].is_number_integer() && hop["hop"].get<long long>() >= 1) {
-        index = static_cast<std::size_t>(hop["hop"].get<long long>() - 1);
-      }
+    if (!item.ok) continue;
+    for (const probe::TelephoneHop& hop : probe::telephone_hops(item.response)) {
+      const auto index = static_cast<std::size_t>(hop.hop - 1);
       if (index >= sum.size()) {
         sum.resize(index + 1, 0.0);
         count.resize(index + 1, 0);
       }
-      sum[index] += hop["sim_original"].get<double>();
+      sum[index] += hop.sim_original;
       ++count[index];
     }
   }

@@ -12,6 +12,7 @@
 /// record keeps llama-bench's JSON objects whole. The cell's server is stopped while it runs.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,21 @@ struct BenchTest {
   std::string type_k, type_v;
   nlohmann::json raw;  // the whole object
 };
+
+/// One speed item's spec, as its record keeps it: the depth llama-bench starts at (-d), its prompt and
+/// generation sizes (-p, -n) and repetitions (-r). The probe writes it with to_json; the report reads
+/// it back with from_json.
+struct SpeedSpec {
+  int depth = 0;
+  int pp = 0;
+  int tg = 0;
+  int repetitions = 0;
+
+  /// nullopt when `j` is not an object with an integer "depth" (not a speed item's spec); a size
+  /// that is missing or not an integer reads as 0.
+  static std::optional<SpeedSpec> from_json(const nlohmann::json& j);
+};
+nlohmann::json to_json(const SpeedSpec& spec);
 
 /// The tests in llama-bench's `-o jsonl` (or `-o json`) output; lines that are not JSON objects (its
 /// stderr, which the tool runner interleaves) are skipped. No test at all is a parse error quoting

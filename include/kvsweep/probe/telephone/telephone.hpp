@@ -129,4 +129,18 @@ class TelephoneProbe final : public Probe {
 /// Builds the telephone probe from its config object (see parse_telephone_config).
 std::unique_ptr<Probe> make_telephone_probe(const nlohmann::json& config, const ConfigSource& site);
 
+/// One hop of a chain as an ok record's response holds it (`"hops": [{hop, sim_original, …}]`): the
+/// probe writes these fields and the report reads them back through `telephone_hops`.
+struct TelephoneHop {
+  int hop = 0;                // 1-based; 0 when the record does not say
+  double sim_original = 0.0;  // cosine of the hop's message to the original text
+
+  /// nullopt when `j` is not an object with a numeric "sim_original" (a hop that did not score).
+  static std::optional<TelephoneHop> from_json(const nlohmann::json& j);
+};
+
+/// The scored hops of a telephone record's response, in order, each numbered (a hop the record does
+/// not number by its place in the array); none when the response holds no "hops" array.
+std::vector<TelephoneHop> telephone_hops(const nlohmann::json& response);
+
 }  // namespace kvsweep::probe

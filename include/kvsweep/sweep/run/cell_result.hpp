@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
 #include "kvsweep/sweep/plan/context_fit.hpp"
 #include "kvsweep/sweep/plan/plan.hpp"
 

@@ -18,7 +18,7 @@
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
 #include "kvsweep/sweep/plan/context_fit.hpp"
 #include "kvsweep/sweep/plan/plan.hpp"
 #include "kvsweep/sweep/run/adaptive.hpp"

@@ -1,4 +1,4 @@
-#include "kvsweep/server/ollama.hpp"
+#include "kvsweep/server/ollama/ollama.hpp"
 
 #include <algorithm>
 

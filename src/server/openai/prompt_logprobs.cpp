@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "kvsweep/server/openai_api.hpp"
+#include "kvsweep/server/openai/openai_api.hpp"
 #include "kvsweep/server/token_logprobs.hpp"
 
 namespace kvsweep::server {

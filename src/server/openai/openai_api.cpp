@@ -1,9 +1,9 @@
-#include "kvsweep/server/openai_api.hpp"
+#include "kvsweep/server/openai/openai_api.hpp"
 
 #include <algorithm>
 #include <chrono>
 
-#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
 #include "kvsweep/server/stream_reader.hpp"
 #include "kvsweep/server/v1_embeddings.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
 
 namespace kvsweep::server {
 

@@ -1,11 +1,11 @@
-#include "kvsweep/server/ollama.hpp"
+#include "kvsweep/server/ollama/ollama.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <regex>
 
 #include "kvsweep/process/child.hpp"
-#include "kvsweep/server/ollama_load_options.hpp"
+#include "kvsweep/server/ollama/ollama_load_options.hpp"
 
 // OllamaFlavour's readiness (import, tag, warm-up) and OllamaBackend: launch or attach, the
 // inventory a dry run asks for, the description.

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "kvsweep/server/attach_verify.hpp"
+#include "kvsweep/server/lifecycle/attach_verify.hpp"
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/server/lifecycle.hpp"
-#include "kvsweep/server/llama_server.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
+#include "kvsweep/server/llama/llama_server.hpp"
 
 namespace kvsweep::server {
 

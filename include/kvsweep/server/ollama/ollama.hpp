@@ -34,7 +34,7 @@
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/api.hpp"
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
 
 namespace kvsweep::server {
 

@@ -1,4 +1,4 @@
-#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
 
 #include <algorithm>
 #include <cmath>

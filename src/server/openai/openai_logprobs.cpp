@@ -1,4 +1,4 @@
-#include "kvsweep/server/openai_api.hpp"
+#include "kvsweep/server/openai/openai_api.hpp"
 
 #include <algorithm>
 

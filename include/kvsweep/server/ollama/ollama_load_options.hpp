@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kvsweep/server/ollama.hpp"
+#include "kvsweep/server/ollama/ollama.hpp"
 
 namespace kvsweep::server {
 

@@ -1,4 +1,4 @@
-#include "kvsweep/server/launch_template.hpp"
+#include "kvsweep/server/openai/launch_template.hpp"
 
 #include <regex>
 #include <sstream>

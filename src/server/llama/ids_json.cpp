@@ -1,4 +1,4 @@
-#include "kvsweep/server/ids_json.hpp"
+#include "kvsweep/server/llama/ids_json.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "kvsweep/server/attach_verify.hpp"
+#include "kvsweep/server/lifecycle/attach_verify.hpp"
 #include "kvsweep/server/backend.hpp"
-#include "kvsweep/server/lifecycle.hpp"
-#include "kvsweep/server/openai_api.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
+#include "kvsweep/server/openai/openai_api.hpp"
 
 namespace kvsweep::server {
 

@@ -1,4 +1,4 @@
-#include "kvsweep/server/external.hpp"
+#include "kvsweep/server/lifecycle/external.hpp"
 
 namespace kvsweep::server {
 

@@ -1,4 +1,4 @@
-#include "kvsweep/server/url_check.hpp"
+#include "kvsweep/server/lifecycle/url_check.hpp"
 
 #include "kvsweep/http/client.hpp"
 

@@ -1,11 +1,11 @@
-#include "kvsweep/server/attach_verify.hpp"
+#include "kvsweep/server/lifecycle/attach_verify.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <system_error>
 
-#include "kvsweep/server/openai_api.hpp"
+#include "kvsweep/server/openai/openai_api.hpp"
 
 namespace kvsweep::server {
 

@@ -1,8 +1,8 @@
-#include "kvsweep/server/openai_api.hpp"
+#include "kvsweep/server/openai/openai_api.hpp"
 
 #include <algorithm>
 
-#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
 
 // An OpenAI answer read: a non-streamed completion, or a stream's chunks; the stop type, the
 // log-probabilities, and the timings (the server's, else the client's with the usage counts).

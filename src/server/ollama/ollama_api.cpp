@@ -1,6 +1,6 @@
-#include "kvsweep/server/ollama.hpp"
+#include "kvsweep/server/ollama/ollama.hpp"
 
-#include "kvsweep/server/ollama_load_options.hpp"
+#include "kvsweep/server/ollama/ollama_load_options.hpp"
 #include "kvsweep/server/token_logprobs.hpp"
 
 // OllamaApi: the request for a completion, its answer parsed, and /api/embed.

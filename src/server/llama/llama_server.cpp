@@ -1,12 +1,12 @@
-#include "kvsweep/server/llama_server.hpp"
+#include "kvsweep/server/llama/llama_server.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <sstream>
 
 #include "kvsweep/core/read_file.hpp"
-#include "kvsweep/server/attach_verify.hpp"
-#include "kvsweep/server/llama_api.hpp"
+#include "kvsweep/server/lifecycle/attach_verify.hpp"
+#include "kvsweep/server/llama/llama_api.hpp"
 
 namespace kvsweep::server {
 

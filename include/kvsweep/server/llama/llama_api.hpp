@@ -9,7 +9,7 @@
 
 #include "kvsweep/http/client.hpp"
 #include "kvsweep/server/api.hpp"
-#include "kvsweep/server/ids_json.hpp"
+#include "kvsweep/server/llama/ids_json.hpp"
 
 namespace kvsweep::server {
 

@@ -1,4 +1,4 @@
-#include "kvsweep/server/lifecycle.hpp"
+#include "kvsweep/server/lifecycle/lifecycle.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
