@@ -16,7 +16,7 @@
 #include "kvsweep/report/figures/figures.hpp"
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/published.hpp"
-#include "kvsweep/report/input/summary_document.hpp"
+#include "kvsweep/report/analysis/summary.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::cli {
@@ -129,8 +129,8 @@ int published_command(const CompareOpts& o) {
 }
 
 /// Every --tolerance names a quality metric one of the two runs declares (a typo would be ignored).
-void check_tolerance_names(const std::vector<std::string>& specs, const report::SummaryDocument& current,
-                           const report::SummaryDocument& baseline, const std::string& where) {
+void check_tolerance_names(const std::vector<std::string>& specs, const report::Summary& current,
+                           const report::Summary& baseline, const std::string& where) {
   std::vector<report::ProbeMetrics> declared;
   for (const auto* doc : {&current, &baseline})
     for (const auto& p : doc->probes) declared.emplace_back(p.name, p.metrics);

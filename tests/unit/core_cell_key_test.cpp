@@ -8,7 +8,7 @@
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/probe/probe.hpp"
 #include "kvsweep/report/input/run_data.hpp"
-#include "kvsweep/report/input/summary_document.hpp"
+#include "kvsweep/report/analysis/summary.hpp"
 #include "kvsweep/server/backend.hpp"
 #include "kvsweep/sweep/plan/plan.hpp"
 

@@ -20,25 +20,36 @@ namespace {
 using json = nlohmann::json;
 
 /// The golden fixture's summary (model tiny; probes complete and telephone), read back.
-SummaryDocument fixture_document() {
+Summary fixture_document() {
   auto data = RunData::from(json::parse(testing::kManifest), testing::fixture_records());
   EXPECT_TRUE(data);
-  auto doc = read_summary_document(json(summary_document(*data, summarize_run(*data), {"0.0.0-test", "0000000test"})), "fixture");
-  EXPECT_TRUE(doc);
-  return *doc;
+  return make_summary(*data, summarize_run(*data), {"0.0.0-test", "0000000test"});
 }
 
 std::filesystem::path published_dir() { return std::filesystem::path(KVSWEEP_TEST_DATA) / ".." / ".." / "published"; }
 
+/// A metric of n items: its mean, 95% CI and values by item.
+SummaryMetric metric(std::string name, std::size_t n, double mean, double lower, double upper,
+                     std::vector<std::pair<std::string, double>> values) {
+  SummaryMetric m;
+  m.name = std::move(name);
+  m.n = n;
+  m.mean = mean;
+  m.ci_lower = lower;
+  m.ci_upper = upper;
+  m.values = std::move(values);
+  return m;
+}
+
 /// A run of one model under two variants, a kld probe (one item per cell) and a divergence probe with
 /// two items; the rotation-off cells hold other numbers than the rotation-on ones.
-SummaryDocument variant_run() {
-  SummaryDocument run;
+Summary variant_run() {
+  Summary run;
   run.run_name = "two-variants";
   run.models = {{"smollm2", "/m/smollm2.gguf", std::string(64, 'a')}};
-  run.probes = {{"kld", "kld", 1, true, true, {probe::distance("mean_kld", probe::Direction::lower_better, probe::MetricKind::continuous, 0.01)}},
-                {"divergence-reference", "divergence", 2, true, true,
-                 {probe::quality("flip_index", probe::Direction::higher_better, probe::MetricKind::count)}}};
+  run.probes = {{"kld", "kld", 1, true, true, false, "", "", {probe::distance("mean_kld", probe::Direction::lower_better, probe::MetricKind::continuous, 0.01)}, {}},
+                {"divergence-reference", "divergence", 2, true, true, false, "", "",
+                 {probe::quality("flip_index", probe::Direction::higher_better, probe::MetricKind::count)}, {}}};
   for (const std::string variant : {"rot-on", "rot-off"}) {
     const double scale = variant == "rot-on" ? 1.0 : 3.0;
     for (const auto& [k, kld] : std::vector<std::pair<std::string, double>>{{"f16", 0.0}, {"q4_0", 0.01131}}) {
@@ -49,11 +60,11 @@ SummaryDocument variant_run() {
       r.type_v = "f16";
       r.probe = "kld";
       const double v = kld * scale;
-      r.metrics = {{"mean_kld", 1, v, v, v, {{"kld", v}}}};
+      r.metrics = {metric("mean_kld", 1, v, v, v, {{"kld", v}})};
       run.results.push_back(r);
       r.probe = "divergence-reference";
       const double a = k == "f16" ? 32 : 0, b = k == "f16" ? 32 : 3 * scale;
-      r.metrics = {{"flip_index", 2, (a + b) / 2, std::min(a, b), std::max(a, b), {{"p0", a}, {"p1", b}}}};
+      r.metrics = {metric("flip_index", 2, (a + b) / 2, std::min(a, b), std::max(a, b), {{"p0", a}, {"p1", b}})};
       run.results.push_back(r);
     }
   }
@@ -278,7 +289,7 @@ TEST(PublishedRepro, AnExportReadsBackAndReproducesItself) {
   ASSERT_TRUE(manifest);
   manifest->config["variants"] = json::array({{{"name", "rot-on"}, {"env", {{"LLAMA_ATTN_ROT_DISABLE", "0"}}}},
                                               {{"name", "rot-off"}, {"env", {{"LLAMA_ATTN_ROT_DISABLE", "1"}}}}});
-  const SummaryDocument run = variant_run();
+  const Summary run = variant_run();
   auto exported = export_published(run, *manifest, {});
   ASSERT_TRUE(exported) << exported.error().message;
   auto p = parse_published(json(*exported));

@@ -307,17 +307,6 @@ TEST(Compare, BrokenOrMissingBaselineIsAnError) {
   EXPECT_FALSE(compare_summaries(base, empty, {}));
 }
 
-TEST(Compare, BaselineFromRunDirectoryOrSummaryFileAgree) {
-  testing::TempDir dir("compare-load");
-  testing::write_fixture_run(dir.path() / "run");
-  auto from_dir = load_summary_json(dir.path() / "run", kGenerator);
-  ASSERT_TRUE(from_dir) << from_dir.error().message;
-  testing::write_text(dir.path() / "summary.json", from_dir->dump(2));
-  auto from_file = load_summary_json(dir.path() / "summary.json", kGenerator);
-  ASSERT_TRUE(from_file);
-  EXPECT_EQ(*from_dir, *from_file);
-}
-
 TEST(Compare, ToleranceSpecs) {
   auto abs = parse_tolerance("final_similarity=0.02");
   ASSERT_TRUE(abs);

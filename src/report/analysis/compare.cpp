@@ -12,7 +12,6 @@
 #include "kvsweep/report/analysis/compare_differences.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
 #include "kvsweep/report/format.hpp"
-#include "kvsweep/report/input/summary_document.hpp"
 #include "kvsweep/stats/power.hpp"
 #include "kvsweep/stats/summary.hpp"
 #include "kvsweep/stats/tests.hpp"
@@ -25,13 +24,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// A metric's declaration: the run's, else the baseline's, else (neither lists it) an inferred
 /// higher-is-better quality metric, binary when both runs' values are all 0 or 1.
-probe::MetricSpec spec_for(const SummaryDocument& current, const SummaryDocument& baseline,
+probe::MetricSpec spec_for(const Summary& current, const Summary& baseline,
                            const std::string& probe_name, const std::string& metric, bool values_binary) {
-  for (const SummaryDocument* doc : {&current, &baseline}) {
+  for (const Summary* doc : {&current, &baseline}) {
     const SummaryProbe* p = doc->probe(probe_name);
     if (p == nullptr) continue;
     if (const auto* spec = probe::find_metric(p->metrics, metric)) return *spec;
-    if (p->declared) return probe::diagnostic(metric, probe::MetricKind::continuous);  // emitted, undeclared
+    if (p->has_declarations()) return probe::diagnostic(metric, probe::MetricKind::continuous);  // emitted, undeclared
   }
   return probe::quality(metric, probe::Direction::higher_better,
                         values_binary ? probe::MetricKind::binary : probe::MetricKind::continuous);
@@ -39,6 +38,13 @@ probe::MetricSpec spec_for(const SummaryDocument& current, const SummaryDocument
 
 bool all_binary(const std::map<std::string, double>& values) {
   return std::all_of(values.begin(), values.end(), [](const auto& kv) { return kv.second == 0.0 || kv.second == 1.0; });
+}
+
+/// A result's metric names in name order: the order checks outside the probe's declaration come in.
+std::set<std::string> metric_names(const SummaryResult& r) {
+  std::set<std::string> names;
+  for (const SummaryMetric& m : r.metrics) names.insert(m.name);
+  return names;
 }
 
 /// Results are paired across the two runs by cell (model, variant, type_k, type_v) and probe.
@@ -51,9 +57,9 @@ const Tolerance& tolerance_for(const CompareOptions& o, const std::string& probe
 }
 
 /// What differs in the context is worth saying; it is not an error (that is what compare is for).
-void context_warnings(const SummaryDocument& current, const SummaryDocument& baseline, std::vector<std::string>& warnings) {
-  const std::pair<const char*, std::string SummaryDocument::*> server_fields[] = {
-      {"version", &SummaryDocument::server_version}, {"build_commit", &SummaryDocument::server_build_commit}};
+void context_warnings(const Summary& current, const Summary& baseline, std::vector<std::string>& warnings) {
+  const std::pair<const char*, std::string Summary::*> server_fields[] = {
+      {"version", &Summary::server_version}, {"build_commit", &Summary::server_build_commit}};
   for (const auto& [key, field] : server_fields) {
     const std::string& a = baseline.*field;
     const std::string& b = current.*field;
@@ -61,7 +67,7 @@ void context_warnings(const SummaryDocument& current, const SummaryDocument& bas
   }
   for (const auto& [doc, which] : {std::pair{&current, "the run's summary"}, std::pair{&baseline, "the baseline"}}) {
     std::map<std::string, bool> declared;  // by name, so the warnings come in name order
-    for (const SummaryProbe& p : doc->probes) declared[p.name] = p.declared;
+    for (const SummaryProbe& p : doc->probes) declared[p.name] = p.has_declarations();
     for (const auto& [name, is_declared] : declared) {
       if (!is_declared) {
         warnings.push_back(std::string(which) + " has no metric declarations for " + name +
@@ -73,7 +79,7 @@ void context_warnings(const SummaryDocument& current, const SummaryDocument& bas
 }
 
 /// A model whose file differs between the runs (both record a sha256) is worth a warning.
-void model_warning(const std::string& model, const SummaryDocument& current, const SummaryDocument& baseline,
+void model_warning(const std::string& model, const Summary& current, const Summary& baseline,
                    std::vector<std::string>& warnings) {
   const SummaryModel* ma = baseline.model(model);
   const SummaryModel* mb = current.model(model);
@@ -163,24 +169,24 @@ Check pair_metric(Check c, const std::map<std::string, double>& xs, const std::m
 
 /// Phase pair, one result both runs hold: a check per quality metric, in the probe's metric order;
 /// diagnostic metrics are only counted.
-void pair_result(const SummaryResult& r, const SummaryResult& b, const SummaryDocument& current,
-                 const SummaryDocument& baseline, const CompareOptions& options, Comparison& cmp) {
+void pair_result(const SummaryResult& r, const SummaryResult& b, const Summary& current,
+                 const Summary& baseline, const CompareOptions& options, Comparison& cmp) {
   const SummaryProbe* cp = current.probe(r.probe);
   const SummaryProbe* bp = baseline.probe(r.probe);
-  // The probe's metric order (the document's objects are sorted by name).
+  // The probe's metric order, then the metrics it does not declare by name.
   std::vector<std::string> metric_order;
   if (cp != nullptr) {
     for (const auto& m : cp->metrics) metric_order.push_back(m.name);
   }
-  for (const SummaryMetric& m : r.metrics) {
-    if (std::find(metric_order.begin(), metric_order.end(), m.name) == metric_order.end()) metric_order.push_back(m.name);
+  for (const std::string& name : metric_names(r)) {
+    if (std::find(metric_order.begin(), metric_order.end(), name) == metric_order.end()) metric_order.push_back(name);
   }
   for (const std::string& metric : metric_order) {
     const SummaryMetric* rm = r.metric(metric);
     const SummaryMetric* bm = b.metric(metric);
     if (rm == nullptr || bm == nullptr) continue;
-    const auto& xs = rm->values;
-    const auto& ys = bm->values;
+    const auto xs = rm->finite_values();
+    const auto ys = bm->finite_values();
     const probe::MetricSpec spec = spec_for(current, baseline, r.probe, metric, all_binary(xs) && all_binary(ys));
     if (!spec.is_judged()) {
       ++cmp.diagnostics;
@@ -195,7 +201,7 @@ void pair_result(const SummaryResult& r, const SummaryResult& b, const SummaryDo
 
 /// Phase pair, the baseline's results this run has nothing for: a regression when the run has the
 /// cell (it failed to load, crashed, wedged), else `missing` (not run: a filter, a shard, another grid).
-void pair_missing(const SummaryDocument& current, const SummaryDocument& baseline,
+void pair_missing(const Summary& current, const Summary& baseline,
                   const std::map<ResultKey, const SummaryResult*>& base_results, const std::set<ResultKey>& seen_base,
                   const CompareOptions& options, Comparison& cmp) {
   std::map<core::CellKey, const SummaryCell*> current_cells;
@@ -204,12 +210,12 @@ void pair_missing(const SummaryDocument& current, const SummaryDocument& baselin
     if (seen_base.contains(key)) continue;
     const SummaryResult& b = *r;
     const auto cell = current_cells.find(key.first);
-    for (const SummaryMetric& base_metric : b.metrics) {
-      const auto& ys = base_metric.values;
+    for (const std::string& name : metric_names(b)) {
+      const auto ys = b.metric(name)->finite_values();
       if (ys.empty()) continue;
-      const probe::MetricSpec spec = spec_for(current, baseline, b.probe, base_metric.name, all_binary(ys));
+      const probe::MetricSpec spec = spec_for(current, baseline, b.probe, name, all_binary(ys));
       if (!spec.is_judged()) continue;
-      Check c = start_check(b, cell == current_cells.end() ? b.cell : cell->second->id, base_metric.name, spec);
+      Check c = start_check(b, cell == current_cells.end() ? b.cell : cell->second->id, name, spec);
       no_current_values(c, ys, options);
       if (cell == current_cells.end()) {
         c.verdict = Verdict::missing;
@@ -284,7 +290,7 @@ void decide(Comparison& cmp) {
 
 /// Phase missing: a check whose cell lacks baseline items the run holds in other cells (failed or not
 /// run; an adaptive stop's settled items excepted, by number) is `missing`, unless it already regressed.
-void mark_missing(const SummaryDocument& current, Comparison& cmp) {
+void mark_missing(const Summary& current, Comparison& cmp) {
   const auto run_items = items_by_probe(current);
   for (auto& c : cmp.checks) {
     if (c.n_common == 0) {  // no values in the cell at all: said by its own reason (no_current, no_cell, …)
@@ -345,14 +351,14 @@ std::size_t Comparison::count(Verdict verdict) const {
 
 core::Expected<Comparison> compare_summaries(const nlohmann::json& current, const nlohmann::json& baseline,
                                              const CompareOptions& options) {
-  auto run = read_summary_document(current, "the run's summary");
+  auto run = Summary::from_json(nlohmann::ordered_json(current), "the run's summary");
   if (!run) return std::unexpected(run.error());
-  auto base = read_summary_document(baseline, "the baseline");
+  auto base = Summary::from_json(nlohmann::ordered_json(baseline), "the baseline");
   if (!base) return std::unexpected(base.error());
   return compare_summaries(*run, *base, options);
 }
 
-core::Expected<Comparison> compare_summaries(const SummaryDocument& current, const SummaryDocument& baseline,
+core::Expected<Comparison> compare_summaries(const Summary& current, const Summary& baseline,
                                              const CompareOptions& options) {
   Comparison cmp;
   cmp.current_name = current.run_name;

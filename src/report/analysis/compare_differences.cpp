@@ -6,17 +6,17 @@
 
 namespace kvsweep::report {
 
-std::map<std::string, std::set<std::string>> items_by_probe(const SummaryDocument& doc) {
+std::map<std::string, std::set<std::string>> items_by_probe(const Summary& doc) {
   std::map<std::string, std::set<std::string>> out;
   for (const SummaryResult& r : doc.results) {
     auto& keys = out[r.probe];
     for (const SummaryMetric& m : r.metrics)
-      for (const auto& [item, value] : m.values) keys.insert(item);
+      for (const auto& [item, value] : m.finite_values()) keys.insert(item);
   }
   return out;
 }
 
-RunDifferences run_differences(const SummaryDocument& current, const SummaryDocument& baseline) {
+RunDifferences run_differences(const Summary& current, const Summary& baseline) {
   RunDifferences d;
   if (!current.config_hash.empty() && !baseline.config_hash.empty() && current.config_hash != baseline.config_hash) {
     d.config_differs = true;

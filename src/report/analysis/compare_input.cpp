@@ -10,29 +10,26 @@
 #include "kvsweep/core/read_file.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
 #include "kvsweep/report/input/run_data.hpp"
-#include "kvsweep/report/input/summary_document.hpp"
 #include "kvsweep/report/output/summary_json.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::report {
 
-core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& path, const Generator& generator) {
+core::Expected<Summary> load_summary(const std::filesystem::path& path, const Generator& generator) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     auto data = RunData::load(path);
     if (!data) return core::fail(data.error().kind, path.string() + ": " + data.error().message);
-    const RunSummary summary = summarize_run(*data);
-    // The text summary.json would hold, parsed: a run directory reads exactly as its summary.json
-    // does (a NaN is written as null), and the ordered writer's document becomes the reader's.
-    return nlohmann::json::parse(summary_document(*data, summary, generator).dump());
+    return make_summary(*data, summarize_run(*data), generator);
   }
   const std::optional<std::string> text = core::read_file(path, core::Links::follow);
   if (!text) return core::fail(core::ErrorKind::io, path.string() + ": cannot read (no such file or directory?)");
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
+  // Ordered: a result's metrics and a metric's items keep the order they were written in.
+  const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(*text, nullptr, false);
   if (doc.is_discarded()) {
     return core::fail(core::ErrorKind::parse, path.string() + ": not valid JSON (expected a summary.json from kvsweep report)");
   }
-  return doc;
+  return Summary::from_json(doc, path.string());
 }
 
 namespace {
@@ -93,12 +90,6 @@ core::Expected<std::optional<sweep::RunIdentity>> load_identity(const std::files
                                                     "; what the run was made of cannot be told, so a change "
                                                     "between the runs could not be named");
   return std::optional<sweep::RunIdentity>{std::move(*identity)};
-}
-
-core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator) {
-  auto doc = load_summary_json(path, generator);
-  if (!doc) return std::unexpected(doc.error());
-  return read_summary_document(*doc, path.string());
 }
 
 }  // namespace kvsweep::report

@@ -12,7 +12,6 @@
 
 #include "kvsweep/config/keys.hpp"
 #include "kvsweep/report/format.hpp"
-#include "kvsweep/report/input/summary_document.hpp"
 #include "kvsweep/stats/summary.hpp"
 
 namespace kvsweep::report {
@@ -95,7 +94,7 @@ core::Expected<std::vector<const PublishedGrid*>> select_grids(const Published& 
 }
 
 /// The run probes a published probe name stands for: the one of that name, else every one of that kind.
-std::vector<std::string> run_probes_for(const SummaryDocument& run, const std::string& probe) {
+std::vector<std::string> run_probes_for(const Summary& run, const std::string& probe) {
   for (const SummaryProbe& p : run.probes)
     if (p.name == probe) return {probe};
   std::vector<std::string> out;
@@ -105,7 +104,7 @@ std::vector<std::string> run_probes_for(const SummaryDocument& run, const std::s
 }
 
 /// The run's probes the file-level probe stands for (summaries, deltas): a warning when none.
-void match_probes(const SummaryDocument& run, const Published& published, PublishedComparison& cmp) {
+void match_probes(const Summary& run, const Published& published, PublishedComparison& cmp) {
   if (published.probe.empty()) return;
   cmp.run_probes = run_probes_for(run, published.probe);
   if (cmp.run_probes.empty()) {
@@ -117,7 +116,7 @@ void match_probes(const SummaryDocument& run, const Published& published, Publis
 }
 
 /// Models of the run that have `probe`, in result order.
-std::vector<RunModel> models_with(const SummaryDocument& run, const std::vector<RunModel>& models,
+std::vector<RunModel> models_with(const Summary& run, const std::vector<RunModel>& models,
                                   const std::string& probe) {
   std::vector<RunModel> out;
   for (const auto& m : models) {
@@ -130,7 +129,7 @@ std::vector<RunModel> models_with(const SummaryDocument& run, const std::vector<
 }
 
 /// The run's summary row of a model and probe: per cell, items passing and the metric's mean; then across cells.
-RunHeadline headline(const SummaryDocument& run, const RunIndex& index, const Published& published, const RunModel& m,
+RunHeadline headline(const Summary& run, const RunIndex& index, const Published& published, const RunModel& m,
                      const std::string& probe, const std::string& metric_name) {
   RunHeadline h;
   h.model = m.model;
@@ -149,7 +148,7 @@ RunHeadline headline(const SummaryDocument& run, const RunIndex& index, const Pu
                                         ? nullptr
                                         : index.metric(m, probe, r->type_k, r->type_v, published.pass_metric)) {
       double count = 0;
-      for (const auto& [item, v] : pass->values) count += v;
+      for (const auto& [item, v] : pass->finite_values()) count += v;
       passes.push_back(count);
     }
   }
@@ -165,7 +164,7 @@ RunHeadline headline(const SummaryDocument& run, const RunIndex& index, const Pu
   h.pass_sd = passes.empty() ? kNaN : ps.sd;
   for (const SummaryGrid& g : run.grids) {
     if (g.model == m.model && g.variant == m.variant && g.probe == probe && g.metric == metric_name)
-      h.gradient = g.gradient;
+      h.gradient = std::string(stats::to_string(g.gradient.verdict));
   }
   return h;
 }
@@ -197,10 +196,10 @@ GridCheck grid_check(const PublishedGrid& grid, const RunIndex& index, const Run
         c.run_mean = metric->mean;
         c.ci_lower = metric->ci_lower;
         c.ci_upper = metric->ci_upper;
-      } else if (auto it = metric->values.find(cell.item); it != metric->values.end()) {
+      } else if (const auto values = metric->finite_values(); values.contains(cell.item)) {
         c.run = true;
         c.n = 1;
-        c.run_mean = it->second;
+        c.run_mean = values.at(cell.item);
       }
       if (c.run) {
         c.diff = c.run_mean - c.published;
@@ -226,7 +225,7 @@ std::string env_args_text(const json& settings) {
 /// The grids set beside the run, like with like: a grid pairs with the run cells of its probe, its
 /// variant (a grid without one with a run without variants) and, where both state them, its variant's
 /// settings; of the run's models, the one the file's sha256 names where given.
-void pair_grids(const SummaryDocument& run, const RunIndex& index, const std::vector<RunModel>& models,
+void pair_grids(const Summary& run, const RunIndex& index, const std::vector<RunModel>& models,
                 const std::vector<const PublishedGrid*>& grids, const Published& published,
                 const PublishedCompareOptions& options, PublishedComparison& cmp) {
   for (const PublishedGrid* grid : grids) {
@@ -295,8 +294,9 @@ void fill_delta(ModelDeltaCheck& c, const RunIndex& index, const PublishedDeltas
   c.delta = c.delta_lower = c.delta_upper = kNaN;
   if (!ref || !other) return;
   std::vector<double> diffs;
-  for (const auto& [item, x] : ref->values) {
-    if (auto it = other->values.find(item); it != other->values.end()) diffs.push_back(x - it->second);
+  const auto others = other->finite_values();
+  for (const auto& [item, x] : ref->finite_values()) {
+    if (auto it = others.find(item); it != others.end()) diffs.push_back(x - it->second);
   }
   c.n_pairs = diffs.size();
   if (diffs.empty()) {
@@ -312,7 +312,7 @@ void fill_delta(ModelDeltaCheck& c, const RunIndex& index, const PublishedDeltas
 
 /// Each published model delta beside the run's models its match words name (a row "not run" when
 /// none); returns the run's models that matched.
-std::vector<RunModel> model_deltas(const SummaryDocument& run, const RunIndex& index,
+std::vector<RunModel> model_deltas(const Summary& run, const RunIndex& index,
                                    const std::vector<RunModel>& models, const PublishedDeltas& d,
                                    PublishedComparison& cmp) {
   std::vector<RunModel> matched_models;
@@ -371,12 +371,12 @@ void aggregate_deltas(const RunIndex& index, const std::vector<RunModel>& models
 
 core::Expected<PublishedComparison> compare_published(const nlohmann::json& run, const Published& published,
                                                       const PublishedCompareOptions& options) {
-  auto doc = read_summary_document(run, "the run's summary");
+  auto doc = Summary::from_json(nlohmann::ordered_json(run), "the run's summary");
   if (!doc) return std::unexpected(doc.error());
   return compare_published(*doc, published, options);
 }
 
-core::Expected<PublishedComparison> compare_published(const SummaryDocument& run, const Published& published,
+core::Expected<PublishedComparison> compare_published(const Summary& run, const Published& published,
                                                       const PublishedCompareOptions& options) {
   PublishedComparison cmp;
   cmp.published = published;

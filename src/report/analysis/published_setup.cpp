@@ -260,7 +260,7 @@ std::vector<SetupDifference> setup_differences(const PublishedSetup& p, const Pu
 /// What makes the run's numbers unlike the published ones before any cell is set beside them: the
 /// grids' reference type (their first K and V types, e.g. bf16) missing from the run, and other item
 /// counts per cell.
-std::vector<std::string> unlike_published(const SummaryDocument& run, const Published& published,
+std::vector<std::string> unlike_published(const Summary& run, const Published& published,
                                           const std::vector<std::string>& run_probes) {
   std::vector<std::string> out;
   std::set<std::string> run_k;
@@ -286,7 +286,7 @@ std::vector<std::string> unlike_published(const SummaryDocument& run, const Publ
 }
 
 /// How the run's model was matched with the published one: by identity, or by name with a caveat.
-void model_caveat(const SummaryDocument& run, const Published& published, PublishedComparison& cmp) {
+void model_caveat(const Summary& run, const Published& published, PublishedComparison& cmp) {
   const std::string& sha = published.setup.model_sha256;
   const bool by_identity = !sha.empty() && std::any_of(run.models.begin(), run.models.end(),
                                                        [&](const SummaryModel& m) { return m.sha256 == sha; });

@@ -54,7 +54,7 @@ struct GridKey {
 };
 
 /// One grid of a (model, variant, probe) and metric: null where the run has no figure.
-ojson grid_json(const SummaryDocument& run, const sweep::Manifest& manifest, const GridKey& key, const std::string& metric,
+ojson grid_json(const Summary& run, const sweep::Manifest& manifest, const GridKey& key, const std::string& metric,
                 bool per_item, bool many_models, const PublishedExportOptions& options) {
   std::vector<const SummaryResult*> results;
   std::vector<std::string> ks, vs;
@@ -66,7 +66,7 @@ ojson grid_json(const SummaryDocument& run, const sweep::Manifest& manifest, con
     results.push_back(&r);
     if (std::find(ks.begin(), ks.end(), r.type_k) == ks.end()) ks.push_back(r.type_k);
     if (std::find(vs.begin(), vs.end(), r.type_v) == vs.end()) vs.push_back(r.type_v);
-    for (const auto& [item, v] : m->values) items.insert(item);
+    for (const auto& [item, v] : m->finite_values()) items.insert(item);
   }
   if (results.empty()) return nullptr;
   ks = type_order(manifest, "k", ks);
@@ -80,7 +80,7 @@ ojson grid_json(const SummaryDocument& run, const sweep::Manifest& manifest, con
   std::vector<double> all;
   for (const SummaryResult* r : results) {
     const SummaryMetric* m = r->metric(metric);
-    if (per_item) for (const auto& [item, v] : m->values) all.push_back(v);
+    if (per_item) for (const auto& [item, v] : m->finite_values()) all.push_back(v);
     else all.push_back(m->mean);
   }
   const int decimals = options.decimals >= 0 ? options.decimals : decimals_of(all);
@@ -95,9 +95,10 @@ ojson grid_json(const SummaryDocument& run, const sweep::Manifest& manifest, con
         values.push_back(rounded(m->mean, decimals));
       } else {
         ojson per = ojson::array();
+        const auto by_item = m->finite_values();
         for (const auto& item : item_list) {
-          const auto it = m->values.find(item);
-          per.push_back(it == m->values.end() ? ojson(nullptr) : ojson(rounded(it->second, decimals)));
+          const auto it = by_item.find(item);
+          per.push_back(it == by_item.end() ? ojson(nullptr) : ojson(rounded(it->second, decimals)));
         }
         values.push_back(std::move(per));
       }
@@ -124,7 +125,7 @@ ojson grid_json(const SummaryDocument& run, const sweep::Manifest& manifest, con
 
 }  // namespace
 
-core::Expected<ojson> export_published(const SummaryDocument& run, const sweep::Manifest& manifest,
+core::Expected<ojson> export_published(const Summary& run, const sweep::Manifest& manifest,
                                       const PublishedExportOptions& options) {
   std::set<GridKey> keys;
   std::set<std::string> model_names;

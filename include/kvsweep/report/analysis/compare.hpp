@@ -17,8 +17,8 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/metric_spec.hpp"
 #include "kvsweep/report/analysis/manifest_changes.hpp"
+#include "kvsweep/report/analysis/summary.hpp"
 #include "kvsweep/report/input/context.hpp"
-#include "kvsweep/report/input/summary_document.hpp"
 #include "kvsweep/sweep/store/run_identity.hpp"
 
 namespace kvsweep::report {
@@ -133,8 +133,8 @@ struct Comparison {
   bool fails(const Check& check) const;
 };
 
-/// Compares two summary documents (summary_document() of the run, and of the baseline run or a
-/// summary.json it wrote). Only quality metrics are checked, as the probes declared them (the run's
+/// Compares two summaries (make_summary() of the run, and of the baseline run or a summary.json it
+/// wrote: load_summary()). Only quality metrics are checked, as the probes declared them (the run's
 /// declaration first, then the baseline's; a summary without declarations is read with the older
 /// inference — every metric quality, 0/1 values binary — and a warning says so). Cells pair by
 /// (model, variant, type_k, type_v); items pair by key within each (cell, probe, metric). A deterministic probe on the same items: any change beyond the
@@ -143,12 +143,11 @@ struct Comparison {
 /// mean beyond the tolerance is a regression when p_holm < alpha, `inconclusive` when the check is not
 /// powered, else ok. A cell with values in the baseline and none now is a regression; a cell or items
 /// the run lacks altogether are `missing` (checked on the items it has when it has some). Fails
-/// (ErrorKind::parse) on a document that is not a kvsweep summary, and (ErrorKind::invalid) when the
-/// two share no (cell, probe, metric).
+/// (ErrorKind::invalid) when the two share no (cell, probe, metric).
+core::Expected<Comparison> compare_summaries(const Summary& current, const Summary& baseline, const CompareOptions& options);
+/// The same over two documents, read by Summary::from_json ("the run's summary", "the baseline"): fails
+/// (ErrorKind::parse) on a document that is not a kvsweep summary.
 core::Expected<Comparison> compare_summaries(const nlohmann::json& current, const nlohmann::json& baseline,
-                                             const CompareOptions& options);
-/// The same over documents already read (read_summary_document()).
-core::Expected<Comparison> compare_summaries(const SummaryDocument& current, const SummaryDocument& baseline,
                                              const CompareOptions& options);
 
 /// A check's reason (Check::reason) in English: the change of the mean and its ReasonCode worded.
@@ -157,9 +156,6 @@ std::string explain(const Check& check, const Comparison& comparison);
 /// The exit status `kvsweep compare` returns for a comparison: 1 when any check fails(), else 0.
 int exit_status(const Comparison& comparison);
 
-/// The summary document of a run directory (summarized now, as its summary.json would hold it) or of
-/// a summary.json file, not yet checked.
-core::Expected<nlohmann::json> load_summary_json(const std::filesystem::path& path, const Generator& generator);
 /// The manifest of a run directory, or of the run whose report/summary.json `path` is; for a summary.json
 /// kept apart from its run (a committed baseline), the manifest's parts it carries (context.server,
 /// server_env, models, n_ctx, kvsweep; cells[].effective). nullopt when none can be read.
@@ -170,8 +166,8 @@ std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path);
 /// A missing config_hash reads as "" (compare does not check the config by it). nullopt when `path` has
 /// no manifest to read: a summary.json kept apart from its run records no identity.
 core::Expected<std::optional<sweep::RunIdentity>> load_identity(const std::filesystem::path& path);
-/// A run or a baseline, read once: load_summary_json() checked and read by read_summary_document()
-/// (errors name the path).
-core::Expected<SummaryDocument> load_summary(const std::filesystem::path& path, const Generator& generator);
+/// A run or a baseline, read once: a run directory summarized now (make_summary(), as its summary.json
+/// would hold it), or a summary.json read by Summary::from_json (errors name the path).
+core::Expected<Summary> load_summary(const std::filesystem::path& path, const Generator& generator);
 
 }  // namespace kvsweep::report

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kvsweep/report/input/summary_document.hpp"
+#include "kvsweep/report/analysis/summary.hpp"
 
 namespace kvsweep::report {
 
@@ -19,10 +19,10 @@ struct RunDifferences {
 };
 
 /// Probe → every item key the document holds a value for, in any cell and metric.
-std::map<std::string, std::set<std::string>> items_by_probe(const SummaryDocument& doc);
+std::map<std::string, std::set<std::string>> items_by_probe(const Summary& doc);
 
 /// The config hashes (when both documents carry one) and, for each probe both have, the item keys
 /// either run holds a value for in any cell (so a failed cell or an adaptive stop is not a difference).
-RunDifferences run_differences(const SummaryDocument& current, const SummaryDocument& baseline);
+RunDifferences run_differences(const Summary& current, const Summary& baseline);
 
 }  // namespace kvsweep::report

@@ -16,7 +16,7 @@
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/report/analysis/published_setup.hpp"
 #include "kvsweep/report/document/document.hpp"
-#include "kvsweep/report/input/summary_document.hpp"
+#include "kvsweep/report/analysis/summary.hpp"
 
 namespace kvsweep::report {
 
@@ -263,7 +263,7 @@ ReproCounts repro_counts(const PublishedComparison& comparison);
 /// 0 when every compared figure reproduced (figures not run do not count), 1 otherwise.
 int published_exit_status(const PublishedComparison& comparison);
 
-/// Sets a run's summary document (summary_document(), or a summary.json) beside `published`.
+/// Sets a run's summary (make_summary(), or a summary.json) beside `published`.
 /// The run's probe is the one named `published.probe`, else every probe of that kind. Grid cells
 /// match by type_k/type_v, per run model; the CI is the summary's ci95. A published model matches
 /// every run model whose name or path, split at ':', '/', '-' and spaces and lowercased, holds all
@@ -272,18 +272,18 @@ int published_exit_status(const PublishedComparison& comparison);
 /// (ErrorKind::invalid) when options.grid names no published grid.
 core::Expected<PublishedComparison> compare_published(const nlohmann::json& run, const Published& published,
                                                       const PublishedCompareOptions& options = {});
-/// The same over a document already read (read_summary_document()); a run model with variants is
+/// The same over a summary already read (load_summary()); a run model with variants is
 /// set beside the published numbers once per variant.
-core::Expected<PublishedComparison> compare_published(const SummaryDocument& run, const Published& published,
+core::Expected<PublishedComparison> compare_published(const Summary& run, const Published& published,
                                                       const PublishedCompareOptions& options = {});
 
 /// What makes the run's numbers unlike the published ones before any cell is set beside them: the
 /// grids' reference type missing from the run, other item counts per cell (of `run_probes`).
-std::vector<std::string> unlike_published(const SummaryDocument& run, const Published& published,
+std::vector<std::string> unlike_published(const Summary& run, const Published& published,
                                           const std::vector<std::string>& run_probes);
 /// How the run's model is matched with the published one: nothing when by its sha256; else a caveat
 /// (by name only, or of other weights) in `comparison.caveats`.
-void model_caveat(const SummaryDocument& run, const Published& published, PublishedComparison& comparison);
+void model_caveat(const Summary& run, const Published& published, PublishedComparison& comparison);
 
 /// Decides a figure the run has (run_mean, n, CI set): reproduced when the published value lies inside the
 /// run's 95% CI widened by the stated tolerance; where that CI says nothing — one item, no spread between
@@ -315,7 +315,7 @@ struct PublishedExportOptions {
 /// its cells (a deterministic probe's figures per item when it has 2–8 items, else the cell means), each
 /// grid with its variant's settings and its stated decimals; the setup from the manifest. Fails
 /// (ErrorKind::invalid) when a selection matches nothing.
-core::Expected<nlohmann::ordered_json> export_published(const SummaryDocument& run, const sweep::Manifest& manifest,
+core::Expected<nlohmann::ordered_json> export_published(const Summary& run, const sweep::Manifest& manifest,
                                                 const PublishedExportOptions& options);
 
 }  // namespace kvsweep::report

@@ -1,6 +1,6 @@
 #pragma once
 /// Lenient field reads from manifests and records kvsweep wrote itself (summary.json is read, checked,
-/// by summary_document.hpp): a missing or mistyped field reads as empty or NaN, for writers that
+/// by report::Summary::from_json): a missing or mistyped field reads as empty or NaN, for writers that
 /// show "—" rather than fail.
 
 #include <limits>
