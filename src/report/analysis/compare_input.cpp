@@ -10,7 +10,7 @@
 #include "kvsweep/core/read_file.hpp"
 #include "kvsweep/report/analysis/run_summary.hpp"
 #include "kvsweep/report/input/run_data.hpp"
-#include "kvsweep/report/output/summary_json.hpp"
+#include "kvsweep/report/analysis/summary.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 
 namespace kvsweep::report {

@@ -1,7 +1,7 @@
 #pragma once
 /// summary.json as one type: the run's context, its probes and cells, every cell × probe × metric
 /// summary with its values by item, the tests against the reference, the grids, headlines, cost and
-/// variant effects. make_summary() (report/output/summary_json.hpp) builds it from a run; to_json()
+/// variant effects. make_summary() builds it from a run; to_json()
 /// writes it and Summary::from_json() reads it back, both by the field lists of summary_fields.hpp, so
 /// what is written reads back equal and writes the same bytes again. compare, the published comparison
 /// and the published export take it, from a run directory or from a file alike.
@@ -178,5 +178,9 @@ struct Summary {
 
 /// summary.json's document (keys in writing order; NaN written as null).
 nlohmann::ordered_json to_json(const Summary& summary);
+
+/// A run's Summary, as its summary.json holds it: what compare and the published comparison read of a run
+/// directory, and what `kvsweep report` writes.
+Summary make_summary(const RunData& data, const RunSummary& summary, const Generator& generator);
 
 }  // namespace kvsweep::report

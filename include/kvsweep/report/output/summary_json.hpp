@@ -1,6 +1,5 @@
 #pragma once
-/// summary.json made from a run: its context, every cell × probe × metric summary with its raw per-item
-/// values, the tests against the reference, gradients and marginal means, as one report::Summary.
+/// summary.json's text: make_summary() of a run, written by to_json(Summary).
 
 #include <string>
 
@@ -12,9 +11,6 @@
 #include "kvsweep/report/input/run_data.hpp"
 
 namespace kvsweep::report {
-
-/// The run's summary as summary.json holds it (what compare reads of a run directory).
-Summary make_summary(const RunData& data, const RunSummary& summary, const Generator& generator);
 
 /// to_json(make_summary()): the document, keys in writing order.
 nlohmann::ordered_json summary_document(const RunData& data, const RunSummary& summary, const Generator& generator);
