@@ -130,6 +130,23 @@ void print_longkl_cost(const std::vector<probe::Item>& items, const config::Conf
       deepest, deepest, positions, items.size());
   if (cfg.models.empty()) return;
   auto file = model::read_gguf(cfg.models.front().path);
+  // llama-server gives a slot at most the training context; past it every window fails (HTTP 400),
+  // and the cell is a config_mismatch once the server logs the cap.
+  const auto trained = file ? model::training_context(*file) : std::nullopt;
+  const std::string override_key = trained ? trained->architecture + ".context_length" : "";
+  const auto names_override = [&](const std::vector<std::string>& args) {
+    return std::ranges::any_of(args, [&](const std::string& a) {
+      return !override_key.empty() && a.find(override_key + "=") != std::string::npos;
+    });
+  };
+  bool overridden = names_override(cfg.server.args);
+  for (const auto& v : cfg.variants) overridden = overridden || names_override(v.args);
+  if (trained && static_cast<std::uint64_t>(deepest) + 1 > trained->tokens && !overridden)
+    say("    note: position %d is past %s's training context (%llu tokens): llama-server gives a slot at most "
+        "that and the cell fails as config_mismatch; add \"--override-kv\", \"%s=int:%d\" to server.args to run "
+        "the model past its training\n",
+        deepest, cfg.models.front().name.c_str(), static_cast<unsigned long long>(trained->tokens),
+        override_key.c_str(), n_ctx);
   const auto shape = file ? model::kv_shape(*file) : std::nullopt;
   if (!shape) {
     say("    memory: the KV cache at -c %d (not known: %s has no readable KV shape)\n", n_ctx,

@@ -52,6 +52,16 @@ std::optional<KvShape> kv_shape(const GgufFile& file) {
   return KvShape{*layers, *heads_kv, *key, *value};
 }
 
+std::optional<TrainingContext> training_context(const GgufFile& file) {
+  const Value* arch = file.find("general.architecture");
+  if (arch == nullptr || !std::holds_alternative<std::string>(arch->data)) return std::nullopt;
+  TrainingContext c{std::get<std::string>(arch->data), 0};
+  const auto tokens = integer(file, c.architecture + ".context_length");
+  if (!tokens || *tokens == 0) return std::nullopt;
+  c.tokens = *tokens;
+  return c;
+}
+
 std::optional<double> kv_bytes_per_token(const KvShape& s, std::string_view type_k, std::string_view type_v) {
   const auto bk = bits_of(type_k), bv = bits_of(type_v);
   if (!bk || !bv) return std::nullopt;

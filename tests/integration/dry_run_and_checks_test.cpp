@@ -188,3 +188,31 @@ TEST(DryRunAndChecks, TheDryRunEstimatesTheTimeFromTheLastRunOfTheSameModel) {
   ASSERT_EQ(wider.exit_code, 0) << wider.output;
   EXPECT_TRUE(holds(wider.output, ", another config: ")) << wider.output;
 }
+
+// A longkl depth past the model's training context: llama-server would cap each slot at it (the H200 run
+// of SmolLM2 at 128K failed every window past 8K so), so the dry run says so and names the override.
+TEST(DryRunAndChecks, ALongKlDepthPastTheTrainingContextNamesTheOverride) {
+  kt::TempDir dir;
+  const fs::path model = dir / "short.gguf";
+  auto made = kt::run_kvsweep({"tiny-model", "--context-length", "1024", "--seed", "1", "-o", model.string()}, 120);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  json cfg = kt::base_config(model);
+  cfg["server"]["ctx"] = 2304;
+  cfg["grid"] = {{"k", {"f16", "q8_0"}}, {"v", {"f16"}}, {"reference", "f16/f16"}};
+  cfg["probes"] = {{{"kind", "longkl"}, {"depth", 2048}, {"min_depth", 512}, {"windows", 1}, {"window", 2}}};
+  auto plan = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "--dry-run"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_TRUE(holds(plan.output, "past tiny's training context (1024 tokens)")) << plan.output;
+  EXPECT_TRUE(holds(plan.output, "\"--override-kv\", \"llama.context_length=int:2304\"")) << plan.output;
+  // Run anyway: the real llama-server logs its cap, and each cell is a config_mismatch that says so.
+  auto ran = kt::run_kvsweep({"run", kt::write_config(dir, cfg).string(), "-o", (dir / "run").string()});
+  EXPECT_NE(ran.exit_code, 0) << ran.output;
+  EXPECT_TRUE(holds(ran.output, "config_mismatch")) << ran.output;
+  EXPECT_TRUE(holds(ran.output, "at most the model's training")) << ran.output;
+
+  cfg["server"]["args"].push_back("--override-kv");
+  cfg["server"]["args"].push_back("llama.context_length=int:2304");
+  auto overridden = kt::run_kvsweep({"run", kt::write_config(dir, cfg, "o.json").string(), "--dry-run"});
+  ASSERT_EQ(overridden.exit_code, 0) << overridden.output;
+  EXPECT_FALSE(holds(overridden.output, "training context")) << overridden.output;
+}

@@ -46,6 +46,17 @@ TEST(KvShape, BytesPerTokenMatchLlamaServersBuffer) {
   EXPECT_FALSE(kv_bytes_per_token(*s, "q3_k", "f16"));
 }
 
+TEST(KvShape, TheTrainingContextIsTheArchitecturesContextLength) {
+  GgufFile f = smollm2_like(true);
+  EXPECT_FALSE(training_context(f)) << "no llama.context_length yet";
+  f.kvs.push_back(u32_kv("llama.context_length", 8192));
+  const auto c = training_context(f);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->architecture, "llama");
+  EXPECT_EQ(c->tokens, 8192u);
+  EXPECT_FALSE(training_context(GgufFile{})) << "no architecture";
+}
+
 TEST(KvShape, AHeaderWithoutTheKeysHasNone) {
   GgufFile f;
   EXPECT_FALSE(kv_shape(f));

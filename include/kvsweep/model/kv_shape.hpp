@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "kvsweep/model/gguf.hpp"
@@ -25,5 +26,14 @@ std::optional<KvShape> kv_shape(const GgufFile& file);
 /// Bytes of one token's K and V over every layer at the two cache types (core::kCacheTypes' bits);
 /// nullopt for a type that table does not know.
 std::optional<double> kv_bytes_per_token(const KvShape& shape, std::string_view type_k, std::string_view type_v);
+
+/// The context the model was trained to (`<general.architecture>.context_length`), with the
+/// architecture that names the key: llama-server gives a slot at most this many tokens unless the key
+/// is overridden (`--override-kv <architecture>.context_length=int:N`). nullopt when not in the header.
+struct TrainingContext {
+  std::string architecture;
+  std::uint64_t tokens = 0;
+};
+std::optional<TrainingContext> training_context(const GgufFile& file);
 
 }  // namespace kvsweep::model
