@@ -24,7 +24,7 @@ int export_command(const ExportOpts& o) {
   if (!std::filesystem::is_directory(o.run_dir, ec)) throw core::FatalError(o.run_dir + ": not a run directory");
   auto summary = report::load_summary(o.run_dir, report::this_build());
   if (!summary) throw core::FatalError(summary.error().message);
-  const auto manifest = report::load_manifest(o.run_dir);
+  const auto manifest = report::load_manifest(o.run_dir, *summary);
   if (!manifest) throw core::FatalError(o.run_dir + ": no readable manifest.json (the setup is read from it)");
   auto doc = report::export_published(*summary, *manifest, o.options);
   if (!doc) throw core::FatalError(doc.error().message);

@@ -108,7 +108,7 @@ int published_command(const CompareOpts& o) {
   options.metric = o.metric;
   options.grid = o.grid;
   // The run's setup and its variants' settings, from its manifest: compared before any number.
-  const auto manifest = report::load_manifest(o.run_dir);
+  const auto manifest = report::load_manifest(o.run_dir, *current);
   report::PublishedSetup setup;
   if (manifest) {
     setup = report::run_setup(*manifest);
@@ -172,7 +172,7 @@ int compare_command(const CompareOpts& o) {
   check_tolerance_names(o.tolerances, *current, *baseline, o.run_dir);
   // Both manifests at hand (run directories, or a baseline's RUN_DIR/report/summary.json): what changed,
   // the host llama.cpp computed on first (a deterministic change across hosts is not the K/V setting's).
-  const auto now = report::load_manifest(o.run_dir), before = report::load_manifest(o.baseline);
+  const auto now = report::load_manifest(o.run_dir, *current), before = report::load_manifest(o.baseline, *baseline);
   // Their identities as a resume or merge reads them: a manifest field of another type is an error, never no check.
   const auto now_identity = report::load_identity(o.run_dir);
   if (!now_identity) throw core::FatalError(now_identity.error().message);

@@ -59,13 +59,14 @@ std::string default_run_dir(const config::Config& c) {
 
 /// --adaptive / --no-adaptive over sweep.adaptive. A resumed adaptive run keeps the settings the run
 /// started with (its manifest's), so that it continues the same decision.
-void apply_adaptive_flags(const RunOpts& o, const std::optional<nlohmann::json>& previous, config::Config& cfg) {
+void apply_adaptive_flags(const RunOpts& o, const std::optional<sweep::Manifest>& previous, config::Config& cfg) {
   if (o.adaptive && o.no_adaptive) throw core::FatalError("--adaptive and --no-adaptive: give one");
   if (o.adaptive) cfg.sweep.adaptive.enabled = true;
   if (o.no_adaptive) cfg.sweep.adaptive.enabled = false;
   if (!previous || !cfg.sweep.adaptive.enabled) return;
-  const nlohmann::json was = previous->value("config", nlohmann::json::object()).value("sweep", nlohmann::json::object())
-                                 .value("adaptive", nlohmann::json());
+  const nlohmann::json& config = previous->config;
+  const nlohmann::json was = config.is_object() ? config.value("sweep", nlohmann::json::object()).value("adaptive", nlohmann::json())
+                                                : nlohmann::json();
   if (!was.is_object()) return;
   cfg.sweep.adaptive.min_items = was.value("min_items", cfg.sweep.adaptive.min_items);
   cfg.sweep.adaptive.alpha = was.value("alpha", cfg.sweep.adaptive.alpha);
@@ -78,7 +79,7 @@ struct RunTarget {
   std::string run_dir;
   std::string config_path;
   bool resume = false;
-  std::optional<nlohmann::json> previous;  // the manifest of the run being resumed
+  std::optional<sweep::Manifest> previous;  // the manifest of the run being resumed
 };
 
 /// The run directory and config from -o / --resume / CONFIG; a resume without CONFIG takes the manifest's.
@@ -92,7 +93,7 @@ RunTarget resolve_target(const RunOpts& o) {
   // What the run being resumed says of itself: its config file, hash and shard.
   if (t.resume) t.previous = manifest_to_resume(t.run_dir, !t.config_path.empty());
   if (t.previous && t.config_path.empty()) {
-    t.config_path = t.previous->value("config_file", "");
+    t.config_path = t.previous->config_file.value_or("");
     if (t.config_path.empty()) throw core::FatalError(t.run_dir + "/manifest.json names no config_file; pass CONFIG");
   }
   if (t.config_path.empty()) throw core::FatalError("run: CONFIG is required (e.g. kvsweep run configs/demo.json)");
@@ -122,12 +123,11 @@ std::optional<sweep::Shard> resolve_shard(const RunOpts& o, const RunTarget& tar
     if (!shard) throw core::FatalError("--shard '" + o.shard + "': expected I/N with 0 <= I < N (e.g. 0/3)");
   }
   if (!target.previous) return shard;
-  if (!target.previous->contains("shard")) {
+  if (!target.previous->shard) {
     if (shard) throw core::FatalError("--resume " + target.run_dir + ": the run is not a shard; resume it without --shard");
     return shard;
   }
-  const auto& s = (*target.previous)["shard"];
-  const sweep::Shard was{s.value("index", 0), s.value("count", 1)};
+  const sweep::Shard was = *target.previous->shard;
   if (shard && (shard->index != was.index || shard->count != was.count))
     throw core::FatalError("--resume " + target.run_dir + ": the run is shard " + std::to_string(was.index) + "/" +
                            std::to_string(was.count) + ", not " + o.shard);

@@ -16,23 +16,32 @@
 
 namespace kvsweep::cli {
 
-std::optional<nlohmann::json> manifest_to_resume(const std::string& run_dir, bool have_config) {
+namespace {
+
+/// Why a field the resume reads has another type in `m` ("" when none has): each would read as absent.
+std::string mistyped_for_resume(const sweep::Manifest& m) {
+  auto identity = sweep::read_identity(m);
+  if (!identity) return identity.error().message;
+  if (const auto* f = m.mistyped("config_file"))
+    return "config_file: got " + std::string(f->type_name()) + ", expected a string";
+  if (const auto* s = m.mistyped("shard"))
+    return "shard: got " + s->dump().substr(0, 40) + ", expected {\"index\": I, \"count\": N}";
+  return "";
+}
+
+}  // namespace
+
+std::optional<sweep::Manifest> manifest_to_resume(const std::string& run_dir, bool have_config) {
   const std::filesystem::path manifest_path = std::filesystem::path(run_dir) / "manifest.json";
   auto manifest = sweep::RunStore::read_manifest(run_dir);
+  // The outcomes journal is read as strictly: a line of another type would rebuild its cell wrongly.
+  if (!manifest && manifest.error().kind == core::ErrorKind::invalid)
+    throw core::FatalError("--resume " + run_dir + ": " + manifest.error().message);
   if (manifest) {
-    // Read strictly once, here: a field of another type would otherwise read as "nothing recorded" and
-    // switch its check off.
-    auto identity = sweep::read_identity(*manifest);
-    std::string bad = identity ? "" : identity.error().message;
-    if (const auto f = manifest->find("config_file"); bad.empty() && f != manifest->end() && !f->is_string())
-      bad = "config_file: got " + std::string(f->type_name()) + ", expected a string";
-    if (!bad.empty())
+    if (const std::string bad = mistyped_for_resume(*manifest); !bad.empty())
       throw core::FatalError("--resume " + run_dir + ": " + manifest_path.string() + ": " + bad +
                              "; the run cannot be checked against what would run now: start a new run with "
                              "-o NEW_DIR");
-    // The outcomes journal, as strictly: a line of another type would rebuild its cell wrongly.
-    if (auto journal = sweep::RunStore::read_cells(run_dir); !journal)
-      throw core::FatalError("--resume " + run_dir + ": " + journal.error().message);
     return std::move(*manifest);
   }
   std::error_code ec;
@@ -92,7 +101,7 @@ std::pair<std::string, std::string> refusal(sweep::IdentityPart part) {
 }  // namespace
 
 ResumeIdentity check_resume_identity(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                                     const nlohmann::json& previous, const nlohmann::json& server,
+                                     const sweep::Manifest& previous, const nlohmann::json& server,
                                      bool allow_build_change, const std::string& run_dir) {
   auto was = sweep::read_identity(previous);  // checked readable by manifest_to_resume
   if (!was) throw core::FatalError("--resume " + run_dir + ": manifest.json: " + was.error().message);
@@ -161,31 +170,31 @@ std::vector<probe::Record> records_of(const std::string& run_dir) {
 }  // namespace
 
 nlohmann::json check_growth(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                            const nlohmann::json& previous, const std::string& run_dir) {
-  const std::string before_hash = previous.value("config_hash", "");
+                            const sweep::Manifest& previous, const std::string& run_dir) {
+  const std::string before_hash = previous.config_hash.value_or("");
   const std::string now_hash = config::config_hash(config);
   if (before_hash.empty() || before_hash == now_hash) return nullptr;
   const std::string refused = "--resume " + run_dir + ": the config changed since the run started (hash " + before_hash +
                               " → " + now_hash + ")";
   const std::string instead = "\na resumed run may only grow (more items, cells, models, variants or probes; "
                               "docs/configuration.md, \"Growing a run\"): restore the config, or start a new run with -o NEW_DIR";
-  if (!previous.contains("config") || !previous["config"].is_object())
+  if (!previous.config.is_object())
     throw core::FatalError(refused + ", and its manifest does not record the config it ran, so what changed cannot "
                            "be told; start a new run with -o NEW_DIR");
-  const sweep::Growth growth = sweep::compare_for_growth(previous["config"], sweep::record_form(config));
+  const sweep::Growth growth = sweep::compare_for_growth(previous.config, sweep::record_form(config));
   if (!growth.changed.empty())
     throw core::FatalError(refused + ", in ways that are not growth:" + joined(growth.changed) + instead);
   // Items of one run share one context: a longer new item that raises it would make the cells differ.
   const int n_ctx = sweep::planned_context_size(config, probes);
-  if (const auto was = previous.find("n_ctx"); was != previous.end() && was->is_number_integer() && *was != n_ctx)
-    throw core::FatalError(refused + ": its cells ran with a context of " + std::to_string(was->get<int>()) +
+  if (previous.n_ctx && *previous.n_ctx != n_ctx)
+    throw core::FatalError(refused + ": its cells ran with a context of " + std::to_string(*previous.n_ctx) +
                            " tokens, the grown config needs " + std::to_string(n_ctx) +
                            " (set server.ctx to the run's, or start a new run with -o NEW_DIR)");
   const std::vector<probe::Record> records = records_of(run_dir);
   // A run made without variants has cells of no variant; a config with variants has only its variants'
   // cells (grid_cells). Its records would belong to no cell of the grown run: neither run again nor
   // reported. Refused here, before the record-by-record check, in those words.
-  const auto& before_variants = previous["config"].value("variants", nlohmann::json::array());
+  const auto& before_variants = previous.config.value("variants", nlohmann::json::array());
   if (!config.variants.empty() && (!before_variants.is_array() || before_variants.empty()) && !records.empty())
     throw core::FatalError(
         refused + ": the run was made without variants, and this config adds its first (" + config.variants.front().name +

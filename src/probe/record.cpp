@@ -4,6 +4,25 @@
 
 namespace kvsweep::probe {
 
+std::string Record::status_text() const {
+  switch (status) {
+    case ItemStatus::ok: return "ok";
+    case ItemStatus::skipped: return "skipped";
+    case ItemStatus::failed: break;
+  }
+  return failure;
+}
+
+void Record::set_status(std::string_view text) {
+  failure.clear();
+  if (text == "ok") status = ItemStatus::ok;
+  else if (text == "skipped") status = ItemStatus::skipped;
+  else {
+    status = ItemStatus::failed;
+    failure = text;
+  }
+}
+
 std::optional<Record> Record::from_json(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("cell") || !j["cell"].is_object()) return std::nullopt;
   // What a line lacks reads as empty: no schema version, no attempt, no spec or response.

@@ -1,4 +1,4 @@
-// The twins probe (issue 54) on the real llama-server and the copy model: the reference measures
+// The twins probe on the real llama-server and the copy model: the reference measures
 // each item's margin, every cell is binned by it, and the report reads the flip rate out per bin.
 #include <filesystem>
 #include <map>

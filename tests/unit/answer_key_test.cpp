@@ -123,7 +123,7 @@ TEST(AnswerKey, CompleteScoresEachAnswerAgainstItsExpectOnEveryCellAsQuality) {
   // On a cell: wrong against the key, and a change against the reference, each in its own metric.
   probe::Record rec;
   rec.item = items[0].key;
-  rec.status = "ok";
+  rec.status = probe::ItemStatus::ok;
   rec.response = right->response;
   const std::vector<probe::Record> reference = {rec};
   content = "It is Lyon.";

@@ -45,7 +45,7 @@ TEST(CompleteProbe, DeclaresExactlyTheMetricsItEmitsOnTheReferenceAndOnACell) {
 
   Record ref_record;
   ref_record.item = probe->items().at(0).key;
-  ref_record.status = "ok";
+  ref_record.status = probe::ItemStatus::ok;
   ref_record.response = on_ref->response;
   ref_record.metrics = on_ref->metrics;
   const std::vector<Record> reference = {ref_record};
@@ -80,7 +80,7 @@ TEST(CompleteProbe, ACellItemTheReferenceDidNotAnswerFailsInsteadOfBeingRecorded
   const Item item = probe->items().at(0);
   Record failed;  // the reference's item failed: no ok answer to compare with
   failed.item = item.key;
-  failed.status = "error";
+  failed.set_status("error");
   const std::vector<Record> none, only_failed = {failed};
   for (const std::vector<Record>* reference : {static_cast<const std::vector<Record>*>(nullptr), &none, &only_failed}) {
     Context ctx{api, cell, nullptr, reference};

@@ -340,7 +340,7 @@ Record reference_record(std::size_t tokens) {
   EXPECT_TRUE(res);
   Record r;
   r.item = "p0";
-  r.status = "ok";
+  r.status = kvsweep::probe::ItemStatus::ok;
   r.response = res->response;
   r.metrics = res->metrics;
   return r;
@@ -452,7 +452,7 @@ TEST(DivergenceProbe, ReferenceModeWithoutAReferenceRecordIsAnItemError) {
 
   Record broken_record;
   broken_record.item = "p0";
-  broken_record.status = "ok";
+  broken_record.status = kvsweep::probe::ItemStatus::ok;
   broken_record.response = {{"content", "x"}};
   const std::vector<Record> broken = {broken_record};
   auto res2 = run(*probe, server, false, &broken);

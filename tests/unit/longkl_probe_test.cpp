@@ -235,7 +235,7 @@ std::vector<Record> run_all(Probe& probe, kvsweep::testing::FakeApi& api, const 
     if (!r) continue;
     Record rec;
     rec.item = item.key;
-    rec.status = "ok";
+    rec.status = kvsweep::probe::ItemStatus::ok;
     rec.response = r->response;
     rec.metrics = r->metrics;
     rec.timings = kvsweep::server::to_json(r->timings);

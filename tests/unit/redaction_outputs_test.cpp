@@ -117,15 +117,17 @@ TEST(RedactionOutputs, TheManifestRecordsJournalAndReportFilesHoldNoRegisteredSe
   std::filesystem::remove_all(dir);
   auto store = kvsweep::sweep::RunStore::create(dir);
   ASSERT_TRUE(store) << store.error().message;
-  ASSERT_TRUE(store->write_manifest({{"server", {{"argv", {"srv", "--api-key", "sk-store-secret-88"}}}}}));
+  ASSERT_TRUE(store->write_manifest(*kvsweep::sweep::Manifest::from_json(
+      nlohmann::json{{"server", {{"argv", {"srv", "--api-key", "sk-store-secret-88"}}}}})));
   kvsweep::probe::Record record;
   record.cell = {"m", "", "f16", "f16"};
   record.probe = record.kind = "complete";
   record.item = "a";
-  record.status = "http_error";  // a failed item's message quotes what the server said
+  record.set_status("http_error");  // a failed item's message quotes what the server said
   record.error = "HTTP 401: key sk-store-secret-88 refused";
   ASSERT_TRUE(store->append(record));
-  ASSERT_TRUE(store->append_cell({{"cell", "m f16/f16"}, {"message", "sk-store-secret-88"}}));
+  ASSERT_TRUE(store->append_cell(*kvsweep::sweep::ManifestCell::from_json(
+      nlohmann::json{{"cell", "m f16/f16"}, {"message", "sk-store-secret-88"}})));
   ASSERT_TRUE(kvsweep::sweep::write_file_atomic(dir / "report" / "report.md", "the key was sk-store-secret-88\n"));
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     if (!entry.is_regular_file()) continue;

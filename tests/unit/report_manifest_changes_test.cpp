@@ -206,7 +206,7 @@ json with_inputs(const std::string& prompts_sha, const std::string& embedder_sha
 }
 
 kvsweep::sweep::RunIdentity identity(const json& j) {
-  auto id = kvsweep::sweep::read_identity(j);
+  auto id = kvsweep::sweep::read_identity(*kvsweep::sweep::Manifest::from_json(j));
   EXPECT_TRUE(id) << id.error().message;
   return *id;
 }
@@ -253,4 +253,52 @@ TEST(CompareIdentity, AManifestFieldOfTheWrongTypeIsAnErrorNamingItNeverNoCheck)
   read = report::load_identity(summary);
   ASSERT_TRUE(read) << read.error().message;
   EXPECT_FALSE(read->has_value());
+}
+
+namespace {
+
+/// A summary kept apart from its run, as manifest_json()'s run wrote it: its context and each cell's
+/// reported settings, read back through the Summary's typed fields.
+report::Summary summary_of(const json& m) {
+  report::Summary s;
+  s.set_context({{"server", m["server"]},
+                 {"kvsweep", m["kvsweep"]},
+                 {"models", m["models"]},
+                 {"n_ctx", m["n_ctx"]},
+                 {"server_env", m["server_env"]},
+                 {"run", {{"name", "r"}, {"config_hash", m["config_hash"]}}}});
+  for (const auto& c : m["cells"]) {
+    report::SummaryCell cell;
+    cell.set_key(kvsweep::core::CellKey::from_json(c));
+    cell.id = cell.CellKey::id();
+    cell.effective = kvsweep::sweep::CellEffective::from_json(c["effective"]);
+    s.cells.push_back(std::move(cell));
+  }
+  return s;
+}
+
+}  // namespace
+
+// A summary.json kept apart (a CI baseline) carries the manifest's parts compare explains by; they are
+// read from the Summary's own fields, not from its file again, and a run's manifest and its summary
+// then explain alike (what only a config says is not compared).
+TEST(ManifestChanges, ASummaryKeptApartExplainsByTheManifestPartsItCarries) {
+  json bare = manifest_json();
+  bare.erase("config");  // a summary carries no config
+  const Manifest parts = report::manifest_parts(summary_of(manifest_json()));
+  EXPECT_EQ(parts.config_hash, "aaa");
+  EXPECT_EQ(parts.n_ctx, 2048);
+  ASSERT_TRUE(parts.server_env);
+  EXPECT_EQ(parts.server_env->at("CUDA_VISIBLE_DEVICES"), "0");
+  ASSERT_EQ(parts.cell_list().size(), 3u);
+  EXPECT_TRUE(report::manifest_changes(manifest(bare), parts).empty());
+
+  json changed = manifest_json();
+  changed["cells"][1]["effective"]["attn_rot_k"] = 0;
+  changed["server"]["version"] = "0.6.0";
+  changed["server_env"]["LLAMA_ATTN_ROT_DISABLE"] = "1";
+  const auto said = lines(report::manifest_changes(parts, report::manifest_parts(summary_of(changed))));
+  EXPECT_THAT(said, ::testing::Contains(HasSubstr("attn_rot_k in tiny-q8_0-f16: on → off")));
+  EXPECT_THAT(said, ::testing::Contains(HasSubstr("server version: 0.5.0-dev (build 1, commit de3ff81) → 0.6.0")));
+  EXPECT_THAT(said, ::testing::Contains(HasSubstr("env LLAMA_ATTN_ROT_DISABLE: unset → 1")));
 }

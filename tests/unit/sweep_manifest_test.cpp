@@ -30,7 +30,7 @@ json full_manifest() {
     "models": [{"name": "tiny", "path": "/m/tiny.gguf", "is_file": true, "size": 7, "sha256": "00"}],
     "probes": [{"name": "complete", "kind": "complete", "items": 4}],
     "embedder": {"model": "minilm"},
-    "cells": [{"model": "tiny", "type_k": "f16", "type_v": "f16", "outcome": "ok"}],
+    "cells": [{"model": "tiny", "type_k": "f16", "type_v": "f16", "outcome": "ok"}], "journaled": 1,
     "merged_from": [{"dir": "/r/a", "shard": null, "status": "complete"}], "build_change_allowed": true
   })js");
 }
@@ -48,6 +48,7 @@ TEST(Manifest, EveryFieldIsReadAndWrittenBackAsRead) {
   EXPECT_EQ(m->shard->index, 1);
   EXPECT_EQ(m->shard->count, 3);
   EXPECT_EQ(m->build_change_allowed, true);
+  EXPECT_EQ(m->journaled, 1);
   EXPECT_EQ(m->cell_list().size(), 1u);
   EXPECT_EQ(m->server["backend"], "llama-server");
   ASSERT_TRUE(m->server_env);
@@ -100,7 +101,7 @@ TEST(Manifest, AnOlderManifestWithoutServerEnvRoundTripsWithoutOne) {
   EXPECT_EQ(to_json(*empty).dump(2), j.dump(2));
 }
 
-// A cell as the runner writes it (sweep/runner_manifest.cpp), with the attention evidence of a CUDA log.
+// A cell as the runner writes it (sweep/run/runner_store.cpp), with the attention evidence of a CUDA log.
 json runner_cell() {
   return json::parse(R"js({
     "model": "m", "variant": "rot-off", "type_k": "q4_0", "type_v": "f16", "id": "m-rot-off-q4_0-f16",
@@ -166,7 +167,8 @@ TEST(Record, EveryFieldOfTheListIsWrittenAndReadBack) {
   failed.probe = "recall-long";
   failed.kind = "recall";
   failed.item = "f3";
-  failed.status = "crashed";
+  failed.status = kvsweep::probe::ItemStatus::failed;
+  failed.failure = "crashed";
   failed.spec = {{"function", "f3"}};
   failed.wall_s = 1.25;
   failed.attempt = 2;
@@ -183,10 +185,14 @@ TEST(Record, EveryFieldOfTheListIsWrittenAndReadBack) {
   EXPECT_EQ(to_json(*back), j);
   EXPECT_EQ(back->cell, failed.cell);
   EXPECT_EQ(back->http_status, 500);
+  EXPECT_EQ(back->status, kvsweep::probe::ItemStatus::failed);
+  EXPECT_EQ(back->failure, "crashed");
+  EXPECT_EQ(j["status"], "crashed");
   EXPECT_EQ(back->log_tail, "CUDA error");
   // ok and skipped records carry the other fields.
   kvsweep::probe::Record ok = failed;
-  ok.status = "ok";
+  ok.status = kvsweep::probe::ItemStatus::ok;
+  ok.failure.clear();
   ok.error.reset();
   ok.http_status = 0;
   ok.log_tail.reset();
@@ -195,7 +201,8 @@ TEST(Record, EveryFieldOfTheListIsWrittenAndReadBack) {
   ok.timings = {{"prompt_n", 3}};
   EXPECT_EQ(to_json(*kvsweep::probe::Record::from_json(to_json(ok))), to_json(ok));
   kvsweep::probe::Record skipped = failed;
-  skipped.status = "skipped";
+  skipped.status = kvsweep::probe::ItemStatus::skipped;
+  skipped.failure.clear();
   skipped.reason = "settled";
   skipped.adaptive = {{"items", 4}};
   const auto settled = kvsweep::probe::Record::from_json(to_json(skipped));

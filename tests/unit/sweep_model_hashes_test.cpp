@@ -26,7 +26,7 @@ config::Config one_model(const std::filesystem::path& path, const std::string& b
 
 /// The identity a manifest holding `models` records (config_hash is required).
 sweep::RunIdentity recorded(const nlohmann::json& models) {
-  auto id = sweep::read_identity({{"config_hash", "h"}, {"models", models}});
+  auto id = sweep::read_identity(*sweep::Manifest::from_json(nlohmann::json{{"config_hash", "h"}, {"models", models}}));
   EXPECT_TRUE(id) << id.error().message;
   return id.value_or(sweep::RunIdentity{});
 }
@@ -91,7 +91,8 @@ TEST(ModelHashes, AReplacedEmbedderModelIsAChangeNamingBothHashes) {
   auto then = sweep::hash_embedder(config);
   ASSERT_TRUE(then) << then.error().message;
   ASSERT_FALSE(then->empty());
-  auto was = sweep::read_identity({{"config_hash", "h"}, {"embedder", {{"model", path.string()}, {"sha256", *then}}}});
+  auto was = sweep::read_identity(
+      *sweep::Manifest::from_json(nlohmann::json{{"config_hash", "h"}, {"embedder", {{"model", path.string()}, {"sha256", *then}}}}));
   ASSERT_TRUE(was) << was.error().message;
   EXPECT_EQ(was->embedder_sha256, *then);
 

@@ -31,7 +31,7 @@ std::filesystem::path run_dir(const std::string& name, const json& m) {
   auto store = sweep::RunStore::create(dir);
   EXPECT_TRUE(store) << store.error().message;
   if (store) {
-    EXPECT_TRUE(store->write_manifest(m));
+    EXPECT_TRUE(store->write_manifest(*sweep::Manifest::from_json(m)));
   }
   return dir;
 }
@@ -41,7 +41,7 @@ std::filesystem::path run_dir(const std::string& name, const json& m) {
 TEST(RunIdentity, AModelSha256OfAnotherTypeIsAnErrorNamingTheField) {
   json m = manifest("aaa", json::object());
   m["models"][0]["sha256"] = 42;
-  auto id = sweep::read_identity(m);
+  auto id = sweep::read_identity(*sweep::Manifest::from_json(m));
   ASSERT_FALSE(id);
   EXPECT_THAT(id.error().message, HasSubstr("models[0].sha256: got number 42, expected a string"));
 }
@@ -52,23 +52,23 @@ TEST(RunIdentity, EveryIdentityFieldOfAnotherTypeIsAnErrorNamingIt) {
   for (const auto& [key, value] : broken) {
     json m = manifest("aaa", json::object());
     m[key] = value;
-    auto id = sweep::read_identity(m);
+    auto id = sweep::read_identity(*sweep::Manifest::from_json(m));
     ASSERT_FALSE(id) << key;
     EXPECT_THAT(id.error().message, HasSubstr(key + ": got ")) << key;
   }
   json m = manifest("aaa", json::object());
   m["probes"] = {{{"name", "complete"}, {"inputs", {{{"key", "prompts_file"}, {"path", "/p"}, {"sha256", 1}}}}}};
-  auto id = sweep::read_identity(m);
+  auto id = sweep::read_identity(*sweep::Manifest::from_json(m));
   ASSERT_FALSE(id);
   EXPECT_THAT(id.error().message, HasSubstr("probes[0].inputs[0].sha256: got number"));
   m = manifest("aaa", {{"LLAMA_ARG_X", 1}});
-  EXPECT_FALSE(sweep::read_identity(m));
+  EXPECT_FALSE(sweep::read_identity(*sweep::Manifest::from_json(m)));
 }
 
 TEST(RunIdentity, AManifestWithoutConfigHashIsAnError) {
   json m = manifest("aaa", json::object());
   m.erase("config_hash");
-  auto id = sweep::read_identity(m);
+  auto id = sweep::read_identity(*sweep::Manifest::from_json(m));
   ASSERT_FALSE(id);
   EXPECT_THAT(id.error().message, HasSubstr("config_hash: missing"));
 }

@@ -23,6 +23,9 @@ namespace {
 using namespace kvsweep;
 namespace kt = kvsweep::testing;
 
+/// A cell entry as the journal takes it; a field of another type rides in `extra` and is written as it was.
+sweep::ManifestCell journal_cell(const nlohmann::json& cell) { return *sweep::ManifestCell::from_json(cell); }
+
 nlohmann::json record(const std::string& item, const std::string& status = "ok") {
   return {{"cell", {{"model", "tiny"}, {"type_k", "f16"}, {"type_v", "f16"}}},
           {"probe", "complete"},
@@ -134,6 +137,22 @@ TEST(RunStoreRecords, ALineThatIsJsonButNotARecordIsNamedByFileAndLine) {
   }
 }
 
+// A line's status is "ok", "skipped" or the failure's class; the record holds it as ItemStatus with the
+// class beside it, and writes back the same word.
+TEST(RunStoreRecords, AStatusReadsAsItsItemStatusAndAFailuresClassWritesBackAsItWas) {
+  for (const std::string word : {"ok", "skipped", "timeout", "crashed", "http_status", ""}) {
+    const auto read = probe::Record::from_json(record("p0", word));
+    ASSERT_TRUE(read);
+    const probe::ItemStatus expected = word == "ok"        ? probe::ItemStatus::ok
+                                       : word == "skipped" ? probe::ItemStatus::skipped
+                                                           : probe::ItemStatus::failed;
+    EXPECT_EQ(read->status, expected) << word;
+    EXPECT_EQ(read->ok(), word == "ok") << word;
+    EXPECT_EQ(read->failure, expected == probe::ItemStatus::failed ? word : "") << word;
+    EXPECT_EQ(probe::to_json(*read)["status"], word) << word;
+  }
+}
+
 // A metric of another type ("0", {…}) read as missing made recommend call the cell
 // "answered like f16/f16"; any field of another type is an error naming the file, the line and the field.
 TEST(RunStoreRecords, ATimingMeasuredByTheClientAndAMetricNotComputedReadBack) {
@@ -187,9 +206,9 @@ TEST(RunStoreCells, TheJournalRebuildsCellsAManifestLostAndASkipKeepsTheOutcome)
   auto cell = [](const std::string& k, const std::string& outcome) {
     return nlohmann::json{{"model", "tiny"}, {"type_k", k}, {"type_v", "f16"}, {"outcome", outcome}, {"items_ok", 3}};
   };
-  ASSERT_TRUE(store->append_cell(cell("f16", "kv_unverified")));
-  ASSERT_TRUE(store->append_cell(cell("q8_0", "wedged")));
-  ASSERT_TRUE(store->append_cell(cell("q8_0", "ok")));
+  ASSERT_TRUE(store->append_cell(journal_cell(cell("f16", "kv_unverified"))));
+  ASSERT_TRUE(store->append_cell(journal_cell(cell("q8_0", "wedged"))));
+  ASSERT_TRUE(store->append_cell(journal_cell(cell("q8_0", "ok"))));
   const auto read = sweep::RunStore::read_cells(dir);
   ASSERT_TRUE(read) << read.error().message;
   const auto& journal = *read;
@@ -218,11 +237,11 @@ TEST(RunStoreCells, AJournalLineWhoseFieldHasAnotherTypeIsAnErrorNamingTheFileAn
     {
       auto store = sweep::RunStore::create(dir);
       ASSERT_TRUE(store) << store.error().message;
-      ASSERT_TRUE(store->append_cell(cell("f16")));
+      ASSERT_TRUE(store->append_cell(journal_cell(cell("f16"))));
       auto bad = cell("q8_0");
       bad[field] = value;
-      ASSERT_TRUE(store->append_cell(bad));
-      ASSERT_TRUE(store->append_cell(cell("q4_0")));
+      ASSERT_TRUE(store->append_cell(journal_cell(bad)));
+      ASSERT_TRUE(store->append_cell(journal_cell(cell("q4_0"))));
     }
     const auto journal = sweep::RunStore::read_cells(dir);
     ASSERT_FALSE(journal) << field << " of another type was read";
@@ -238,7 +257,7 @@ TEST(RunStoreCells, AJournalLineWhoseFieldHasAnotherTypeIsAnErrorNamingTheFileAn
     ASSERT_TRUE(store) << store.error().message;
     auto bad = cell("f16");
     bad["effective"] = {{"found", true}, {"kv_mib", "4"}};
-    ASSERT_TRUE(store->append_cell(bad));
+    ASSERT_TRUE(store->append_cell(journal_cell(bad)));
   }
   const auto journal = sweep::RunStore::read_cells(dir);
   ASSERT_FALSE(journal);
@@ -253,7 +272,7 @@ TEST(RunStoreCells, ATornJournalLineIsLeftOutAndTheLinesAroundItRead) {
   {
     auto store = sweep::RunStore::create(dir);
     ASSERT_TRUE(store) << store.error().message;
-    ASSERT_TRUE(store->append_cell(cell("f16")));
+    ASSERT_TRUE(store->append_cell(journal_cell(cell("f16"))));
   }
   // A crash mid-append: the last line cut.
   {
@@ -267,12 +286,12 @@ TEST(RunStoreCells, ATornJournalLineIsLeftOutAndTheLinesAroundItRead) {
   {
     auto store = sweep::RunStore::open(dir);
     ASSERT_TRUE(store) << store.error().message;
-    ASSERT_TRUE(store->append_cell(cell("q4_0")));
+    ASSERT_TRUE(store->append_cell(journal_cell(cell("q4_0"))));
   }
   journal = sweep::RunStore::read_cells(dir);
   ASSERT_TRUE(journal) << journal.error().message;
   ASSERT_EQ(journal->size(), 2u);
-  EXPECT_EQ((*journal)[1]["type_k"], "q4_0");
+  EXPECT_EQ((*journal)[1].type_k, "q4_0");
 }
 
 TEST(RunStoreLock, TheHolderOfARunDirectorysLockIsKnownToOthers) {
@@ -286,6 +305,30 @@ TEST(RunStoreLock, TheHolderOfARunDirectorysLockIsKnownToOthers) {
     EXPECT_EQ(*holder, std::to_string(::getpid()));
   }
   EXPECT_FALSE(sweep::RunStore::lock_holder(dir));
+}
+
+}  // namespace
+
+namespace {
+
+// The runner decides a cell's attention path across the cells after journaling it: the manifest's copy
+// holds the decided path, the journal's the cell's own. Reading the manifest back must keep the decided
+// one, and still take a journal entry that says something new (a crash before the manifest's rename).
+TEST(RunStoreCells, AJournalEntryTheManifestAlreadyHoldsKeepsTheDecidedAttentionPath) {
+  const auto cell = [](const std::string& outcome, const std::string& path) {
+    return journal_cell({{"model", "tiny"}, {"type_k", "q8_0"}, {"type_v", "q8_0"}, {"outcome", outcome},
+                  {"effective", {{"found", true}, {"path", path}, {"path_reason", path + " because"}}}});
+  };
+  const std::vector<sweep::ManifestCell> manifest = {cell("ok", "fallback")};
+  const std::vector<sweep::ManifestCell> same = {cell("ok", "fused")}, newer_entry = {cell("wedged", "fused")};
+  auto kept = sweep::rebuild_cells(manifest, same);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].effective->path, "fallback");
+  EXPECT_EQ(kept[0].effective->path_reason, "fallback because");
+  auto newer = sweep::rebuild_cells(manifest, newer_entry);
+  ASSERT_EQ(newer.size(), 1u);
+  EXPECT_EQ(newer[0].outcome, "wedged");
+  EXPECT_EQ(newer[0].effective->path, "fused");
 }
 
 }  // namespace

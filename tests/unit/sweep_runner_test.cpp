@@ -37,6 +37,13 @@ using namespace kvsweep;
 using server::CellOutcome;
 namespace kt = kvsweep::testing;
 
+/// The run's manifest as the store reads it back (its journal folded in), as JSON; null when unreadable.
+nlohmann::json manifest_json(const std::filesystem::path& dir) {
+  const auto manifest = sweep::RunStore::read_manifest(dir);
+  EXPECT_TRUE(manifest) << manifest.error().message;
+  return manifest ? sweep::to_json(*manifest) : nlohmann::json();
+}
+
 /// A server that lives until the test kills it.
 class FakeInstance final : public server::Instance {
  public:
@@ -227,9 +234,9 @@ TEST_F(Runner, CrashAgainAfterTheRestartIsCrashed) {
   EXPECT_THAT(cell.message, HasSubstr("again after a restart")) << cell.message;
   EXPECT_EQ(statuses(), (std::vector<std::string>{"a:ok", "b:crashed"}));
   EXPECT_EQ(scripted->runs["c"], 0);
-  auto manifest = sweep::RunStore::read_manifest(dir);
-  ASSERT_TRUE(manifest);
-  EXPECT_EQ((*manifest)["cells"][0]["outcome"], "crashed");
+  const nlohmann::json manifest = manifest_json(dir);
+  ASSERT_TRUE(manifest.is_object());
+  EXPECT_EQ(manifest["cells"][0]["outcome"], "crashed");
 }
 
 TEST_F(Runner, ARestartThatFailsIsCrashed) {
@@ -274,10 +281,10 @@ TEST_F(Runner, TheLifecyclesRefusalsEndOnlyTheirCell) {
   EXPECT_EQ(result.cells[2].outcome, CellOutcome::unsupported);
   EXPECT_THAT(result.cells[2].message, HasSubstr("E Unsupported cache type"));
   EXPECT_EQ(records.size(), 3u);  // only the first cell ran items
-  auto manifest = sweep::RunStore::read_manifest(dir);
-  ASSERT_TRUE(manifest);
-  EXPECT_EQ((*manifest)["cells"][1]["outcome"], "config_mismatch");
-  EXPECT_EQ((*manifest)["cells"][1]["effective"]["type_k"], "f16");
+  const nlohmann::json manifest = manifest_json(dir);
+  ASSERT_TRUE(manifest.is_object());
+  EXPECT_EQ(manifest["cells"][1]["outcome"], "config_mismatch");
+  EXPECT_EQ(manifest["cells"][1]["effective"]["type_k"], "f16");
 }
 
 TEST_F(Runner, ALogWithoutTheKvLineIsKvUnverifiedNeverSilentlyOk) {
@@ -288,9 +295,9 @@ TEST_F(Runner, ALogWithoutTheKvLineIsKvUnverifiedNeverSilentlyOk) {
   EXPECT_EQ(cell.items_ok, 3);
   ASSERT_EQ(progress.notes.size(), 1u);
   EXPECT_THAT(progress.notes[0], HasSubstr("no KV cache line"));
-  auto manifest = sweep::RunStore::read_manifest(dir);
-  ASSERT_TRUE(manifest);
-  EXPECT_EQ((*manifest)["cells"][0]["outcome"], "kv_unverified");
+  const nlohmann::json manifest = manifest_json(dir);
+  ASSERT_TRUE(manifest.is_object());
+  EXPECT_EQ(manifest["cells"][0]["outcome"], "kv_unverified");
 }
 
 TEST_F(Runner, AJournalLineOfACellOutsideTheGridDoesNotBecomeACellOnResume) {
@@ -298,13 +305,14 @@ TEST_F(Runner, AJournalLineOfACellOutsideTheGridDoesNotBecomeACellOnResume) {
   {
     auto store = sweep::RunStore::open(dir);
     ASSERT_TRUE(store) << store.error().message;
-    ASSERT_TRUE(store->append_cell({{"model", "tiny"}, {"type_k", "q4_0"}, {"type_v", "q4_0"}, {"outcome", "ok"}, {"items_ok", 3}}));
+    ASSERT_TRUE(store->append_cell(*sweep::ManifestCell::from_json(
+        nlohmann::json{{"model", "tiny"}, {"type_k", "q4_0"}, {"type_v", "q4_0"}, {"outcome", "ok"}, {"items_ok", 3}})));
   }
   run(/*resume=*/true);
-  const auto manifest = sweep::RunStore::read_manifest(dir);
-  ASSERT_TRUE(manifest) << manifest.error().message;
-  ASSERT_EQ((*manifest)["cells"].size(), 1u) << (*manifest)["cells"].dump();
-  EXPECT_EQ((*manifest)["cells"][0]["type_k"], "f16");
+  const nlohmann::json manifest = manifest_json(dir);
+  ASSERT_TRUE(manifest.is_object());
+  ASSERT_EQ(manifest["cells"].size(), 1u) << manifest["cells"].dump();
+  EXPECT_EQ(manifest["cells"][0]["type_k"], "f16");
   EXPECT_THAT(progress.notes.back(), HasSubstr("tiny/q4_0/q4_0 is not in this config's grid: left out"));
 }
 
@@ -396,16 +404,16 @@ TEST_F(Runner, EachVariantsCellsStartWithItsSettingsAndRecordItsName) {
     keys.insert(sweep::triple_key_of(*probe::Record::from_json(r)));
   }
   EXPECT_EQ(keys.size(), 12u) << "the variant is part of the key";
-  const auto manifest = sweep::RunStore::read_manifest(dir);
-  ASSERT_TRUE(manifest);
+  const nlohmann::json manifest = manifest_json(dir);
+  ASSERT_TRUE(manifest.is_object());
   std::set<std::string> ids;
-  for (const auto& c : (*manifest)["cells"]) ids.insert(c["id"].get<std::string>() + ":" + c.value("variant", "?"));
+  for (const auto& c : manifest["cells"]) ids.insert(c["id"].get<std::string>() + ":" + c.value("variant", "?"));
   EXPECT_EQ(ids, (std::set<std::string>{"tiny-rot-on-f16-f16:rot-on", "tiny-rot-on-q4_0-f16:rot-on",
                                         "tiny-short-f16-f16:short", "tiny-short-q4_0-f16:short"}));
   // A variant's secret-looking environment reaches its server, never the run directory.
   EXPECT_EQ(shorter.env.back(), (std::pair<std::string, std::string>{"HF_TOKEN", "s3cret"}));
-  EXPECT_EQ((*manifest)["config"]["variants"][1]["env"]["HF_TOKEN"], "<redacted>");
-  EXPECT_THAT(manifest->dump(), Not(HasSubstr("s3cret")));
+  EXPECT_EQ(manifest["config"]["variants"][1]["env"]["HF_TOKEN"], "<redacted>");
+  EXPECT_THAT(manifest.dump(), Not(HasSubstr("s3cret")));
 
   // A variant's cells see its own reference cell's records (3 items), never the other variant's.
   EXPECT_EQ(scripted->seen.back(), "short/q4_0: 3 reference, 3 of its variant");

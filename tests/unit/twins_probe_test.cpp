@@ -1,4 +1,4 @@
-// The twins probe (issue 54): its table generated from a seed, the margin read off literal top-N
+// The twins probe: its table generated from a seed, the margin read off literal top-N
 // lists, the bins, the answer's classification, config errors, and run() over a fake server whose
 // tokenizer splits words and whose top-N list a test scripts.
 
@@ -309,7 +309,7 @@ TEST(TwinsProbe, TheReferenceMeasuresTheMarginAndAnotherCellIsBinnedByIt) {
   // Another cell: it takes the twin's value and its own gap turns; the bin stays the reference's.
   Record record;
   record.item = t.item.key;
-  record.status = "ok";
+  record.status = kvsweep::probe::ItemStatus::ok;
   record.response = ref->response;
   const std::vector<Record> refs = {record};
   s.answer = " " + t.rival_value;

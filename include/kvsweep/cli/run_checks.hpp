@@ -11,16 +11,18 @@
 
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/probe/probe.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 #include "kvsweep/sweep/store/model_hashes.hpp"
 
 namespace kvsweep::cli {
 
-/// The manifest of the run `run_dir` being resumed, its identity checked readable (sweep::read_identity:
-/// a field of another type, or no config_hash, is refused naming it); nullopt when the run has neither
+/// The manifest of the run `run_dir` being resumed (its journal folded in), read strictly once, here:
+/// its identity (sweep::read_identity), config_file and shard each of its type (a field of another type,
+/// or no config_hash, is refused naming it; read as absent it would switch its check off); nullopt when the run has neither
 /// manifest nor records and a config was given (`have_config`: a run that stopped before writing
 /// anything). Throws FatalError, saying how to start afresh, for records without a manifest (the config
 /// they were made with cannot be told) and for a directory with neither when no config was given.
-std::optional<nlohmann::json> manifest_to_resume(const std::string& run_dir, bool have_config);
+std::optional<sweep::Manifest> manifest_to_resume(const std::string& run_dir, bool have_config);
 
 /// What a resume keeps of its identity check: the models hashed now, and the build the run started
 /// with when it continues on another (--allow-build-change).
@@ -35,7 +37,7 @@ struct ResumeIdentity {
 /// environment the servers read. Throws FatalError naming each change and how to start a new run; the
 /// config's own change is check_growth's.
 ResumeIdentity check_resume_identity(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                                     const nlohmann::json& previous, const nlohmann::json& server,
+                                     const sweep::Manifest& previous, const nlohmann::json& server,
                                      bool allow_build_change, const std::string& run_dir);
 
 /// For a resume whose config hash is not the run's (`previous`, its manifest): the config may only
@@ -44,6 +46,6 @@ ResumeIdentity check_resume_identity(const config::Config& config, const std::ve
 /// growth ({from_config_hash, to_config_hash, added, at}); null when the hash is the run's. Throws
 /// FatalError listing each change that is not growth, or the record that would not be kept.
 nlohmann::json check_growth(const config::Config& config, const std::vector<std::unique_ptr<probe::Probe>>& probes,
-                            const nlohmann::json& previous, const std::string& run_dir);
+                            const sweep::Manifest& previous, const std::string& run_dir);
 
 }  // namespace kvsweep::cli

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,13 @@
 #include "kvsweep/core/cell_key.hpp"
 
 namespace kvsweep::probe {
+
+/// What became of an item. The line writes it as `status`: "ok", "skipped", or the failure's class.
+enum class ItemStatus {
+  ok,       // answered and scored
+  skipped,  // not run: an adaptive sweep settled the cell's verdicts first (reason "settled")
+  failed,   // the failure's class is in Record::failure
+};
 
 struct Record {
   static constexpr int kSchemaVersion = 1;
@@ -22,7 +30,10 @@ struct Record {
   std::string probe;  // the probe's name in the run
   std::string kind;   // the probe's kind
   std::string item;   // the item's key: (cell, probe, item) is the resume key
-  std::string status;  // "ok", "skipped" (an adaptive sweep's settled item), or the failure's class
+  ItemStatus status = ItemStatus::failed;
+  /// failed: the failure's class ("crashed", "timeout", or core::to_string(ErrorKind)); a line whose
+  /// status is missing reads as failed with an empty class, as it was written.
+  std::string failure;
   nlohmann::json spec;  // the item's spec, as the probe planned it
   double wall_s = 0;
   int attempt = 1;     // 1 + the cell's server restarts before it
@@ -39,9 +50,13 @@ struct Record {
   std::string reason;
   nlohmann::json adaptive;
 
-  bool ok() const { return status == "ok"; }
+  bool ok() const { return status == ItemStatus::ok; }
   /// Not run: an adaptive sweep settled the cell's verdicts first.
-  bool settled() const { return status == "skipped" && reason == "settled"; }
+  bool settled() const { return status == ItemStatus::skipped && reason == "settled"; }
+  /// `status` as the line writes it: "ok", "skipped", or the failure's class.
+  std::string status_text() const;
+  /// Sets status (and failure) from a line's `status`: "ok", "skipped", else failed with that class.
+  void set_status(std::string_view text);
 
   /// A line read back (records kvsweep wrote itself, read leniently: a missing or mistyped field reads
   /// as empty); nullopt when it is not a record (no "cell" object).

@@ -3,7 +3,9 @@
 // What compare reads from a path: a run directory summarized as its summary.json would hold it, or a
 // summary.json (in its run, or kept apart as a CI baseline), with the manifest and identity beside it.
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -32,43 +34,49 @@ core::Expected<Summary> load_summary(const std::filesystem::path& path, const Ge
   return Summary::from_json(doc, path.string());
 }
 
-namespace {
-
-std::optional<sweep::Manifest> manifest_of_summary(const std::filesystem::path& path) {
-  const auto text = core::read_file(path, core::Links::follow);
-  if (!text) return std::nullopt;
-  const nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-  if (!doc.is_object() || !doc.contains("context") || !doc["context"].is_object()) return std::nullopt;
-  const nlohmann::json& context = doc["context"];
-  nlohmann::json m = {{"server", context.value("server", nlohmann::json::object())},
-                      {"kvsweep", context.value("kvsweep", nlohmann::json::object())},
-                      {"models", context.value("models", nlohmann::json::array())}};
-  for (const char* key : {"n_ctx", "server_env", "compute"})
-    if (context.contains(key)) m[key] = context[key];
-  if (context.contains("run") && context["run"].is_object() && context["run"].contains("config_hash"))
-    m["config_hash"] = context["run"]["config_hash"];
-  nlohmann::json cells = nlohmann::json::array();
-  for (const auto& c : doc.value("cells", nlohmann::json::array()))
-    if (c.is_object() && c.contains("effective")) cells.push_back(c);
-  m["cells"] = cells;
-  return sweep::Manifest::from_json(m);
+sweep::Manifest manifest_parts(const Summary& summary) {
+  static const nlohmann::json kNone = nlohmann::json::object();
+  const nlohmann::json& context = summary.context.is_object() ? summary.context : kNone;
+  const auto part = [&](const char* key, nlohmann::json absent) {
+    const auto it = context.find(key);
+    return it == context.end() || it->is_null() ? absent : *it;
+  };
+  sweep::Manifest m;
+  m.server = part("server", nlohmann::json::object());
+  m.kvsweep = part("kvsweep", nlohmann::json::object());
+  m.models = part("models", nlohmann::json::array());
+  m.compute = part("compute", nullptr);
+  if (const nlohmann::json n_ctx = part("n_ctx", nullptr); n_ctx.is_number_integer()) m.n_ctx = n_ctx.get<int>();
+  // An environment of strings, as the run recorded it; anything else is not one (read as not recorded).
+  if (const nlohmann::json env = part("server_env", nullptr);
+      env.is_object() && std::ranges::all_of(env, [](const nlohmann::json& v) { return v.is_string(); }))
+    m.server_env = env.get<std::map<std::string, std::string>>();
+  if (!summary.config_hash.empty()) m.config_hash = summary.config_hash;
+  m.cells.emplace();
+  for (const SummaryCell& c : summary.cells) {
+    if (!c.effective) continue;
+    sweep::ManifestCell cell;
+    cell.set_key(c.key());
+    cell.id = c.id;
+    cell.effective = c.effective;
+    m.cells->push_back(std::move(cell));
+  }
+  return m;
 }
 
-}  // namespace
-
-std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path) {
+std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path, const Summary& summary) {
   std::error_code ec;
   std::filesystem::path dir = path;
   if (!std::filesystem::is_directory(path, ec)) {
     // RUN_DIR/report/summary.json: the manifest is the run's; a summary kept apart carries its parts.
     const bool in_run = path.filename() == "summary.json" && path.parent_path().filename() == "report" &&
                         std::filesystem::exists(path.parent_path().parent_path() / "manifest.json", ec);
-    if (!in_run) return manifest_of_summary(path);
+    if (!in_run) return summary.context.is_object() ? std::optional(manifest_parts(summary)) : std::nullopt;
     dir = path.parent_path().parent_path();
   }
   auto manifest = sweep::RunStore::read_manifest(dir);
   if (!manifest) return std::nullopt;
-  return sweep::Manifest::from_json(*manifest);
+  return std::move(*manifest);
 }
 
 core::Expected<std::optional<sweep::RunIdentity>> load_identity(const std::filesystem::path& path) {
@@ -83,7 +91,7 @@ core::Expected<std::optional<sweep::RunIdentity>> load_identity(const std::files
   }
   auto manifest = sweep::RunStore::read_manifest(dir);
   if (!manifest) return std::optional<sweep::RunIdentity>{};
-  if (manifest->is_object() && !manifest->contains("config_hash")) (*manifest)["config_hash"] = "";
+  if (!manifest->config_hash && !manifest->mistyped("config_hash")) manifest->config_hash = "";
   auto identity = sweep::read_identity(*manifest);
   if (!identity)
     return core::fail(core::ErrorKind::invalid, (dir / "manifest.json").string() + ": " + identity.error().message +

@@ -18,8 +18,6 @@ namespace {
 using json = nlohmann::json;
 using Value = std::optional<std::string>;
 
-// The effective settings compared per cell, in the order they are listed.
-constexpr const auto& kSettings = sweep::kReportedSettings;
 constexpr std::size_t kCellsNamed = 3;  // a change in more cells names these and counts the rest
 constexpr std::size_t kShortSha = 12;
 
@@ -97,26 +95,35 @@ std::map<std::string, json> variants_of(const json& config) {
   return out;
 }
 
-/// The settings the cell's server reported (`effective`, as JSON), when it reported them (found or declared).
-std::optional<json> reported(const sweep::ManifestCell& cell) {
-  if (!cell.effective || !cell.effective->reported()) return std::nullopt;
-  return to_json(*cell.effective);
+/// The settings the cell's server reported, when it reported them (found or declared).
+const sweep::CellEffective* reported(const sweep::ManifestCell& cell) {
+  return cell.effective && cell.effective->reported() ? &*cell.effective : nullptr;
+}
+
+/// A setting's value as text (a string as is, an integer as JSON writes it); nullopt when not reported.
+Value setting_text(const sweep::ReportedSetting& setting, const sweep::CellEffective& effective) {
+  const json v = setting.value(effective);
+  if (v.is_null()) return std::nullopt;
+  if (v.is_string()) return v.get<std::string>().empty() ? Value{} : Value{v.get<std::string>()};
+  return v.dump();
 }
 
 void setting_changes(const sweep::Manifest& baseline, const sweep::Manifest& current, std::vector<ManifestChange>& out) {
-  std::map<core::CellKey, json> now;
+  std::map<core::CellKey, const sweep::CellEffective*> now;
   for (const auto& c : current.cell_list())
-    if (auto e = reported(c)) now[c.key()] = std::move(*e);
+    if (const auto* e = reported(c)) now[c.key()] = e;
   std::vector<ManifestChange> found;
   std::size_t compared = 0;
+  const auto settings = sweep::reported_settings();
   for (const auto& c : baseline.cell_list()) {
-    const std::optional<json> before = reported(c);
+    const sweep::CellEffective* before = reported(c);
     const core::CellKey& key = c.key();
     const auto it = now.find(key);
     if (!before || it == now.end()) continue;
     ++compared;
-    for (const char* name : kSettings) {
-      const Value a = scalar_text(*before, name), b = scalar_text(it->second, name);
+    for (const sweep::ReportedSetting& setting : settings) {
+      const std::string name = setting.name;
+      const Value a = setting_text(setting, *before), b = setting_text(setting, *it->second);
       if (a == b) continue;
       auto same = std::ranges::find_if(found, [&](const ManifestChange& f) {
         return f.name == name && f.before == a && f.after == b;
@@ -125,8 +132,11 @@ void setting_changes(const sweep::Manifest& baseline, const sweep::Manifest& cur
       same->cells.push_back(key.id());
     }
   }
-  // By setting, in kSettings' order; the same setting's changes in the order first met.
-  std::ranges::stable_sort(found, {}, [](const ManifestChange& c) { return std::ranges::find(kSettings, c.name) - kSettings.begin(); });
+  // By setting, in reported_settings()' order; the same setting's changes in the order first met.
+  std::ranges::stable_sort(found, {}, [&](const ManifestChange& c) {
+    return std::ranges::find(settings, c.name, [](const sweep::ReportedSetting& s) { return std::string(s.name); }) -
+           settings.begin();
+  });
   for (auto& c : found) {
     c.cells_compared = compared;
     out.push_back(std::move(c));

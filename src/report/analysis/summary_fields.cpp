@@ -72,15 +72,14 @@ constexpr Field<SummaryProbe> kProbeFields[] = {
 
 // ---- a cell ----
 
-/// The reported settings compare explains by: `found`, `declared`, then sweep::kReportedSettings.
+/// The reported settings compare explains by: `found`, `declared`, then sweep::reported_settings().
 void write_effective(const SummaryCell& c, ojson& out) {
   if (!c.effective) return;
-  const json reported = sweep::to_json(*c.effective);
   ojson effective = ojson::object();
-  for (const char* key : {"found", "declared"})
-    if (reported.contains(key)) effective[key] = ojson(reported[key]);
-  for (const char* key : sweep::kReportedSettings)
-    if (reported.contains(key)) effective[key] = ojson(reported[key]);
+  if (c.effective->found) effective["found"] = *c.effective->found;
+  if (c.effective->declared) effective["declared"] = *c.effective->declared;
+  for (const sweep::ReportedSetting& setting : sweep::reported_settings())
+    if (const json value = setting.value(*c.effective); !value.is_null()) effective[setting.name] = ojson(value);
   out["effective"] = std::move(effective);
 }
 

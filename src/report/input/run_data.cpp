@@ -8,6 +8,7 @@
 
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/input/json_fields.hpp"
+#include "kvsweep/probe/probe_entry.hpp"
 #include "kvsweep/report/input/run_grid.hpp"
 #include "kvsweep/stats/precision.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
@@ -19,10 +20,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// Greedy probes give the same answers on a rerun of the same build; sampled ones only with the same seed.
-bool infer_deterministic(const std::string& kind, const nlohmann::json& entry, const nlohmann::json& config) {
-  if (entry.is_object() && entry.contains("deterministic") && entry["deterministic"].is_boolean()) {
-    return entry["deterministic"].get<bool>();
-  }
+bool infer_deterministic(const std::string& kind, std::optional<bool> recorded, const nlohmann::json& config) {
+  if (recorded) return *recorded;
   if (config.is_object() && config.contains("temperature") && config["temperature"].is_number()) {
     return config["temperature"].get<double>() == 0.0;
   }
@@ -45,12 +44,6 @@ probe::MetricSpec inferred_metric(const std::string& name, bool higher_is_better
                         probe::MetricKind::continuous);
 }
 
-/// Whether every metric of a manifest's probe entry is declared (direction, kind, role).
-bool all_declared(const nlohmann::json& metrics) {
-  return !metrics.empty() &&
-         std::all_of(metrics.begin(), metrics.end(), [](const nlohmann::json& e) { return probe::has_declaration(e); });
-}
-
 /// Phase 1, probes: the manifest's list, matched to their config entry by name (default: the kind).
 core::Expected<std::vector<ProbeDef>> read_probes(const sweep::Manifest& m, const nlohmann::json& config) {
   std::vector<ProbeDef> probes;
@@ -58,33 +51,21 @@ core::Expected<std::vector<ProbeDef>> read_probes(const sweep::Manifest& m, cons
                                                           : nlohmann::json::array();
   if (!m.probes.is_array()) return probes;
   for (const auto& p : m.probes) {
+    auto read = probe::ProbeEntry::from_json(p, "manifest.json: probes");
+    if (!read) return std::unexpected(read.error());
+    if (!*read) continue;
+    const probe::ProbeEntry& entry = **read;
     ProbeDef def;
-    def.name = string_field(p, "name");
-    def.kind = string_field(p, "kind");
-    if (def.name.empty()) def.name = def.kind;
-    if (def.name.empty()) continue;
-    if (p.contains("items") && p["items"].is_number_unsigned()) def.items = p["items"].get<std::size_t>();
-    if (p.contains("metrics") && p["metrics"].is_array()) {
-      def.declared = all_declared(p["metrics"]);
-      for (std::size_t i = 0; i < p["metrics"].size(); ++i) {
-        const auto& metric = p["metrics"][i];
-        if (def.declared) {
-          auto spec = probe::metric_spec_from_json(
-              metric, "manifest.json: probes." + def.name + ".metrics[" + std::to_string(i) + "]");
-          if (!spec) return std::unexpected(spec.error());
-          def.metrics.push_back(std::move(*spec));
-        } else if (metric.is_string()) {
-          def.metrics.push_back(inferred_metric(metric.get<std::string>(), true));
-        } else if (metric.is_object() && !string_field(metric, "name").empty()) {
-          def.metrics.push_back(inferred_metric(string_field(metric, "name"), metric.value("higher_is_better", true)));
-        }
-      }
-    }
-    if (p.contains("calibration") && p["calibration"].is_object()) {
-      const auto& c = p["calibration"];
-      def.calibration_metric = string_field(c, "metric");
-      def.calibration_lo = number_field(c, "lo");
-      def.calibration_hi = number_field(c, "hi");
+    def.name = entry.name;
+    def.kind = entry.kind;
+    def.items = entry.items.value_or(0);
+    def.declared = entry.declared;
+    def.metrics = entry.metrics;
+    for (const auto& [name, higher] : entry.named) def.metrics.push_back(inferred_metric(name, higher));
+    if (entry.calibration) {
+      def.calibration_metric = entry.calibration->metric;
+      def.calibration_lo = entry.calibration->lo;
+      def.calibration_hi = entry.calibration->hi;
     }
     if (config_probes.is_array()) {
       for (const auto& c : config_probes) {
@@ -93,8 +74,8 @@ core::Expected<std::vector<ProbeDef>> read_probes(const sweep::Manifest& m, cons
         if (cname == def.name) def.config = c;
       }
     }
-    def.deterministic = infer_deterministic(def.kind, p, def.config);
-    if (p.contains("items_max") && p["items_max"].is_number_unsigned()) def.items_max = p["items_max"].get<std::size_t>();
+    def.deterministic = infer_deterministic(def.kind, entry.deterministic, def.config);
+    def.items_max = entry.items_max;
     if (def.config.is_object() && def.config.contains("gate") && def.config["gate"].is_array())
       for (const auto& g : def.config["gate"])
         if (g.is_string()) def.gate.push_back(g.get<std::string>());
@@ -185,7 +166,7 @@ SeenMap read_records(const std::vector<probe::Record>& records, std::vector<Cell
       ProbeDef added;
       added.name = probe;
       added.kind = r.kind;
-      added.deterministic = infer_deterministic(added.kind, nullptr, nullptr);
+      added.deterministic = infer_deterministic(added.kind, std::nullopt, nullptr);
       probes.push_back(std::move(added));
       def = probes.end() - 1;
     }
@@ -213,7 +194,7 @@ void pick_records(const std::vector<probe::Record>& records, const SeenMap& seen
     ItemOutcome result;
     result.item = item;
     result.ok = s.last_ok.has_value();
-    result.status = r.status;
+    result.status = r.status_text();
     result.error = r.error.value_or("");
     result.attempts = s.attempts;
     result.record = used;
@@ -274,8 +255,12 @@ core::Expected<RunData> RunData::from(nlohmann::json manifest, const std::vector
 core::Expected<RunData> RunData::from(nlohmann::json manifest, std::vector<probe::Record> records) {
   std::optional<sweep::Manifest> read = sweep::Manifest::from_json(manifest);
   if (!read) return core::fail(core::ErrorKind::parse, "manifest.json is not a JSON object");
+  return from(std::move(*read), std::move(records));
+}
+
+core::Expected<RunData> RunData::from(sweep::Manifest manifest, std::vector<probe::Record> records) {
   RunData d;
-  d.m_manifest = std::move(*read);
+  d.m_manifest = std::move(manifest);
   d.m_records = std::move(records);
   const sweep::Manifest& m = d.m_manifest;
   const nlohmann::json config = m.config.is_null() ? nlohmann::json::object() : m.config;

@@ -31,8 +31,7 @@ std::optional<RunRates> previous_rates(const std::filesystem::path& runs_dir, co
   Manifest best_manifest;
   for (const auto& entry : std::filesystem::directory_iterator(runs_dir, ec)) {
     if (!entry.is_directory(ec) || !std::filesystem::exists(entry.path() / "manifest.json", ec)) continue;
-    auto json = RunStore::read_manifest(entry.path());
-    std::optional<Manifest> manifest = json ? Manifest::from_json(*json) : std::nullopt;
+    auto manifest = RunStore::read_manifest(entry.path());
     if (!manifest || manifest->status_text() != "complete") continue;
     const std::string model = model_name_in(*manifest, model_path, size);
     const std::string finished = manifest->finished_at.value_or("");

@@ -30,7 +30,7 @@ bool Runner::settle(const Cell& cell, const PendingItems& t, std::size_t from, C
   const core::CellKey key = cell.key();
   std::set<std::string> recorded;  // items an earlier invocation already settled
   for (const auto& rec : m_store.select([&](const probe::Record& rec) {
-         return rec.status == "skipped" && rec.probe == t.probe->name() && rec.cell == key;
+         return rec.status == probe::ItemStatus::skipped && rec.probe == t.probe->name() && rec.cell == key;
        }))
     recorded.insert(rec.item);
   const nlohmann::json adaptive = t.gate->describe();
@@ -44,7 +44,7 @@ bool Runner::settle(const Cell& cell, const PendingItems& t, std::size_t from, C
     const probe::Item& item = t.items[k];
     ++r.items_settled;
     if (recorded.contains(item.key)) continue;
-    auto rec = make_record(cell, *t.probe, item, "skipped", 0.0, r.restarts + 1);
+    auto rec = make_record(cell, *t.probe, item, probe::ItemStatus::skipped, "", 0.0, r.restarts + 1);
     rec.reason = "settled";
     rec.adaptive = adaptive;
     if (!append_or_stop(rec)) return false;

@@ -210,7 +210,7 @@ class Runner::CellRun {
       r.message = "server " + how + "; restart failed: " + r.message;
       return Step::end_cell;
     }
-    auto rec = m_runner.make_record(m_cell, *t.probe, item, "crashed", wall, r.restarts + 1);
+    auto rec = m_runner.make_record(m_cell, *t.probe, item, probe::ItemStatus::failed, "crashed", wall, r.restarts + 1);
     rec.error = err.message;
     rec.log_tail = m_instance->error_lines();
     if (!m_runner.append_or_stop(rec)) return Step::end_probe;
@@ -224,7 +224,7 @@ class Runner::CellRun {
   /// An item timed out on a live server: recorded, the server stopped, the cell ends (wedged).
   Step server_wedged(const PendingItems& t, const probe::Item& item, const core::Error& err, double wall) {
     CellResult& r = m_result;
-    auto rec = m_runner.make_record(m_cell, *t.probe, item, "timeout", wall, r.restarts + 1);
+    auto rec = m_runner.make_record(m_cell, *t.probe, item, probe::ItemStatus::failed, "timeout", wall, r.restarts + 1);
     rec.error = err.message;
     if (!m_runner.append_or_stop(rec)) return Step::end_probe;
     ++r.items_failed;
@@ -326,7 +326,7 @@ CellResult Runner::run_cell(const Cell& cell, std::size_t index, std::size_t cou
 
 bool Runner::record_ok(const Cell& cell, PendingItems& t, const probe::Item& item, const probe::ItemResult& res,
                        double wall, CellResult& r) {
-  auto rec = make_record(cell, *t.probe, item, "ok", wall, r.restarts + 1);
+  auto rec = make_record(cell, *t.probe, item, probe::ItemStatus::ok, "", wall, r.restarts + 1);
   rec.response = res.response;
   rec.metrics = res.metrics;
   rec.timings = server::to_json(res.timings);
@@ -341,12 +341,12 @@ bool Runner::record_ok(const Cell& cell, PendingItems& t, const probe::Item& ite
 
 bool Runner::record_failure(const Cell& cell, const PendingItems& t, const probe::Item& item, const core::Error& err,
                             double wall, CellResult& r) {
-  auto rec = make_record(cell, *t.probe, item, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
+  auto rec = make_record(cell, *t.probe, item, probe::ItemStatus::failed, std::string(core::to_string(err.kind)), wall, r.restarts + 1);
   rec.error = err.message;
   rec.http_status = err.http_status;
   if (!append_or_stop(rec)) return false;
   ++r.items_failed;
-  m_progress.item_done(cell, t.probe->name(), item.key, rec.status, wall);
+  m_progress.item_done(cell, t.probe->name(), item.key, rec.status_text(), wall);
   return true;
 }
 

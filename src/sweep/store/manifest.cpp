@@ -103,6 +103,27 @@ CellEffective CellEffective::from_json(const json& j) {
   return e;
 }
 
+namespace {
+
+template <class T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json();
+}
+
+constexpr ReportedSetting kReportedSettings[] = {
+    {"type_k", [](const CellEffective& e) { return or_null(e.type_k); }},
+    {"type_v", [](const CellEffective& e) { return or_null(e.type_v); }},
+    {"flash_attn", [](const CellEffective& e) { return or_null(e.flash_attn); }},
+    {"attn_rot_k", [](const CellEffective& e) { return or_null(e.attn_rot_k); }},
+    {"attn_rot_v", [](const CellEffective& e) { return or_null(e.attn_rot_v); }},
+    {"n_ctx", [](const CellEffective& e) { return or_null(e.n_ctx); }},
+    {"path", [](const CellEffective& e) { return or_null(e.path); }},
+};
+
+}  // namespace
+
+std::span<const ReportedSetting> reported_settings() { return kReportedSettings; }
+
 json to_json(const CellEffective& e) {
   json j = e.extra.is_object() ? e.extra : json::object();
   put(j, "found", e.found);
@@ -287,10 +308,17 @@ std::optional<Manifest> Manifest::from_json(const json& j) {
     for (const auto& c : *it) m.cells->push_back(*ManifestCell::from_json(c));
     rest.erase(it);
   }
+  take_int(rest, "journaled", m.journaled);
   take_json(rest, "merged_from", m.merged_from);
   take(rest, "build_change_allowed", m.build_change_allowed, [](const json& v) { return v.is_boolean(); });
   m.extra = std::move(rest);
   return m;
+}
+
+const json* Manifest::mistyped(const char* key) const {
+  if (!extra.is_object()) return nullptr;
+  const auto it = extra.find(key);
+  return it == extra.end() ? nullptr : &*it;
 }
 
 json host_compute(const std::vector<ManifestCell>& cells) {
@@ -359,6 +387,7 @@ json to_json(const Manifest& m) {
     json& cells = j["cells"] = json::array();
     for (const auto& c : *m.cells) cells.push_back(to_json(c));
   }
+  put(j, "journaled", m.journaled);
   put_json(j, "merged_from", m.merged_from);
   put(j, "build_change_allowed", m.build_change_allowed);
   return j;

@@ -6,7 +6,6 @@
 
 #include "kvsweep/core/clock.hpp"
 #include "kvsweep/probe/record.hpp"
-#include "kvsweep/sweep/store/cell_journal.hpp"
 #include "kvsweep/sweep/store/manifest.hpp"
 #include "kvsweep/sweep/store/run_identity.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
@@ -31,18 +30,14 @@ core::Expected<std::vector<Manifest>> read_manifests(const std::vector<std::file
     if (auto pid = RunStore::lock_holder(dir))
       return core::fail(core::ErrorKind::invalid, dir.string() + " is still running (kvsweep pid " + *pid +
                                                       " holds its lock); merge it once that run has ended");
-    auto json = RunStore::read_manifest(dir);
-    if (!json) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (" + json.error().message + ")");
-    auto m = Manifest::from_json(*json);
-    if (!m) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (manifest.json is not a JSON object)");
-    auto identity = read_identity(*json);
+    auto m = RunStore::read_manifest(dir);
+    if (!m && m.error().kind == core::ErrorKind::invalid) return std::unexpected(m.error());  // its journal
+    if (!m) return core::fail(core::ErrorKind::invalid, dir.string() + ": not a run directory (" + m.error().message + ")");
+    auto identity = read_identity(*m);
     if (!identity)
       return core::fail(core::ErrorKind::invalid, (dir / "manifest.json").string() + ": " + identity.error().message +
                                                       "; a run whose identity cannot be read cannot be merged");
     identities.push_back(std::move(*identity));
-    auto journal = RunStore::read_cells(dir);
-    if (!journal) return core::fail(core::ErrorKind::invalid, journal.error().message);
-    if (!journal->empty()) m->cells = rebuild_cells(m->cell_list(), *journal);
     manifests.push_back(std::move(*m));
   }
   return manifests;
@@ -162,10 +157,6 @@ std::vector<std::string> missing_shards(const std::vector<Manifest>& manifests) 
 
 }  // namespace
 
-std::string server_build(const nlohmann::json& manifest) {
-  return server_build(Manifest::from_json(manifest).value_or(Manifest{}));
-}
-
 std::string server_build(const Manifest& manifest) {
   const nlohmann::json& server = manifest.server.is_null() ? nlohmann::json::object() : manifest.server;
   if (!server.is_object()) return "an unknown build";
@@ -221,6 +212,7 @@ core::Expected<void> write_merged(const std::vector<std::filesystem::path>& inpu
   // Manifest: the first one's provenance; cells joined; logs copied.
   Manifest manifest = manifests[0];
   manifest.shard.reset();
+  manifest.journaled.reset();  // the merged run has no journal: its cells are all in its manifest
   std::vector<ManifestCell> cells;
   std::set<core::CellKey> cell_keys;
   bool complete = true;
@@ -252,7 +244,7 @@ core::Expected<void> write_merged(const std::vector<std::filesystem::path>& inpu
   if (allow_build_change) manifest.build_change_allowed = true;
   manifest.status = complete ? "complete" : "partial";
   manifest.updated_at = core::iso8601(std::chrono::system_clock::now());
-  if (auto w = store->write_manifest(to_json(manifest)); !w) return std::unexpected(w.error());
+  if (auto w = store->write_manifest(manifest); !w) return std::unexpected(w.error());
   return {};
 }
 

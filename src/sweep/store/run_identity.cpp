@@ -34,9 +34,14 @@ class StrictReader {
   const json* part(const json& obj, const char* key, const std::string& where, bool (json::*is)() const noexcept,
                    const char* expected) {
     const auto it = obj.find(key);
-    if (it == obj.end() || it->is_null()) return nullptr;
-    if (!((*it).*is)()) return fail(wrong_type(where + key, *it, expected)), nullptr;
-    return &*it;
+    if (it == obj.end()) return nullptr;
+    return value(*it, where + key, is, expected);
+  }
+  /// `v` (the field `where`) when it is of `type`, null when it is null; an error when of another type.
+  const json* value(const json& v, const std::string& where, bool (json::*is)() const noexcept, const char* expected) {
+    if (v.is_null()) return nullptr;
+    if (!(v.*is)()) return fail(wrong_type(where, v, expected)), nullptr;
+    return &v;
   }
   void fail(core::Error e) {
     if (!m_error) m_error = std::move(e);
@@ -47,9 +52,9 @@ class StrictReader {
   std::optional<core::Error> m_error;
 };
 
-std::vector<ModelHash> read_models(const json& manifest, StrictReader& in) {
+std::vector<ModelHash> read_models(const Manifest& manifest, StrictReader& in) {
   std::vector<ModelHash> out;
-  const json* models = in.part(manifest, "models", "", &json::is_array, "an array");
+  const json* models = in.value(manifest.models, "models", &json::is_array, "an array");
   if (!models) return out;
   for (std::size_t i = 0; i < models->size(); ++i) {
     const std::string at = "models[" + std::to_string(i) + "].";
@@ -74,8 +79,8 @@ std::vector<ModelHash> read_models(const json& manifest, StrictReader& in) {
 
 /// The probes' entries as far as the identity reads them: each an object with a string name, its
 /// `inputs` an array of objects whose key, path and sha256 are strings.
-json read_probes(const json& manifest, StrictReader& in) {
-  const json* probes = in.part(manifest, "probes", "", &json::is_array, "an array");
+json read_probes(const Manifest& manifest, StrictReader& in) {
+  const json* probes = in.value(manifest.probes, "probes", &json::is_array, "an array");
   if (!probes) return json::array();
   for (std::size_t i = 0; i < probes->size(); ++i) {
     const std::string at = "probes[" + std::to_string(i) + "]";
@@ -99,20 +104,20 @@ json read_probes(const json& manifest, StrictReader& in) {
   return *probes;
 }
 
-std::string read_build(const json& manifest, StrictReader& in) {
-  const json* server = in.part(manifest, "server", "", &json::is_object, "an object");
+std::string read_build(const Manifest& manifest, StrictReader& in) {
+  const json* server = in.value(manifest.server, "server", &json::is_object, "an object");
   if (!server) return "";
   for (const char* key : {"backend", "version", "built_with"}) in.text(*server, key, "server.");
   return server_build(manifest);
 }
 
-std::optional<std::map<std::string, std::string>> read_env(const json& manifest, StrictReader& in) {
-  const json* env = in.part(manifest, "server_env", "", &json::is_object, "an object");
-  if (!env) return std::nullopt;
-  std::map<std::string, std::string> out;
-  for (auto it = env->begin(); it != env->end(); ++it)
-    if (auto v = in.text(*env, it.key().c_str(), "server_env.")) out[it.key()] = *v;
-  return out;
+/// server_env: from_json reads an object of strings; what it kept aside is named here, down to the variable.
+std::optional<std::map<std::string, std::string>> read_env(const Manifest& manifest, StrictReader& in) {
+  const json* bad = manifest.mistyped("server_env");
+  if (!bad) return manifest.server_env;
+  if (const json* env = in.value(*bad, "server_env", &json::is_object, "an object"))
+    for (auto it = env->begin(); it != env->end(); ++it) in.text(*env, it.key().c_str(), "server_env.");
+  return std::nullopt;
 }
 
 void compare_models(const RunIdentity& a, const RunIdentity& b, const std::string& a_side, const std::string& b_side,
@@ -146,17 +151,16 @@ void compare_env(const RunIdentity& a, const RunIdentity& b, std::vector<Identit
 
 }  // namespace
 
-core::Expected<RunIdentity> read_identity(const nlohmann::json& manifest) {
-  if (!manifest.is_object()) return core::fail(core::ErrorKind::invalid, "not a JSON object");
+core::Expected<RunIdentity> read_identity(const Manifest& manifest) {
   StrictReader in;
   RunIdentity id;
-  const auto hash = in.text(manifest, "config_hash", "");
-  if (!hash && !in.error())
+  if (const json* bad = manifest.mistyped("config_hash")) in.fail(wrong_type("config_hash", *bad, "a string"));
+  else if (!manifest.config_hash)
     return core::fail(core::ErrorKind::invalid, "config_hash: missing (the run's identity; a manifest without it cannot "
                                                 "be resumed or merged)");
-  id.config_hash = hash.value_or("");
+  id.config_hash = manifest.config_hash.value_or("");
   id.models = read_models(manifest, in);
-  if (const json* e = in.part(manifest, "embedder", "", &json::is_object, "an object"))
+  if (const json* e = in.value(manifest.embedder, "embedder", &json::is_object, "an object"))
     id.embedder_sha256 = in.text(*e, "sha256", "embedder.").value_or("");
   id.probes = read_probes(manifest, in);
   id.server_build = read_build(manifest, in);
@@ -185,7 +189,9 @@ core::Expected<RunIdentity> current_identity(const config::Config& config,
   if (!embedder) return std::unexpected(embedder.error());
   id.embedder_sha256 = *embedder;
   for (const auto& p : probes) id.probes.push_back(probe::manifest_entry(*p));
-  id.server_build = server.is_null() ? "" : server_build(json{{"server", server}});
+  Manifest described;
+  described.server = server;
+  id.server_build = server.is_null() ? "" : server_build(described);
   id.server_env = recorded_server_env(config, envp);
   return id;
 }

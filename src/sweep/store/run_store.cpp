@@ -13,6 +13,7 @@
 #include "kvsweep/core/read_file.hpp"
 #include "kvsweep/core/redact.hpp"
 #include "kvsweep/probe/record_fields.hpp"
+#include "kvsweep/sweep/store/cell_journal.hpp"
 #include "kvsweep/sweep/store/manifest.hpp"
 
 namespace kvsweep::sweep {
@@ -177,14 +178,27 @@ core::Expected<std::vector<nlohmann::json>> RunStore::read_lines(const std::file
   return out;
 }
 
-core::Expected<nlohmann::json> RunStore::read_manifest(const std::filesystem::path& dir) {
-  auto data = slurp(dir / "manifest.json");
+core::Expected<Manifest> RunStore::read_manifest(const std::filesystem::path& dir) {
+  const auto path = dir / "manifest.json";
+  auto data = slurp(path);
   if (!data) return std::unexpected(data.error());
+  nlohmann::json doc;
   try {
-    return nlohmann::json::parse(*data);
+    doc = nlohmann::json::parse(*data);
   } catch (const std::exception& e) {
-    return core::fail(core::ErrorKind::parse, (dir / "manifest.json").string() + ": " + e.what());
+    return core::fail(core::ErrorKind::parse, path.string() + ": " + e.what());
   }
+  std::optional<Manifest> manifest = Manifest::from_json(doc);
+  if (!manifest) return core::fail(core::ErrorKind::parse, path.string() + ": not a JSON object");
+  // The journal is written before the manifest that holds it: what a crash kept out of the manifest is
+  // there, after the entries the manifest says it holds.
+  auto journal = read_cells(dir);
+  if (!journal) return std::unexpected(journal.error());
+  const std::size_t held = std::min<std::size_t>(static_cast<std::size_t>(std::max(manifest->journaled.value_or(0), 0)),
+                                                 journal->size());
+  if (held < journal->size())
+    manifest->cells = rebuild_cells(manifest->cell_list(), std::span(*journal).subspan(held));
+  return std::move(*manifest);
 }
 
 std::optional<std::string> RunStore::lock_holder(const std::filesystem::path& dir) {
@@ -348,7 +362,7 @@ core::Expected<void> write_file_atomic(const std::filesystem::path& path, const 
   return write_files_atomic(std::span(&file, 1));
 }
 
-core::Expected<void> RunStore::append_cell(const nlohmann::json& cell) {
+core::Expected<void> RunStore::append_cell(const ManifestCell& cell) {
   std::lock_guard lock(m_mutex);
   const auto path = m_dir / "cells.jsonl";
   if (m_cells_fd < 0) {
@@ -364,11 +378,11 @@ core::Expected<void> RunStore::append_cell(const nlohmann::json& cell) {
     }
   }
   return append_line(m_cells_fd, path,
-                     core::redact_json(cell).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+                     core::redact_json(to_json(cell)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
-core::Expected<std::vector<nlohmann::json>> RunStore::read_cells(const std::filesystem::path& dir) {
-  std::vector<nlohmann::json> out;
+core::Expected<std::vector<ManifestCell>> RunStore::read_cells(const std::filesystem::path& dir) {
+  std::vector<ManifestCell> out;
   const auto path = dir / "cells.jsonl";
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return out;
@@ -388,14 +402,14 @@ core::Expected<std::vector<nlohmann::json>> RunStore::read_cells(const std::file
     if (const std::string why = ManifestCell::type_error(j); !why.empty())
       return core::fail(core::ErrorKind::invalid, path.string() + ": line " + std::to_string(line_no) + ": " + why +
                                                       "; fix or remove that line");
-    out.push_back(std::move(j));
+    if (auto cell = ManifestCell::from_json(j)) out.push_back(std::move(*cell));
   }
   return out;
 }
 
-core::Expected<void> RunStore::write_manifest(const nlohmann::json& manifest) {
+core::Expected<void> RunStore::write_manifest(const Manifest& manifest) {
   std::lock_guard lock(m_mutex);  // one writer of manifest.json.tmp at a time
-  return write_file_atomic(m_dir / "manifest.json", core::redact_json(manifest).dump(2) + "\n");
+  return write_file_atomic(m_dir / "manifest.json", core::redact_json(to_json(manifest)).dump(2) + "\n");
 }
 
 }  // namespace kvsweep::sweep

@@ -156,10 +156,16 @@ std::string explain(const Check& check, const Comparison& comparison);
 /// The exit status `kvsweep compare` returns for a comparison: 1 when any check fails(), else 0.
 int exit_status(const Comparison& comparison);
 
-/// The manifest of a run directory, or of the run whose report/summary.json `path` is; for a summary.json
-/// kept apart from its run (a committed baseline), the manifest's parts it carries (context.server,
-/// server_env, models, n_ctx, kvsweep; cells[].effective). nullopt when none can be read.
-std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path);
+/// The parts of its run's manifest a summary keeps, from its typed fields: context.server, kvsweep, models,
+/// n_ctx, server_env, compute and the config hash, and each cell's reported settings (`effective`). What
+/// compare explains a change by, and the published comparison reads the setup from, for a summary kept
+/// apart from its run (no config, host or probes: what only those say is not compared).
+sweep::Manifest manifest_parts(const Summary& summary);
+/// The manifest of a run directory, or of the run whose report/summary.json `path` is (the store's read:
+/// the journal folded in); for a summary.json kept apart from its run (a committed baseline),
+/// manifest_parts(`summary`, what was loaded from `path`). nullopt when the run's cannot be read, or the
+/// summary has no context.
+std::optional<sweep::Manifest> load_manifest(const std::filesystem::path& path, const Summary& summary);
 /// The identity (sweep::read_identity: model files, embedder, input files, server build and environment)
 /// of a run directory, or of the run whose report/summary.json `path` is, read as strictly as a resume
 /// or a merge reads it: a field of another type is an invalid error naming the manifest and the field.

@@ -61,7 +61,7 @@ struct SummaryCell : core::CellKey {
   std::string path;         // the attention path and why; "" when the manifest does not say
   std::string path_reason;
   /// What the cell's server reported of itself; summary.json keeps `found`, `declared` and
-  /// sweep::kReportedSettings of it (compare explains a change by them).
+  /// sweep::reported_settings() of it (compare explains a change by them).
   std::optional<sweep::CellEffective> effective;
   std::vector<DeviceBuffers> memory;  // per device, MiB at the cell's -c; empty when the manifest does not say
 };

@@ -102,9 +102,12 @@ struct OutsideCell {
 
 class RunData {
  public:
-  /// Reads RUN_DIR/manifest.json and RUN_DIR/records.jsonl (a torn last line is tolerated).
+  /// Reads RUN_DIR/manifest.json (sweep::RunStore::read_manifest: its journal folded in) and
+  /// RUN_DIR/records.jsonl (a torn last line is tolerated).
   static core::Expected<RunData> load(const std::filesystem::path& dir);
   /// The same from parsed parts (tests, merged runs). Fails on a manifest that is not an object.
+  static core::Expected<RunData> from(sweep::Manifest manifest, std::vector<probe::Record> records);
+  /// The same from a manifest's JSON (fails when it is not an object).
   static core::Expected<RunData> from(nlohmann::json manifest, std::vector<probe::Record> records);
   /// The same from records as JSON lines (read with probe::Record::from_json).
   static core::Expected<RunData> from(nlohmann::json manifest, const std::vector<nlohmann::json>& records);

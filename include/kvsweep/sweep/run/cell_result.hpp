@@ -1,6 +1,6 @@
 #pragma once
 /// What one cell of a run came to: its outcome, its counts and times, what its server reported. The
-/// runner fills it as the cell runs; the manifest records it (run_manifest), the CLI prints it.
+/// runner fills it as the cell runs; the manifest records it (run_journal), the CLI prints it.
 
 #include <optional>
 #include <string>

@@ -24,7 +24,7 @@
 #include "kvsweep/sweep/run/adaptive.hpp"
 #include "kvsweep/sweep/run/attention_paths.hpp"
 #include "kvsweep/sweep/run/cell_result.hpp"
-#include "kvsweep/sweep/run/run_manifest.hpp"
+#include "kvsweep/sweep/run/run_journal.hpp"
 #include "kvsweep/sweep/store/manifest.hpp"
 #include "kvsweep/sweep/store/model_hashes.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
@@ -137,8 +137,9 @@ class Runner {
   /// Runs `cells` on up to parallel_cells threads, one slot each; a model's other cells wait for
   /// its reference cell, whose records they are compared with.
   void run_parallel(const std::vector<Cell>& cells, std::vector<CellResult>& results);
-  probe::Record make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item, const std::string& status,
-                            double wall_s, int attempt) const;
+  /// A record of `item` in `cell`: `failure` is the class of a failed one ("" for ok and skipped).
+  probe::Record make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item, probe::ItemStatus status,
+                            std::string failure, double wall_s, int attempt) const;
   /// The manifest's provenance (config, versions, server, host, models and their hashes, probes),
   /// kept from an earlier invocation where unchanged; written with the first update_manifest.
   void open_manifest();
@@ -164,7 +165,7 @@ class Runner {
   RunOptions m_options;
   probe::Embedder* m_embedder = nullptr;
   nlohmann::json m_embedder_description;
-  RunManifest m_journal;       // the manifest and its journal; in a parallel run, touched only under m_mutex
+  RunJournal m_journal;       // the manifest and its journal; in a parallel run, touched only under m_mutex
   std::mutex m_mutex;          // parallel runs: the schedule, the results and the manifest; m_store_error
   std::atomic<bool> m_store_failed{false};
   std::string m_store_error;

@@ -5,9 +5,8 @@
 /// over the manifest it reads, so a manifest that lost cells (a crash between journal and rename)
 /// gets them back.
 
+#include <span>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kvsweep/sweep/store/manifest.hpp"
 
@@ -18,7 +17,9 @@ namespace kvsweep::sweep {
 /// recorded ok (or settled), which the records show.
 void fold_cell(std::vector<ManifestCell>& cells, const ManifestCell& entry);
 
-/// `cells` with every journal entry (a line of cells.jsonl: a cell in the manifest's form) folded in, in order.
-std::vector<ManifestCell> rebuild_cells(std::vector<ManifestCell> cells, const std::vector<nlohmann::json>& journal);
+/// `cells` with every journal entry (a line of cells.jsonl, RunStore::read_cells) folded in, in order. An
+/// entry a cell already holds (equal but for the attention path the runner decided across the cells after
+/// journaling it) is not folded again: the cell keeps its decided path.
+std::vector<ManifestCell> rebuild_cells(std::vector<ManifestCell> cells, std::span<const ManifestCell> journal);
 
 }  // namespace kvsweep::sweep

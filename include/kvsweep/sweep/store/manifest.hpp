@@ -4,9 +4,9 @@
 /// the dry run's time estimate and the report read it back; `Manifest::from_json` and `to_json` are its
 /// one JSON mapping (ARCHITECTURE.md, "The manifest").
 
-#include <array>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,10 +36,16 @@ struct CellEffective {
 };
 nlohmann::json to_json(const CellEffective& effective);
 
-/// The settings of a CellEffective that summary.json keeps per cell and compare explains a change by,
-/// in the order they are listed (summary.json writes `found` and `declared` before them).
-inline constexpr std::array<const char*, 7> kReportedSettings = {"type_k",     "type_v", "flash_attn", "attn_rot_k",
-                                                                 "attn_rot_v", "n_ctx",  "path"};
+/// A setting of a CellEffective that summary.json keeps per cell and compare explains a change by.
+struct ReportedSetting {
+  const char* name;
+  /// Its value as the manifest writes it (a string or an integer); null when the server did not report it.
+  nlohmann::json (*value)(const CellEffective& effective);
+};
+
+/// The reported settings (type_k, type_v, flash_attn, attn_rot_k, attn_rot_v, n_ctx, path) in the order
+/// they are listed; summary.json writes `found` and `declared` before them.
+std::span<const ReportedSetting> reported_settings();
 
 /// One cell's outcome as it ended (the runner's CellResult as written, folded with cells.jsonl).
 struct ManifestCell : core::CellKey {
@@ -102,12 +108,20 @@ struct Manifest {
   /// Each cell's outcome as it ended (folded with cells.jsonl); absent in a manifest written before the
   /// first cell ended. A `cells` that is not an array of objects stays in `extra`.
   std::optional<std::vector<ManifestCell>> cells;
+  /// How many entries of the outcomes journal (cells.jsonl, RunStore::read_cells) `cells` holds: a reader
+  /// folds in only those after them (a crash between the journal and this manifest), never a line the
+  /// runner dropped (a cell outside the grid). Absent in a manifest written before it: every entry folds.
+  std::optional<int> journaled;
   nlohmann::json merged_from;       // merge: [{dir, shard, status, server_build?}]
   std::optional<bool> build_change_allowed;  // merge --allow-build-change
   nlohmann::json extra = nlohmann::json::object();
 
   /// A manifest read back (kvsweep's own file, read leniently); nullopt when it is not a JSON object.
   static std::optional<Manifest> from_json(const nlohmann::json& j);
+
+  /// A field from_json knows whose value had another type (kept in `extra`, read as absent): what a
+  /// strict reader (read_identity, a resume's checks) names as wrong. nullptr when the field was absent or read.
+  const nlohmann::json* mistyped(const char* key) const;
 
   /// The status, "" when absent.
   std::string status_text() const { return status.value_or(""); }

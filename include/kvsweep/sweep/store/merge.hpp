@@ -34,7 +34,5 @@ core::Expected<MergeSummary> merge_runs(const std::vector<std::filesystem::path>
 /// A manifest's server build in words: backend, `llama-server --version`'s version and "built with"
 /// line ("llama-server 0.5.0-dev (build 1, commit de3ff81) (built with GNU 12.2.0 for Linux x86_64)").
 std::string server_build(const Manifest& manifest);
-/// The same from a manifest's JSON (the one a resume reads).
-std::string server_build(const nlohmann::json& manifest);
 
 }  // namespace kvsweep::sweep

@@ -18,6 +18,7 @@
 #include "kvsweep/config/config.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/probe.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 #include "kvsweep/sweep/store/model_hashes.hpp"
 
 namespace kvsweep::sweep {
@@ -33,8 +34,9 @@ struct RunIdentity {
 };
 
 /// The identity `manifest` records. `config_hash` is required; a field of another type ("models[0].sha256:
-/// got number 3, expected a string") is an invalid error naming it.
-core::Expected<RunIdentity> read_identity(const nlohmann::json& manifest);
+/// got number 3, expected a string"), whether Manifest::from_json kept it aside (Manifest::mistyped) or it
+/// sits inside a document it holds, is an invalid error naming it.
+core::Expected<RunIdentity> read_identity(const Manifest& manifest);
 
 /// The server environment a run records: what a cell's server inherits from `envp` and the config's
 /// `server.env` sets (server::launched_server_env), secret values redacted; nullopt for backend external.

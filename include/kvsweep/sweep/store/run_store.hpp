@@ -17,6 +17,7 @@
 #include "kvsweep/core/cell_key.hpp"
 #include "kvsweep/core/error.hpp"
 #include "kvsweep/probe/record.hpp"
+#include "kvsweep/sweep/store/manifest.hpp"
 
 namespace kvsweep::sweep {
 
@@ -46,7 +47,12 @@ class RunStore {
   static core::Expected<std::vector<probe::Record>> read_records(const std::filesystem::path& dir);
   /// The same lines as written, every key kept (merge copies them into the merged run unchanged).
   static core::Expected<std::vector<nlohmann::json>> read_lines(const std::filesystem::path& dir);
-  static core::Expected<nlohmann::json> read_manifest(const std::filesystem::path& dir);
+  /// manifest.json as a Manifest, with the entries of the outcomes journal (cells.jsonl) after those it
+  /// holds (Manifest::journaled) folded into its cells (rebuild_cells): a manifest a crash left behind its
+  /// journal reads with the cells it lost. Fails
+  /// naming the file when manifest.json cannot be read, is not JSON or not an object, and when a journal
+  /// line is not a cell as kvsweep writes it (read_cells).
+  static core::Expected<Manifest> read_manifest(const std::filesystem::path& dir);
   /// The pid of the kvsweep that holds `dir`'s lock (a run still going), "unknown" when it wrote
   /// none; nullopt when no process holds it.
   static std::optional<std::string> lock_holder(const std::filesystem::path& dir);
@@ -67,14 +73,15 @@ class RunStore {
   core::Expected<void> append_as_written(const nlohmann::json& line);
   /// Appends one cell's outcome to cells.jsonl and fsyncs. Written before the manifest that
   /// holds it, so that a manifest which lost cells is rebuilt from it (sweep/store/cell_journal.hpp).
-  core::Expected<void> append_cell(const nlohmann::json& cell);
-  /// Every whole line of a run directory's cells.jsonl (none when absent). A line that does not parse
-  /// is a write a crash tore (append_cell ends it with a newline before the next), left out; a whole
-  /// JSON line that is not an object, or whose field has another type (ManifestCell::type_error), is an
-  /// invalid error naming the file and the line: read as missing it would rebuild a cell wrongly.
-  static core::Expected<std::vector<nlohmann::json>> read_cells(const std::filesystem::path& dir);
-  /// Writes manifest.json atomically (temp file, fsync, rename).
-  core::Expected<void> write_manifest(const nlohmann::json& manifest);
+  core::Expected<void> append_cell(const ManifestCell& cell);
+  /// Every whole line of a run directory's cells.jsonl as a cell, in order (none when absent). A line that
+  /// does not parse is a write a crash tore (append_cell ends it with a newline before the next), left
+  /// out; a whole JSON line that is not an object, or whose field has another type
+  /// (ManifestCell::type_error), is an invalid error naming the file and the line: read as missing it
+  /// would rebuild a cell wrongly.
+  static core::Expected<std::vector<ManifestCell>> read_cells(const std::filesystem::path& dir);
+  /// Writes manifest.json atomically (temp file, fsync, rename), secrets redacted.
+  core::Expected<void> write_manifest(const Manifest& manifest);
   std::filesystem::path log_path(const std::string& cell_id) const { return m_dir / "logs" / (cell_id + ".log"); }
 
  private:

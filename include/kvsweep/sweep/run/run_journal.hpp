@@ -22,9 +22,9 @@ namespace kvsweep::sweep {
 ManifestCell manifest_cell(const CellResult& result);
 
 /// Not thread-safe: a parallel run calls update() under its own lock.
-class RunManifest {
+class RunJournal {
  public:
-  explicit RunManifest(RunStore& store) : m_store(store) {}
+  explicit RunJournal(RunStore& store) : m_store(store) {}
 
   /// The manifest as the run directory holds it (an earlier invocation's, cells a crash kept out of it
   /// rebuilt from the journal); the runner sets its provenance before the first update().
@@ -43,6 +43,7 @@ class RunManifest {
   RunStore& m_store;
   Manifest m_manifest;
   std::set<core::CellKey> m_journaled;  // cells whose outcome this invocation put in cells.jsonl
+  int m_journal_lines = 0;              // the entries cells.jsonl holds (read_cells), as the manifest records
   std::map<core::CellKey, server::PathVerdict> m_paths;
 };
 

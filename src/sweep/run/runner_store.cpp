@@ -90,13 +90,14 @@ void Runner::stop_for_store(const std::string& message) {
 }
 
 probe::Record Runner::make_record(const Cell& cell, const probe::Probe& p, const probe::Item& item,
-                                  const std::string& status, double wall_s, int attempt) const {
+                                  probe::ItemStatus status, std::string failure, double wall_s, int attempt) const {
   probe::Record r;
   r.cell = cell.key();
   r.probe = p.name();
   r.kind = p.kind();
   r.item = item.key;
   r.status = status;
+  r.failure = std::move(failure);
   r.spec = item.spec;
   r.wall_s = wall_s;
   r.attempt = attempt;

@@ -1,14 +1,15 @@
-// The manifest while a run writes it (sweep::RunManifest): each ended cell journaled once, before the
+// The manifest while a run writes it (sweep::RunJournal): each ended cell journaled once, before the
 // manifest that holds it; cells an invocation does not touch kept; a manifest that lost cells rebuilt
 // from the journal when the run is opened again; a write that fails returned, never thrown.
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "kvsweep/sweep/run/run_manifest.hpp"
+#include "kvsweep/sweep/run/run_journal.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 #include "full_disk.hpp"
 #include "temp_file.hpp"
@@ -33,12 +34,12 @@ std::filesystem::path fresh_dir() {
   return dir;
 }
 
+/// manifest.json as the file holds it, without the journal folded in.
 Manifest manifest_on_disk(const std::filesystem::path& dir) {
-  auto j = RunStore::read_manifest(dir);
-  EXPECT_TRUE(j) << j.error().message;
-  auto m = Manifest::from_json(*j);
+  std::ifstream in(dir / "manifest.json");
+  auto m = Manifest::from_json(nlohmann::json::parse(in, nullptr, false));
   EXPECT_TRUE(m);
-  return *m;
+  return m.value_or(Manifest{});
 }
 
 /// One invocation of a run: the run directory opened (created when new), its manifest opened, the
@@ -47,7 +48,7 @@ std::string invocation(const std::filesystem::path& dir, const std::vector<CellR
                        const std::string& status) {
   auto store = std::filesystem::exists(dir) ? RunStore::open(dir) : RunStore::create(dir);
   EXPECT_TRUE(store) << store.error().message;
-  RunManifest run(*store);
+  RunJournal run(*store);
   run.open();
   return run.update(results, status);
 }
@@ -58,11 +59,11 @@ const ManifestCell* find_cell(const Manifest& m, const std::string& type_k) {
   return nullptr;
 }
 
-TEST(RunManifest, EachEndedCellIsJournaledOnceAndAPendingOneNotAtAll) {
+TEST(RunJournal, EachEndedCellIsJournaledOnceAndAPendingOneNotAtAll) {
   const auto dir = fresh_dir();
   auto store = RunStore::create(dir);
   ASSERT_TRUE(store) << store.error().message;
-  RunManifest run(*store);
+  RunJournal run(*store);
   run.open();
   run.manifest().name = "t";
 
@@ -72,7 +73,7 @@ TEST(RunManifest, EachEndedCellIsJournaledOnceAndAPendingOneNotAtAll) {
   auto journal = RunStore::read_cells(dir);
   ASSERT_TRUE(journal) << journal.error().message;
   ASSERT_EQ(journal->size(), 1u);
-  EXPECT_EQ((*journal)[0].at("type_k"), "f16");
+  EXPECT_EQ((*journal)[0].type_k, "f16");
   Manifest m = manifest_on_disk(dir);
   EXPECT_EQ(m.name, "t");
   EXPECT_EQ(m.status_text(), "running");
@@ -88,8 +89,9 @@ TEST(RunManifest, EachEndedCellIsJournaledOnceAndAPendingOneNotAtAll) {
   journal = RunStore::read_cells(dir);
   ASSERT_TRUE(journal);
   ASSERT_EQ(journal->size(), 2u);
-  EXPECT_EQ((*journal)[1].at("type_k"), "q4_0");
+  EXPECT_EQ((*journal)[1].type_k, "q4_0");
   m = manifest_on_disk(dir);
+  EXPECT_EQ(m.journaled, 2) << "the manifest holds both entries of the journal";
   EXPECT_EQ(m.status_text(), "complete");
   ASSERT_TRUE(m.finished_at);
   EXPECT_EQ(m.finished_at, m.updated_at);
@@ -98,7 +100,7 @@ TEST(RunManifest, EachEndedCellIsJournaledOnceAndAPendingOneNotAtAll) {
   EXPECT_EQ(find_cell(m, "q4_0")->items_ok, 1);
 }
 
-TEST(RunManifest, ALaterInvocationKeepsTheCellsItDoesNotRun) {
+TEST(RunJournal, ALaterInvocationKeepsTheCellsItDoesNotRun) {
   const auto dir = fresh_dir();
   ASSERT_EQ(invocation(dir, {result("f16", server::CellOutcome::ok, 2, true), result("q8_0", server::CellOutcome::ok, 2)},
                        "interrupted"),
@@ -111,7 +113,7 @@ TEST(RunManifest, ALaterInvocationKeepsTheCellsItDoesNotRun) {
   EXPECT_EQ(find_cell(m, "q4_0")->outcome_text(), "load_failed");
 }
 
-TEST(RunManifest, OpeningARunWhoseManifestLostACellRebuildsItFromTheJournal) {
+TEST(RunJournal, OpeningARunWhoseManifestLostACellRebuildsItFromTheJournal) {
   const auto dir = fresh_dir();
   ASSERT_EQ(invocation(dir, {result("f16", server::CellOutcome::ok, 2, true), result("q4_0", server::CellOutcome::wedged, 1)},
                        "running"),
@@ -125,12 +127,19 @@ TEST(RunManifest, OpeningARunWhoseManifestLostACellRebuildsItFromTheJournal) {
     for (const auto& c : lost.cell_list())
       if (c.type_k != "q4_0") kept.push_back(c);
     lost.cells = kept;
-    ASSERT_TRUE(store->write_manifest(to_json(lost)));
+    ASSERT_EQ(lost.journaled, 2);
+    lost.journaled = 1;  // the manifest before the crash held the journal's first entry only
+    ASSERT_TRUE(store->write_manifest(lost));
     ASSERT_EQ(find_cell(manifest_on_disk(dir), "q4_0"), nullptr);
   }
+  // The store reads it back with the journal folded in: every reader gets the cell back.
+  const auto read = RunStore::read_manifest(dir);
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_NE(find_cell(*read, "q4_0"), nullptr);
+  EXPECT_EQ(find_cell(*read, "q4_0")->outcome_text(), "wedged");
   auto store = RunStore::open(dir);
   ASSERT_TRUE(store) << store.error().message;
-  RunManifest run(*store);
+  RunJournal run(*store);
   run.open();
   const ManifestCell* back = find_cell(run.manifest(), "q4_0");
   ASSERT_NE(back, nullptr);
@@ -139,7 +148,7 @@ TEST(RunManifest, OpeningARunWhoseManifestLostACellRebuildsItFromTheJournal) {
   EXPECT_NE(find_cell(run.manifest(), "f16"), nullptr);
 }
 
-TEST(RunManifest, AWriteThatFailsIsReturnedNotThrown) {
+TEST(RunJournal, AWriteThatFailsIsReturnedNotThrown) {
   const auto dir = fresh_dir();
   ASSERT_EQ(invocation(dir, {}, "running"), "");
   std::string error;

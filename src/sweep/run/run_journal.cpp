@@ -1,4 +1,4 @@
-#include "kvsweep/sweep/run/run_manifest.hpp"
+#include "kvsweep/sweep/run/run_journal.hpp"
 
 #include <chrono>
 
@@ -43,17 +43,17 @@ ManifestCell manifest_cell(const CellResult& r) {
   return c;
 }
 
-void RunManifest::open() {
-  if (auto old = RunStore::read_manifest(m_store.dir()); old) {
-    if (auto read = Manifest::from_json(*old)) m_manifest = std::move(*read);
-  }
-  // A manifest that lost cells (a crash between the journal and the manifest's rename) gets them back.
+void RunJournal::open() {
+  // A manifest that lost cells (a crash between the journal and the manifest's rename) gets them back:
+  // read_manifest folds the journal in. A journal without a manifest (a crash before the first one) too.
   auto journal = RunStore::read_cells(m_store.dir());
   if (!journal) throw core::FatalError(journal.error().message);
-  if (!journal->empty()) m_manifest.cells = rebuild_cells(m_manifest.cell_list(), *journal);
+  m_journal_lines = static_cast<int>(journal->size());
+  if (auto old = RunStore::read_manifest(m_store.dir())) m_manifest = std::move(*old);
+  else if (!journal->empty()) m_manifest.cells = rebuild_cells({}, *journal);
 }
 
-std::string RunManifest::update(const std::vector<CellResult>& results, const std::string& status) {
+std::string RunJournal::update(const std::vector<CellResult>& results, const std::string& status) {
   std::string error;  // the first failure; the manifest is still written after a journal failure
   // Keep outcomes of cells this invocation does not touch (resume, shards, --only).
   std::vector<ManifestCell> cells = m_manifest.cell_list();
@@ -62,8 +62,8 @@ std::string RunManifest::update(const std::vector<CellResult>& results, const st
     const ManifestCell cell = manifest_cell(r);
     // The journal first: a crash before the manifest's rename loses nothing a resume cannot rebuild.
     if (m_journaled.insert(r.cell.key()).second) {
-      if (auto journaled = m_store.append_cell(to_json(cell)); !journaled && error.empty())
-        error = journaled.error().message;
+      if (auto journaled = m_store.append_cell(cell); !journaled && error.empty()) error = journaled.error().message;
+      else if (journaled) ++m_journal_lines;
     }
     fold_cell(cells, cell);
   }
@@ -71,10 +71,11 @@ std::string RunManifest::update(const std::vector<CellResult>& results, const st
   // The host's compute as llama.cpp reported it, once a cell's server logged it (kept across resumes).
   if (m_manifest.compute.is_null()) m_manifest.compute = host_compute(cells);
   m_manifest.cells = cells;
+  m_manifest.journaled = m_journal_lines;
   m_manifest.status = status;
   m_manifest.updated_at = core::iso8601(std::chrono::system_clock::now());
   if (status != "running") m_manifest.finished_at = m_manifest.updated_at;
-  if (auto w = m_store.write_manifest(to_json(m_manifest)); !w && error.empty()) error = w.error().message;
+  if (auto w = m_store.write_manifest(m_manifest); !w && error.empty()) error = w.error().message;
   return error;
 }
 
