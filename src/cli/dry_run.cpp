@@ -26,6 +26,7 @@
 #include "kvsweep/report/format.hpp"
 #include "kvsweep/report/analysis/plan_power.hpp"
 #include "kvsweep/report/analysis/plan_time.hpp"
+#include "kvsweep/server/context_override.hpp"
 #include "kvsweep/sweep/estimate/previous_run.hpp"
 #include "kvsweep/sweep/store/run_store.hpp"
 #include "kvsweep/sweep/run/runner.hpp"
@@ -133,7 +134,7 @@ void print_longkl_cost(const std::vector<probe::Item>& items, const config::Conf
   // llama-server gives a slot at most the training context; past it every window fails (HTTP 400),
   // and the cell is a config_mismatch once the server logs the cap.
   const auto trained = file ? model::training_context(*file) : std::nullopt;
-  const std::string override_key = trained ? trained->architecture + ".context_length" : "";
+  const std::string override_key = trained ? server::context_length_key(trained->architecture) : "";
   const auto names_override = [&](const std::vector<std::string>& args) {
     return std::ranges::any_of(args, [&](const std::string& a) {
       return !override_key.empty() && a.find(override_key + "=") != std::string::npos;
@@ -143,10 +144,9 @@ void print_longkl_cost(const std::vector<probe::Item>& items, const config::Conf
   for (const auto& v : cfg.variants) overridden = overridden || names_override(v.args);
   if (trained && static_cast<std::uint64_t>(deepest) + 1 > trained->tokens && !overridden)
     say("    note: position %d is past %s's training context (%llu tokens): llama-server gives a slot at most "
-        "that and the cell fails as config_mismatch; add \"--override-kv\", \"%s=int:%d\" to server.args to run "
-        "the model past its training\n",
+        "that and the cell fails as config_mismatch; add %s to server.args to run the model past its training\n",
         deepest, cfg.models.front().name.c_str(), static_cast<unsigned long long>(trained->tokens),
-        override_key.c_str(), n_ctx);
+        server::context_override_args(trained->architecture, n_ctx).c_str());
   const auto shape = file ? model::kv_shape(*file) : std::nullopt;
   if (!shape) {
     say("    memory: the KV cache at -c %d (not known: %s has no readable KV shape)\n", n_ctx,

@@ -1,5 +1,7 @@
 #include "kvsweep/server/backend.hpp"
 
+#include "kvsweep/server/context_override.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -103,10 +105,9 @@ std::string check_settings(const EffectiveKv& e, const CellSpec& spec) {
     differ.push_back("requested a context of " + std::to_string(spec.n_ctx) +
                      " tokens, llama-server gives each slot at most the model's training context, " +
                      std::to_string(e.slot_cap) +
-                     " tokens (set server.ctx to at most that, or add \"--override-kv\", "
-                     "\"" + (e.architecture.empty() ? std::string("<architecture>") : e.architecture) +
-                     ".context_length=int:" + std::to_string(spec.n_ctx) +
-                     "\" to server.args to run the model past its training)");
+                     " tokens (set server.ctx to at most that, or add " +
+                     context_override_args(e.architecture, spec.n_ctx) +
+                     " to server.args to run the model past its training)");
   // The last -fa/--flash-attn on the command line is the one llama-server keeps.
   std::string fa;
   for (std::size_t i = 0; i + 1 < spec.extra_args.size(); ++i)
